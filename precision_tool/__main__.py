@@ -1,0 +1,5 @@
+import sys
+
+from precision_tool.shell.main import main
+
+sys.exit(main())

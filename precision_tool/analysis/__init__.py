@@ -1,0 +1,1 @@
+"""Matching, metrics, whole-network compare, checks for `ac`. No printing, no shell imports."""

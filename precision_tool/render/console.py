@@ -1,0 +1,38 @@
+"""The one place consoles are made, so width and NO_COLOR are honoured the same way everywhere."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO
+
+from rich.console import Console
+from rich.theme import Theme
+
+THEME = Theme(
+    {
+        "error": "bold red",
+        "warning": "yellow",
+        "ok": "green",
+        "bad": "bold red",
+        "dim": "dim",
+        "op": "bold cyan",
+        "path": "magenta",
+    }
+)
+
+
+def make_console(file: IO[str] | None = None, width: int | None = None, stderr: bool = False) -> Console:
+    """A rich console; rich itself honours NO_COLOR, COLUMNS and the terminal width."""
+    return Console(
+        file=file,
+        width=width,
+        stderr=stderr,
+        theme=THEME,
+        highlight=False,
+        no_color="NO_COLOR" in os.environ or None,
+        soft_wrap=False,
+        force_terminal=None if file is None else False,
+        force_interactive=None if file is None else False,
+        legacy_windows=False if sys.platform != "win32" else None,
+    )

@@ -1,0 +1,139 @@
+"""What a command is: one frozen entry (name, parser, handler, completer) read by REPL, CLI and help alike.
+
+A handler gets the parsed arguments and a `Context`, and returns what to show (a rich renderable, a
+list of them, or None). It never prints; the shell renders what it returns. Long-running handlers may
+use `ctx.progress()` for a live progress bar and `ctx.status()` for notes shown as they happen.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn, Sequence
+
+from precision_tool.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from precision_tool.config import Settings
+    from precision_tool.workspace import Workspace
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of printing and exiting, so the shell keeps running."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("add_help", False)
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        # -h is handled by the dispatcher (it shows format_help()), never by argparse's print+exit.
+        self.add_argument("-h", "--help", action="store_true", help="show this help")
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} -h`)")
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        raise UsageError(message or f"{self.prog}: exit {status}")
+
+
+@dataclass
+class Context:
+    """What a handler may use: settings, the workspace, and the console for live progress only."""
+
+    settings: "Settings"
+    workspace: "Workspace"
+    console: "Console"
+    table: "CommandTable"
+    notes: list[Any] = field(default_factory=list)
+
+    def note(self, renderable: Any) -> None:
+        """Show something now (warnings during a long run); final results are returned instead."""
+        self.console.print(renderable)
+
+    def progress(self, transient: bool = True) -> "Progress":
+        from precision_tool.render.progress import make_progress
+
+        return make_progress(self.console, transient=transient)
+
+
+Handler = Callable[[argparse.Namespace, Context], Any]
+Completer = Callable[["CompletionRequest"], Iterable[str]]
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """What the completer of one command sees: the words before the cursor and the word being typed."""
+
+    words: Sequence[str]
+    current: str
+    option: str | None  # the option the current word is a value of ('-n'), or None for a positional
+    workspace: "Workspace"
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command. `build_parser` adds arguments to a fresh parser; the parser's help is the help."""
+
+    name: str
+    summary: str
+    build_parser: Callable[[CommandParser], None]
+    handler: Handler
+    completer: Completer | None = None
+    aliases: tuple[str, ...] = ()
+    description: str = ""
+
+    def parser(self) -> CommandParser:
+        parser = CommandParser(
+            prog=self.name,
+            description=self.description or self.summary,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        self.build_parser(parser)
+        return parser
+
+    def options(self) -> list[str]:
+        """Option strings, for completion."""
+        opts: list[str] = []
+        for action in self.parser()._actions:
+            opts.extend(action.option_strings)
+        return opts
+
+
+@dataclass(frozen=True)
+class AcSection:
+    """One check that `ac` runs: returns a renderable (or None when it has nothing to say)."""
+
+    name: str
+    run: Callable[[argparse.Namespace, Context], Any]
+    order: int = 50  # lower runs first
+
+
+class CommandTable:
+    """The single table of commands, built from the modules listed in `shell/table.py`."""
+
+    def __init__(self, commands: Iterable[Command], ac_sections: Iterable[AcSection] = ()) -> None:
+        self._commands: dict[str, Command] = {}
+        self._by_alias: dict[str, Command] = {}
+        for command in commands:
+            if command.name in self._commands:
+                raise ValueError(f"command {command.name} defined twice")
+            self._commands[command.name] = command
+            for name in (command.name, *command.aliases):
+                self._by_alias[name] = command
+        self.ac_sections = sorted(ac_sections, key=lambda s: s.order)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._commands.values())
+
+    def get(self, name: str) -> Command | None:
+        return self._by_alias.get(name)
+
+    def names(self) -> list[str]:
+        return sorted(self._by_alias)
+
+    @cached_property
+    def width(self) -> int:
+        return max(len(n) for n in self._commands)

@@ -1,0 +1,1 @@
+"""Command modules; `shell/table.py` lists them."""

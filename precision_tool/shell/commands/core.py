@@ -1,0 +1,61 @@
+"""Commands every shell has: help, exit/quit, run."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+
+from rich.table import Table
+from rich.text import Text
+
+from precision_tool.errors import CommandFailed, UsageError
+from precision_tool.shell.command import Command, CommandParser, Context
+from precision_tool.shell.dispatch import ExitShell, unknown_command_message
+
+
+def _help_parser(parser: CommandParser) -> None:
+    parser.add_argument("command", nargs="?", help="a command to explain")
+
+
+def _help(args: argparse.Namespace, ctx: Context) -> object:
+    if args.command:
+        command = ctx.table.get(args.command)
+        if command is None:
+            raise UsageError(unknown_command_message(args.command, ctx.table.names()))
+        return Text(command.parser().format_help().rstrip())
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+    table.add_column("command", style="op", no_wrap=True)
+    table.add_column("what it does")
+    for command in ctx.table:
+        names = ", ".join((command.name, *command.aliases))
+        table.add_row(names, command.summary)
+    footer = Text(
+        "`help CMD` or `CMD -h` explains one command; `run CMD` or a program name runs a shell command.",
+        style="dim",
+    )
+    return [table, footer]
+
+
+def _exit(args: argparse.Namespace, ctx: Context) -> None:
+    raise ExitShell()
+
+
+def _run_parser(parser: CommandParser) -> None:
+    parser.add_argument("cmd", nargs=argparse.REMAINDER, help="the shell command line to run")
+
+
+def _run(args: argparse.Namespace, ctx: Context) -> None:
+    line = args.raw_line
+    if not line:
+        raise UsageError("run: give a shell command, e.g. `run ls -l precision_data`")
+    # The one place a shell is used on purpose: the user asked for a shell command line.
+    status = subprocess.call(line, shell=True)  # noqa: S602
+    if status != 0:
+        raise CommandFailed(f"run: `{line}` exited with status {status}")
+
+
+COMMANDS = [
+    Command("help", "list the commands, or explain one (help CMD)", _help_parser, _help),
+    Command("exit", "leave the shell (also Ctrl-D)", lambda p: None, _exit, aliases=("quit",)),
+    Command("run", "run a shell command line: run ls -l | head", _run_parser, _run),
+]

@@ -1,0 +1,3 @@
+"""Commands of this area arrive with their issue; see shell/table.py."""
+
+COMMANDS: list = []

@@ -1,0 +1,80 @@
+"""Tab completion: command names, then options, then whatever the command's completer offers."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Iterable
+
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+
+from precision_tool.shell.command import CommandTable, CompletionRequest
+from precision_tool.workspace import Workspace
+
+
+def complete_paths(current: str) -> list[str]:
+    """File and folder names for a partly typed path (folders end in '/')."""
+    folder, _, prefix = current.rpartition("/")
+    base = Path(folder or ".").expanduser() if folder or not current.startswith("/") else Path("/")
+    try:
+        entries = sorted(os.scandir(base), key=lambda e: e.name)
+    except OSError:
+        return []
+    out = []
+    for entry in entries:
+        if entry.name.startswith(prefix) and (prefix.startswith(".") or not entry.name.startswith(".")):
+            name = f"{folder}/{entry.name}" if folder else entry.name
+            out.append(name + "/" if entry.is_dir() else name)
+    return out
+
+
+def words_before_cursor(text: str) -> tuple[list[str], str]:
+    """Split what is typed into finished words and the word being typed ('' after a space)."""
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    if text and not text[-1].isspace() and words:
+        return words[:-1], words[-1]
+    return words, ""
+
+
+class ShellCompleter(Completer):
+    def __init__(self, table: CommandTable, workspace: Workspace, limit: int = 200) -> None:
+        self.table = table
+        self.workspace = workspace
+        self.limit = limit
+
+    def suggestions(self, text: str) -> Iterable[str]:
+        words, current = words_before_cursor(text)
+        if not words:
+            return [n for n in self.table.names() if n.startswith(current)]
+        command = self.table.get(words[0])
+        if command is None:
+            return complete_paths(current) if current else []
+        if current.startswith("-"):
+            return [o for o in command.options() if o.startswith(current)]
+        option = words[-1] if len(words) > 1 and words[-1].startswith("-") else None
+        if option is not None and not _takes_value(command, option):
+            option = None
+        if command.completer is None:
+            return []
+        request = CompletionRequest(words, current, option, self.workspace)
+        return [s for s in command.completer(request) if s.startswith(current)]
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        _, current = words_before_cursor(text)
+        for n, suggestion in enumerate(self.suggestions(text)):
+            if n >= self.limit:
+                break
+            yield Completion(suggestion, start_position=-len(current))
+
+
+def _takes_value(command, option: str) -> bool:  # type: ignore[no-untyped-def]
+    for action in command.parser()._actions:
+        if option in action.option_strings:
+            return action.nargs != 0
+    return False

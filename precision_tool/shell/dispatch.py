@@ -1,0 +1,104 @@
+"""Run one command line: find the command, parse its options, call it, render what it returns."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from rich.console import Console
+
+from precision_tool.errors import CommandFailed, PrecisionToolError, UsageError
+from precision_tool.render.messages import error_line
+from precision_tool.shell.command import Context
+
+log = logging.getLogger("precision_tool")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    ok: bool
+    exit_requested: bool = False
+
+
+class ExitShell(Exception):
+    """Raised by `exit`/`quit` to leave the shell."""
+
+
+def split_line(line: str) -> list[str]:
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError as exc:  # unbalanced quotes
+        raise UsageError(f"cannot read the command line: {exc}") from None
+
+
+def show(console: Console, result: Any) -> None:
+    """Render what a handler returned: None, a string, a rich renderable, or a list of them."""
+    if result is None:
+        return
+    if isinstance(result, (list, tuple)):
+        for item in result:
+            show(console, item)
+        return
+    console.print(result)
+
+
+def unknown_command_message(word: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(word, names, n=3, cutoff=0.5)
+    if not close:
+        close = [n for n in names if n.startswith(word[:1])][:3]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; type `help` for the commands"
+    return f"unknown command '{word}'{hint}"
+
+
+def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool = True) -> Outcome:
+    """Run one line. Errors are shown as one line; the caller decides whether to go on."""
+    console = ctx.console
+    try:
+        words = split_line(line)
+        if not words:
+            return Outcome(ok=True)
+        name, rest = words[0], words[1:]
+        command = ctx.table.get(name)
+        if command is None:
+            if passthrough and shutil.which(name):
+                # The original tool runs a known program (`vim file.txt`) as it is; no shell involved.
+                status = subprocess.call(words)
+                return Outcome(ok=status == 0)
+            raise UsageError(unknown_command_message(name, ctx.table.names()))
+        parser = command.parser()
+        args = parser.parse_args(rest)
+        if args.help:
+            console.print(parser.format_help().rstrip(), markup=False, highlight=False)
+            return Outcome(ok=True)
+        args.raw_line = line.strip()[len(name):].strip()
+        show(console, command.handler(args, ctx))
+        return Outcome(ok=True)
+    except ExitShell:
+        return Outcome(ok=True, exit_requested=True)
+    except CommandFailed as exc:
+        if str(exc):
+            console.print(error_line(str(exc)))
+        return Outcome(ok=False)
+    except PrecisionToolError as exc:
+        console.print(error_line(str(exc)))
+        return Outcome(ok=False)
+    except KeyboardInterrupt:
+        console.print(error_line("cancelled"))
+        return Outcome(ok=False)
+    except Exception as exc:  # a bug: one line for the user, the traceback in the log
+        log.exception("unexpected error running %r", line)
+        if debug:
+            console.print_exception()
+        where = ctx.workspace.log_file
+        console.print(
+            error_line(
+                f"unexpected error: {type(exc).__name__}: {exc} (full traceback in {where}; "
+                "--debug shows it here)"
+            )
+        )
+        return Outcome(ok=False)

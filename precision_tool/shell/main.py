@@ -1,0 +1,81 @@
+"""Entry point shared by `python3 precision_tool/cli.py`, `python -m precision_tool` and `precision-tool`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from precision_tool import __version__
+from precision_tool.config import LOG_LEVELS, load_settings
+from precision_tool.errors import PrecisionToolError
+from precision_tool.render.console import make_console
+from precision_tool.render.messages import error_line
+from precision_tool.shell.command import Context
+from precision_tool.shell.dispatch import execute
+from precision_tool.shell.table import build_table
+from precision_tool.workspace import Workspace
+
+
+class LazyDirFileHandler(logging.FileHandler):
+    """Writes the log under temp/ and creates that folder only when there is something to log."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, delay=True, encoding="utf-8")
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
+
+def setup_logging(workspace: Workspace, level: str) -> None:
+    logger = logging.getLogger("precision_tool")
+    logger.handlers.clear()
+    logger.propagate = False
+    if workspace.root.is_dir():
+        handler: logging.Handler = LazyDirFileHandler(workspace.log_file)
+    else:  # no workspace to write into: keep the log nowhere rather than create one
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(level.upper() if level.upper() in LOG_LEVELS else "INFO")
+
+
+def top_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="precision-tool",
+        description="Find the operator that makes a network lose accuracy on an Ascend NPU. "
+        "Without COMMAND opens the `PrecisionTool >` shell (or reads commands from stdin "
+        "when it is not a terminal).",
+        allow_abbrev=False,
+    )
+    parser.add_argument("--data", metavar="DIR", help="workspace folder (default ./precision_data, "
+                        "or $PRECISION_DATA, or ROOT_DIR in config.py)")
+    parser.add_argument("--debug", action="store_true", help="show full tracebacks of unexpected errors")
+    parser.add_argument("--version", action="version", version=f"PrecisionTool {__version__}")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="one command and its options")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = top_parser().parse_args(argv)
+    console = make_console()
+    try:
+        settings = load_settings(data_dir=args.data)
+        workspace = Workspace(settings.root_dir)
+    except PrecisionToolError as exc:
+        console.print(error_line(str(exc)))
+        return 1
+    setup_logging(workspace, settings.LOG_LEVEL)
+    ctx = Context(settings=settings, workspace=workspace, console=console, table=build_table())
+    if args.command:
+        line = shlex.join(args.command)
+        return 0 if execute(line, ctx, debug=args.debug, passthrough=False).ok else 1
+    from precision_tool.shell import repl
+
+    if sys.stdin.isatty():
+        return repl.interactive(ctx, debug=args.debug)
+    return repl.scripted(ctx, sys.stdin, debug=args.debug)

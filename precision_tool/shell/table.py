@@ -1,0 +1,33 @@
+"""The command table: every command module is listed once here, in the order help shows them.
+
+Each module exports `COMMANDS: list[Command]` and may export `AC_SECTIONS: list[AcSection]`.
+Modules import only light things at top level (argparse); heavy work is imported inside handlers,
+so building the table costs nothing at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from precision_tool.shell.command import AcSection, Command, CommandTable
+
+COMMAND_MODULES = (
+    "precision_tool.shell.commands.core",
+    "precision_tool.shell.commands.auto_check",
+    "precision_tool.shell.commands.compare",
+    "precision_tool.shell.commands.graphs",
+    "precision_tool.shell.commands.ls",
+    "precision_tool.shell.commands.dumps",
+    "precision_tool.shell.commands.tf",
+    "precision_tool.shell.commands.demo",
+)
+
+
+def build_table(modules: tuple[str, ...] = COMMAND_MODULES) -> CommandTable:
+    commands: list[Command] = []
+    sections: list[AcSection] = []
+    for module_name in modules:
+        module = importlib.import_module(module_name)
+        commands.extend(getattr(module, "COMMANDS", []))
+        sections.extend(getattr(module, "AC_SECTIONS", []))
+    return CommandTable(commands, sections)

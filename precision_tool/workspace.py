@@ -1,0 +1,216 @@
+"""The one module that knows the precision_data/ layout (docs: formats.md §1, README "Workspace").
+
+Finding things never creates folders; `Workspace.ensure_dir` is called by writers just before they write.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from precision_tool.errors import WorkspaceError
+
+_DEBUG_DIR = re.compile(r"^debug_(\d+)$")
+
+
+@dataclass(frozen=True)
+class Missing:
+    """Something the workspace lacks, and how a user gets it."""
+
+    what: str
+    how: str
+
+
+def walk_files(folder: Path) -> Iterator[Path]:
+    """Every file below `folder`, recursively, following symlinks (dump trees use them), sorted per folder."""
+    seen: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:  # a symlink loop
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        dirnames.sort()
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+class Workspace:
+    """Where each kind of data lives under the workspace root."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root).expanduser()
+        if self.root.exists() and not self.root.is_dir():
+            raise WorkspaceError(
+                f"workspace {self.root} is a file, not a folder; pass a folder with --data DIR"
+            )
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    # --- NPU side -------------------------------------------------------------------------------
+    @property
+    def npu_dir(self) -> Path:
+        return self.root / "npu"
+
+    def debug_ids(self) -> list[int]:
+        """The N of every npu/debug_N folder, ascending."""
+        if not self.npu_dir.is_dir():
+            return []
+        ids = []
+        for child in self.npu_dir.iterdir():
+            match = _DEBUG_DIR.match(child.name)
+            if match and child.is_dir():
+                ids.append(int(match.group(1)))
+        return sorted(ids)
+
+    def debug_dir(self, debug_id: int = 0) -> Path:
+        return self.npu_dir / f"debug_{debug_id}"
+
+    def dump_root(self, debug_id: int = 0) -> Path:
+        return self.debug_dir(debug_id) / "dump"
+
+    def newest_dump_dir(self, debug_id: int = 0) -> Path | None:
+        """The newest `dump/<timestamp>` folder (by name, then mtime), or dump/ itself when files sit there."""
+        return _newest_child(self.dump_root(debug_id))
+
+    def graph_dir(self, debug_id: int = 0) -> Path:
+        return self.debug_dir(debug_id) / "graph"
+
+    def graph_files(self, debug_id: int = 0) -> list[Path]:
+        folder = self.graph_dir(debug_id)
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".txt", ".json"))
+
+    def build_graph_files(self, debug_id: int = 0) -> list[Path]:
+        """The compiled graphs that dumps belong to: any `*_Build.txt` (or its `*_Build.json`)."""
+        return [p for p in self.graph_files(debug_id) if p.stem.endswith("_Build")]
+
+    # --- overflow, fusion -------------------------------------------------------------------------
+    @property
+    def overflow_root(self) -> Path:
+        return self.root / "overflow" / "dump"
+
+    def newest_overflow_dir(self) -> Path | None:
+        return _newest_child(self.overflow_root)
+
+    @property
+    def fusion_file(self) -> Path:
+        return self.root / "fusion" / "fusion_result.json"
+
+    # --- TensorFlow side --------------------------------------------------------------------------
+    @property
+    def tf_debug_dir(self) -> Path:
+        return self.root / "tf" / "tf_debug"
+
+    @property
+    def golden_dir(self) -> Path:
+        return self.root / "tf" / "dump"
+
+    # --- results and scratch ----------------------------------------------------------------------
+    @property
+    def temp_dir(self) -> Path:
+        return self.root / "temp"
+
+    @property
+    def op_graph_dir(self) -> Path:
+        return self.temp_dir / "op_graph"
+
+    def decode_dir(self, kind: str = "dump_convert") -> Path:
+        if kind not in ("dump_decode", "overflow_decode", "dump_convert"):
+            raise ValueError(kind)
+        return self.temp_dir / "decode" / kind
+
+    @property
+    def vector_compare_dir(self) -> Path:
+        return self.temp_dir / "vector_compare"
+
+    def result_dirs(self) -> list[Path]:
+        """vector_compare/<YYYYmmddHHMMSS> folders, oldest first."""
+        if not self.vector_compare_dir.is_dir():
+            return []
+        return sorted(p for p in self.vector_compare_dir.iterdir() if p.is_dir())
+
+    def newest_result_dir(self) -> Path | None:
+        dirs = self.result_dirs()
+        return dirs[-1] if dirs else None
+
+    def new_result_dir(self) -> Path:
+        """A fresh vector_compare/<YYYYmmddHHMMSS> folder (created; a second suffix avoids collisions)."""
+        stamp = time.strftime("%Y%m%d%H%M%S")
+        folder = self.vector_compare_dir / stamp
+        n = 1
+        while folder.exists():
+            folder = self.vector_compare_dir / f"{stamp}_{n}"
+            n += 1
+        folder.mkdir(parents=True)
+        return folder
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.temp_dir / "cache"
+
+    @property
+    def log_file(self) -> Path:
+        return self.temp_dir / "precision_tool.log"
+
+    @property
+    def history_file(self) -> Path:
+        return self.temp_dir / "history"
+
+    @staticmethod
+    def ensure_dir(path: Path) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # --- what is missing --------------------------------------------------------------------------
+    def missing(self) -> list[Missing]:
+        """What a full workspace has that this one lacks, with how to get it (shown at shell start)."""
+        gaps: list[Missing] = []
+        if not self.root.is_dir():
+            return [
+                Missing(
+                    f"workspace {self.root}",
+                    "run the training script with `import precision_tool.tf_config`, or "
+                    "`precision-tool demo` for an example, or point --data at an existing precision_data",
+                )
+            ]
+        if self.newest_dump_dir(0) is None:
+            gaps.append(
+                Missing(
+                    f"NPU dumps in {self.dump_root(0)}",
+                    "train on the NPU with session_dump_config(config, action='dump') from tf_config",
+                )
+            )
+        if not self.build_graph_files(0):
+            gaps.append(
+                Missing(
+                    f"GE Build graphs in {self.graph_dir(0)}",
+                    "the same NPU run writes them (DUMP_GE_GRAPH=2, set by tf_config)",
+                )
+            )
+        golden = self.golden_dir
+        if not (golden.is_dir() and any(golden.glob("*.npy"))):
+            how = (
+                "run `tf_dump` to extract the tfdbg dumps already in tf/tf_debug"
+                if self.tf_debug_dir.is_dir() and any(self.tf_debug_dir.iterdir())
+                else "run the CPU/GPU training with sess_dump(sess) from tf_config, then `tf_dump`"
+            )
+            gaps.append(Missing(f"golden tensors in {golden}", how))
+        return gaps
+
+
+def _newest_child(folder: Path) -> Path | None:
+    if not folder.is_dir():
+        return None
+    children = [c for c in folder.iterdir() if c.is_dir()]
+    if children:
+        return max(children, key=lambda c: (c.name, c.stat().st_mtime))
+    if any(c.is_file() for c in folder.iterdir()):
+        return folder
+    return None

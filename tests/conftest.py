@@ -1,0 +1,52 @@
+"""Fixtures shared by every test: the one-shot CLI in a subprocess, and the msaccucmp reference tool."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ANCHOR_SETUP = ROOT.parent / "shared" / "tools" / "msaccucmp-anchor" / "setup.sh"
+
+
+@dataclass
+class CliResult:
+    status: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str, data: Path | None = None, stdin: str | None = None,
+            cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 600) -> CliResult:
+    """Run `python3 precision_tool/cli.py` from the checkout, as a user of the original would."""
+    command = [sys.executable, str(ROOT / "precision_tool" / "cli.py")]
+    if data is not None:
+        command += ["--data", str(data)]
+    command += list(args)
+    full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    full_env.pop("PRECISION_TOOL_CONFIG", None) if env is None or "PRECISION_TOOL_CONFIG" not in env else None
+    proc = subprocess.run(command, input=stdin, capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=full_env, timeout=timeout)
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture(scope="session")
+def reference_tool(tmp_path_factory) -> Path:
+    """The msaccucmp wrapper built by the anchor script ($MSACCUCMP overrides; built once per run)."""
+    if os.environ.get("MSACCUCMP"):
+        return Path(os.environ["MSACCUCMP"])
+    target = os.environ.get("MSACC_ANCHOR") or str(tmp_path_factory.getbasetemp() / "msaccucmp-anchor")
+    proc = subprocess.run(["bash", str(ANCHOR_SETUP), target], capture_output=True, text=True, timeout=1200)
+    if proc.returncode != 0:
+        raise RuntimeError(f"anchor setup failed: {proc.stderr[-2000:]}")
+    return Path(proc.stdout.strip().splitlines()[-1])

@@ -28,8 +28,8 @@ def run_cli(*args: str, data: Path | None = None, stdin: str | None = None,
     if data is not None:
         command += ["--data", str(data)]
     command += list(args)
-    full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
-    full_env.pop("PRECISION_TOOL_CONFIG", None) if env is None or "PRECISION_TOOL_CONFIG" not in env else None
+    full_env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    full_env.update({"COLUMNS": "200", "NO_COLOR": "1", **(env or {})})
     proc = subprocess.run(command, input=stdin, capture_output=True, text=True,
                           cwd=cwd or ROOT, env=full_env, timeout=timeout)
     return CliResult(proc.returncode, proc.stdout, proc.stderr)

@@ -1,0 +1,652 @@
+"""Ascend NPU dump files: names, headers, tensors, and a writer (formats.md §2).
+
+A dump file is `[u64 LE header length N][N bytes protobuf DumpData][input blocks][output blocks]
+[buffer blocks][space blocks]`, each block as long as its `size` field. Headers are read without
+touching tensor data, so listing thousands of dumps is cheap; a tensor is read on request by offset.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import re
+import struct
+import tempfile
+from dataclasses import dataclass, field
+from enum import IntEnum
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from precision_tool.errors import FormatError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+NANO_MAGIC = 0x5A5A5A5A
+MAPPING_FILE = "mapping.csv"
+_MAX_HEADER_BYTES = 1 << 30
+
+
+class DataType(IntEnum):
+    """`OutputDataType` numbers as written in dump headers."""
+
+    UNDEFINED = 0
+    FLOAT = 1
+    FLOAT16 = 2
+    INT8 = 3
+    UINT8 = 4
+    INT16 = 5
+    UINT16 = 6
+    INT32 = 7
+    INT64 = 8
+    UINT32 = 9
+    UINT64 = 10
+    BOOL = 11
+    DOUBLE = 12
+    STRING = 13
+    DUAL_SUB_INT8 = 14
+    DUAL_SUB_UINT8 = 15
+    COMPLEX64 = 16
+    COMPLEX128 = 17
+    QINT8 = 18
+    QINT16 = 19
+    QINT32 = 20
+    QUINT8 = 21
+    QUINT16 = 22
+    RESOURCE = 23
+    STRING_REF = 24
+    DUAL = 25
+    BF16 = 27
+    UINT1 = 29
+    COMPLEX32 = 32
+    HIFLOAT8 = 33
+    FLOAT8_E5M2 = 34
+    FLOAT8_E4M3FN = 35
+    FLOAT8_E8M0 = 36
+    FLOAT6_E3M2 = 37
+    FLOAT6_E2M3 = 38
+    FLOAT4_E2M1 = 39
+    FLOAT4_E1M2 = 40
+
+
+class Format(IntEnum):
+    """`OutputFormat` numbers (the low byte of a header's format field)."""
+
+    NCHW = 0
+    NHWC = 1
+    ND = 2
+    NC1HWC0 = 3
+    FRACTAL_Z = 4
+    NC1C0HWPAD = 5
+    NHWC1C0 = 6
+    FSR_NCHW = 7
+    FRACTAL_DECONV = 8
+    C1HWNC0 = 9
+    FRACTAL_DECONV_TRANSPOSE = 10
+    FRACTAL_DECONV_SP_STRIDE_TRANS = 11
+    NC1HWC0_C04 = 12
+    FRACTAL_Z_C04 = 13
+    CHWN = 14
+    FRACTAL_DECONV_SP_STRIDE8_TRANS = 15
+    HWCN = 16
+    NC1KHKWHWC0 = 17
+    BN_WEIGHT = 18
+    FILTER_HWCK = 19
+    HASHTABLE_LOOKUP_LOOKUPS = 20
+    HASHTABLE_LOOKUP_KEYS = 21
+    HASHTABLE_LOOKUP_VALUE = 22
+    HASHTABLE_LOOKUP_OUTPUT = 23
+    HASHTABLE_LOOKUP_HITS = 24
+    C1HWNCoC0 = 25
+    MD = 26
+    NDHWC = 27
+    FRACTAL_ZZ = 28
+    FRACTAL_NZ = 29
+    NCDHW = 30
+    DHWCN = 31
+    NDC1HWC0 = 32
+    FRACTAL_Z_3D = 33
+    CN = 34
+    NC = 35
+    DHWNC = 36
+    FRACTAL_Z_3D_TRANSPOSE = 37
+    FRACTAL_ZN_LSTM = 38
+    FRACTAL_Z_G = 39
+    RESERVED = 40
+    ALL = 41
+    NULL = 42
+    ND_RNN_BIAS = 43
+    FRACTAL_ZN_RNN = 44
+    YUV = 45
+    YUV_A = 46
+    MAX = 255
+
+
+def data_type_name(data_type: int) -> str:
+    try:
+        return DataType(data_type).name
+    except ValueError:
+        return f"unknown data type {data_type}"
+
+
+def format_name(fmt: int) -> str:
+    try:
+        return Format(fmt).name
+    except ValueError:
+        return f"unknown format {fmt}"
+
+
+# Types stored with one numpy (or ml_dtypes) element per element; the rest are special or unsupported.
+_PLAIN_DTYPES: dict[int, str] = {
+    DataType.UNDEFINED: "int8",
+    DataType.FLOAT: "float32",
+    DataType.FLOAT16: "float16",
+    DataType.INT8: "int8",
+    DataType.UINT8: "uint8",
+    DataType.INT16: "int16",
+    DataType.UINT16: "uint16",
+    DataType.INT32: "int32",
+    DataType.INT64: "int64",
+    DataType.UINT32: "uint32",
+    DataType.UINT64: "uint64",
+    DataType.BOOL: "bool",
+    DataType.DOUBLE: "float64",
+    DataType.DUAL_SUB_INT8: "int8",
+    DataType.DUAL_SUB_UINT8: "uint8",
+    DataType.COMPLEX64: "complex64",
+    DataType.COMPLEX128: "complex128",
+    DataType.QINT8: "int8",
+    DataType.QINT16: "int16",
+    DataType.QINT32: "int32",
+    DataType.QUINT8: "uint8",
+    DataType.QUINT16: "uint16",
+    DataType.RESOURCE: "int64",
+}
+_ML_DTYPES: dict[int, str] = {
+    DataType.BF16: "bfloat16",
+    DataType.FLOAT8_E5M2: "float8_e5m2",
+    DataType.FLOAT8_E4M3FN: "float8_e4m3fn",
+    DataType.FLOAT8_E8M0: "float8_e8m0fnu",
+}
+_UNSUPPORTED = {
+    DataType.STRING: "strings have no fixed element size",
+    DataType.STRING_REF: "string references have no fixed element size",
+    DataType.DUAL: "DUAL tensors have no documented element layout",
+    DataType.HIFLOAT8: "HIFLOAT8 has no library decoder yet",
+    DataType.FLOAT6_E3M2: "FLOAT6 dumps have no documented packing",
+    DataType.FLOAT6_E2M3: "FLOAT6 dumps have no documented packing",
+    DataType.FLOAT4_E2M1: "FLOAT4 dumps have no documented packing",
+    DataType.FLOAT4_E1M2: "FLOAT4 dumps have no documented packing",
+}
+
+
+@lru_cache(maxsize=None)
+def numpy_dtype_of(data_type: int) -> "np.dtype[Any]":
+    """The numpy dtype one element of `data_type` decodes to (uint1 → uint8 0/1, complex32 → complex64).
+
+    Raises ValueError for types that have no element decoder.
+    """
+    import numpy as np
+
+    if data_type in _PLAIN_DTYPES:
+        return np.dtype(_PLAIN_DTYPES[data_type])
+    if data_type in _ML_DTYPES:
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, _ML_DTYPES[data_type]))
+    if data_type == DataType.UINT1:
+        return np.dtype("uint8")
+    if data_type == DataType.COMPLEX32:
+        return np.dtype("complex64")
+    if data_type in _UNSUPPORTED:
+        raise ValueError(f"{data_type_name(data_type)}: {_UNSUPPORTED[data_type]}")
+    raise ValueError(f"unknown data type number {data_type}")
+
+
+def stored_bytes(data_type: int, count: int) -> int:
+    """Bytes that `count` elements of `data_type` occupy in a dump block."""
+    if data_type == DataType.UINT1:
+        return (count + 7) // 8
+    if data_type == DataType.COMPLEX32:
+        return count * 4
+    return count * numpy_dtype_of(data_type).itemsize
+
+
+def is_known_format(fmt: int) -> bool:
+    return fmt in Format._value2member_map_
+
+
+# --- file names ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DumpName:
+    """What a dump file's name says. `extra` holds FFTS+ names' four trailing fields, else ()."""
+
+    op_type: str
+    op_name: str
+    task_id: int
+    stream_id: int | None
+    timestamp_us: int
+    extra: tuple[int, ...] = ()
+
+    @property
+    def task_type(self) -> int | None:
+        """FFTS+ names' task type (0 AICORE, 1 AICPU, 2 DEBUG, 3 HCCL, 4 FFTSPLUS)."""
+        return self.extra[0] if self.extra else None
+
+    @property
+    def context_id(self) -> int | None:
+        return self.extra[1] if len(self.extra) > 1 else None
+
+    @property
+    def thread_id(self) -> int | None:
+        return self.extra[2] if len(self.extra) > 2 else None
+
+    @property
+    def is_opdebug(self) -> bool:
+        return self.op_type == "Opdebug"
+
+
+_NUMBER = re.compile(r"^\d+$")
+
+
+def parse_dump_name(file_name: str) -> DumpName | None:
+    """Parse `{OpType}.{op_name}.{task}[.{stream}].{timestamp}[.{4 FFTS+ fields}]`; None if it is not one."""
+    parts = file_name.split(".")
+    count = len(parts)
+    if count not in (4, 5, 9) or not parts[0] or not parts[1]:
+        return None
+    numbers = parts[2:]
+    if not all(_NUMBER.match(p) for p in numbers):
+        return None
+    values = [int(p) for p in numbers]
+    if count == 4:
+        return DumpName(parts[0], parts[1], values[0], None, values[1])
+    if count == 5:
+        return DumpName(parts[0], parts[1], values[0], values[1], values[2])
+    return DumpName(parts[0], parts[1], values[0], values[1], values[2], tuple(values[3:]))
+
+
+def sanitize_op_name(op_name: str) -> str:
+    """The op-name part of a dump file name: '/' and '.' become '_'."""
+    return op_name.replace("/", "_").replace(".", "_")
+
+
+def dump_file_name(op_type: str, op_name: str, task_id: int, stream_id: int, timestamp_us: int) -> str:
+    return f"{op_type}.{sanitize_op_name(op_name)}.{task_id}.{stream_id}.{timestamp_us}"
+
+
+def read_mapping(folder: str | os.PathLike[str]) -> dict[str, str]:
+    """`mapping.csv` of a dump folder: numbered file name → real dump name ({} when there is none)."""
+    path = Path(folder) / MAPPING_FILE
+    if not path.is_file():
+        return {}
+    mapping: dict[str, str] = {}
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            for line_number, row in enumerate(csv.reader(handle), 1):
+                if not row:
+                    continue
+                if len(row) != 2:
+                    raise FormatError(path, f"line {line_number}: expected `file_name,real_name`, got {row!r}")
+                mapping[row[0].strip()] = row[1].strip()
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise FormatError(path, f"cannot read the mapping file ({exc})") from None
+    return mapping
+
+
+def dump_name_of(path: str | os.PathLike[str], mapping: dict[str, str] | None = None) -> DumpName | None:
+    """The DumpName of a file, resolving numbered names through `mapping` (or the folder's mapping.csv)."""
+    base = os.path.basename(path)
+    name = parse_dump_name(base)
+    if name is not None:
+        return name
+    if mapping is None:
+        mapping = _cached_mapping(os.path.dirname(os.path.abspath(path)))
+    real = mapping.get(base)
+    return parse_dump_name(real) if real else None
+
+
+@lru_cache(maxsize=64)
+def _cached_mapping(folder: str) -> dict[str, str]:
+    try:
+        return read_mapping(folder)
+    except FormatError:
+        return {}
+
+
+# --- headers ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorHeader:
+    """One input or output as the header describes it; `offset` is absolute in the file (bytes)."""
+
+    kind: str  # "input" | "output"
+    index: int
+    data_type: int
+    format: int  # already & 0xFF
+    shape: tuple[int, ...]
+    original_shape: tuple[int, ...]
+    size: int  # bytes
+    offset: int  # bytes from the start of the file
+    address: int = 0
+    sub_format: int = 0
+    origin_name: str | None = None
+    origin_output_index: int | None = None
+    raw_format: int = 0  # the format field as stored (C0 format / sub-format may sit above the low byte)
+
+    @property
+    def numpy_dtype(self) -> "np.dtype[Any]":
+        return numpy_dtype_of(self.data_type)
+
+    @property
+    def element_count(self) -> int:
+        """Elements the tensor holds: product of the shape, or what `size` holds when the shape is empty."""
+        if not self.shape:
+            if self.data_type == DataType.UINT1:
+                return self.size * 8
+            per = stored_bytes(self.data_type, 1)
+            return self.size // per if per else 0
+        count = 1
+        for dim in self.shape:
+            count *= dim
+        return count
+
+    @property
+    def array_shape(self) -> tuple[int, ...]:
+        """The shape `read_tensor` returns (an empty header shape means a flat array of `size`)."""
+        return self.shape if self.shape else (self.element_count,)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}:{self.index}"
+
+
+@dataclass(frozen=True)
+class DumpFile:
+    """A dump file's header: what it holds and where, without the tensor bytes."""
+
+    path: Path
+    name: DumpName | None
+    op_name: str
+    version: str
+    dump_time: int  # microseconds, as the runtime wrote it
+    inputs: tuple[TensorHeader, ...]
+    outputs: tuple[TensorHeader, ...]
+    warnings: tuple[str, ...] = ()
+    file_size: int = 0  # bytes
+    attrs: tuple[tuple[str, str], ...] = field(default=())
+
+    def tensor(self, kind: str, index: int) -> TensorHeader:
+        """The input or output `index`; FormatError naming what exists when it is not there."""
+        if kind not in ("input", "output"):
+            raise FormatError(self.path, f"tensor kind must be input or output, not {kind!r}")
+        tensors = self.inputs if kind == "input" else self.outputs
+        if not 0 <= index < len(tensors):
+            raise FormatError(
+                self.path, f"has no {kind} {index} (it has {len(self.inputs)} inputs, {len(self.outputs)} outputs)"
+            )
+        return tensors[index]
+
+    @property
+    def tensors(self) -> tuple[TensorHeader, ...]:
+        return self.inputs + self.outputs
+
+
+def _shape(message: Any) -> tuple[int, ...]:
+    return tuple(int(d) for d in message.dim)
+
+
+def _parse_header(path: Path, data: bytes) -> Any:
+    from google.protobuf.message import DecodeError
+
+    from precision_tool.formats.dump_proto import dump_data_class
+
+    try:
+        return dump_data_class().FromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise FormatError(path, f"the dump header is not a valid DumpData message ({exc}); is this an NPU dump file?") from None
+
+
+def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None) -> DumpFile:
+    """Read a dump file's header (no tensor data). FormatError on anything that does not add up."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise FormatError(path, f"cannot open ({exc.strerror})") from None
+    try:
+        file_size = os.fstat(fd).st_size
+        if file_size == 0:
+            raise FormatError(path, "the file is empty; it is not an NPU dump (was the dump interrupted?)")
+        head = os.pread(fd, 12, 0)
+        if len(head) < 8:
+            raise FormatError(path, f"only {file_size} bytes, shorter than the 8-byte header length; not an NPU dump")
+        if len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC:
+            raise FormatError(path, "this is a nano (TLV) dump; only the protobuf dump layout is supported")
+        (header_length,) = struct.unpack_from("<Q", head, 0)
+        if header_length > file_size - 8 or header_length > _MAX_HEADER_BYTES:
+            raise FormatError(
+                path,
+                f"header length {header_length} runs past the end of the {file_size}-byte file; "
+                "the file is truncated or not an NPU dump",
+            )
+        header_bytes = os.pread(fd, header_length, 8)
+    finally:
+        os.close(fd)
+    message = _parse_header(path, header_bytes)
+    offset = 8 + header_length
+    inputs: list[TensorHeader] = []
+    outputs: list[TensorHeader] = []
+    for index, item in enumerate(message.input):
+        header = _tensor_header(path, "input", index, item, offset, None, None)
+        inputs.append(header)
+        offset += header.size
+    for index, item in enumerate(message.output):
+        origin = item.original_op if item.HasField("original_op") else None
+        header = _tensor_header(
+            path, "output", index, item, offset,
+            origin.name if origin is not None and origin.name else None,
+            int(origin.output_index) if origin is not None else None,
+        )
+        outputs.append(header)
+        offset += header.size
+    for item in message.buffer:
+        offset += int(item.size)
+    for item in message.space:
+        offset += int(item.size)
+    warnings: list[str] = []
+    if offset > file_size:
+        raise FormatError(
+            path,
+            f"the header's block sizes need {offset} bytes but the file has {file_size}; the file is truncated",
+        )
+    if offset < file_size:
+        warnings.append(f"{file_size - offset} bytes after the last data block are ignored")
+    if name is None:
+        name = dump_name_of(path)
+    attrs = tuple((a.name, a.value) for a in message.attr)
+    return DumpFile(
+        path=path, name=name, op_name=message.op_name, version=message.version,
+        dump_time=int(message.dump_time), inputs=tuple(inputs), outputs=tuple(outputs),
+        warnings=tuple(warnings), file_size=file_size, attrs=attrs,
+    )
+
+
+def _tensor_header(
+    path: Path, kind: str, index: int, item: Any, offset: int,
+    origin_name: str | None, origin_output_index: int | None,
+) -> TensorHeader:
+    data_type = int(item.data_type)
+    if data_type not in DataType._value2member_map_:
+        raise FormatError(path, f"{kind} {index} has unknown data type number {data_type}; the file is damaged or newer than this tool")
+    raw_format = int(item.format)
+    fmt = raw_format & 0xFF
+    if not is_known_format(fmt):
+        raise FormatError(path, f"{kind} {index} has unknown format number {fmt}; the file is damaged or newer than this tool")
+    return TensorHeader(
+        kind=kind, index=index, data_type=data_type, format=fmt, shape=_shape(item.shape),
+        original_shape=_shape(item.original_shape), size=int(item.size), offset=offset,
+        address=int(item.address), sub_format=int(item.sub_format), origin_name=origin_name,
+        origin_output_index=origin_output_index, raw_format=raw_format,
+    )
+
+
+def read_tensor(dump: DumpFile, tensor: TensorHeader) -> "np.ndarray":
+    """The tensor's values in its device layout, shaped by `tensor.shape` (read by offset, nothing else)."""
+    import numpy as np
+
+    try:
+        dtype = numpy_dtype_of(tensor.data_type)
+    except ValueError as exc:
+        raise FormatError(dump.path, f"{tensor.label}: cannot decode {exc}") from None
+    count = tensor.element_count
+    needed = stored_bytes(tensor.data_type, count)
+    if needed > tensor.size:
+        raise FormatError(
+            dump.path,
+            f"{tensor.label}: shape {list(tensor.shape)} of {data_type_name(tensor.data_type)} needs {needed} bytes "
+            f"but the block holds {tensor.size}",
+        )
+    shape = tensor.array_shape
+    if count == 0:
+        return np.zeros(shape, dtype=dtype)
+    raw = _read_bytes(dump.path, tensor.offset, needed)
+    if tensor.data_type == DataType.UINT1:
+        bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8))[:count]
+        return bits.reshape(shape)
+    if tensor.data_type == DataType.COMPLEX32:
+        halves = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
+        return halves.view(np.complex64).reshape(shape)
+    return np.frombuffer(raw, dtype=dtype).reshape(shape)
+
+
+def _read_bytes(path: Path, offset: int, length: int) -> bytearray:
+    buffer = bytearray(length)
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            handle.seek(offset)
+            got = handle.readinto(buffer)
+    except OSError as exc:
+        raise FormatError(path, f"cannot read ({exc.strerror})") from None
+    if got != length:
+        raise FormatError(path, f"the file ended after {got} of {length} bytes at offset {offset}; it changed or is truncated")
+    return buffer
+
+
+# --- writer -------------------------------------------------------------------------------------
+@dataclass
+class TensorSpec:
+    """One tensor to write: `array` in device layout (its shape is the dump shape)."""
+
+    array: "np.ndarray"
+    format: int = Format.ND
+    original_shape: tuple[int, ...] | None = None
+    data_type: int | None = None  # None: derived from array.dtype
+    origin_name: str | None = None
+    origin_output_index: int | None = None
+    address: int = 0
+    sub_format: int = 0
+
+
+def data_type_for(dtype: "np.dtype[Any]") -> int:
+    """The DataType a numpy dtype is written as (int8 → INT8, bfloat16 → BF16, ...)."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    name = dtype.name
+    for table in (_ML_DTYPES,):
+        for number, type_name in table.items():
+            if type_name == name:
+                return int(number)
+    preferred = {
+        "float32": DataType.FLOAT, "float16": DataType.FLOAT16, "int8": DataType.INT8, "uint8": DataType.UINT8,
+        "int16": DataType.INT16, "uint16": DataType.UINT16, "int32": DataType.INT32, "int64": DataType.INT64,
+        "uint32": DataType.UINT32, "uint64": DataType.UINT64, "bool": DataType.BOOL, "float64": DataType.DOUBLE,
+        "complex64": DataType.COMPLEX64, "complex128": DataType.COMPLEX128,
+    }
+    if name not in preferred:
+        raise ValueError(f"numpy dtype {name} has no NPU dump data type")
+    return int(preferred[name])
+
+
+def _encode(spec: TensorSpec) -> tuple[int, bytes, tuple[int, ...]]:
+    import numpy as np
+
+    array = np.asarray(spec.array)
+    data_type = data_type_for(array.dtype) if spec.data_type is None else int(spec.data_type)
+    if data_type == DataType.UINT1:
+        bits = np.ascontiguousarray(array, dtype=np.uint8).reshape(-1)
+        if bits.size and int(bits.max()) > 1:
+            raise ValueError("UINT1 tensors hold only 0 and 1")
+        return data_type, np.packbits(bits).tobytes(), array.shape
+    if data_type == DataType.COMPLEX32:
+        pairs = np.ascontiguousarray(array, dtype=np.complex64).view(np.float32).astype(np.float16)
+        return data_type, pairs.tobytes(), array.shape
+    dtype = numpy_dtype_of(data_type)
+    return data_type, np.ascontiguousarray(array, dtype=dtype).tobytes(), array.shape
+
+
+def write_dump(
+    path: str | os.PathLike[str],
+    *,
+    op_name: str,
+    inputs: Sequence[TensorSpec],
+    outputs: Sequence[TensorSpec],
+    dump_time_us: int = 0,
+    version: str = "2.0",
+) -> None:
+    """Write a dump file as the NPU runtime does (atomic: a temp name, then os.replace)."""
+    from precision_tool.formats.dump_proto import dump_data_class
+
+    message = dump_data_class()()
+    message.version = version
+    message.dump_time = dump_time_us
+    message.op_name = op_name
+    blocks: list[bytes] = []
+    for spec in inputs:
+        data_type, data, shape = _encode(spec)
+        item = message.input.add()
+        _fill(item, spec, data_type, shape, len(data))
+        blocks.append(data)
+    for spec in outputs:
+        data_type, data, shape = _encode(spec)
+        item = message.output.add()
+        _fill(item, spec, data_type, shape, len(data))
+        if spec.origin_name is not None or spec.origin_output_index is not None:
+            item.original_op.name = spec.origin_name or ""
+            item.original_op.output_index = spec.origin_output_index or 0
+            item.original_op.data_type = data_type
+            item.original_op.format = int(spec.format) & 0xFF
+        blocks.append(data)
+    header = message.SerializeToString()
+    path = Path(path)
+    write_atomic(path, [struct.pack("<Q", len(header)), header, *blocks])
+
+
+def _fill(item: Any, spec: TensorSpec, data_type: int, shape: tuple[int, ...], size: int) -> None:
+    item.data_type = data_type
+    item.format = int(spec.format)
+    item.shape.dim.extend(int(d) for d in shape)
+    if spec.original_shape is not None:
+        item.original_shape.dim.extend(int(d) for d in spec.original_shape)
+    item.size = size
+    item.address = spec.address
+    item.sub_format = spec.sub_format
+
+
+def write_atomic(path: Path, chunks: Sequence[bytes | bytearray | memoryview]) -> None:
+    """Write chunks to a temp file beside `path`, then rename: readers never see half a file."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name[:80]}.", suffix=".part", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,447 @@
+"""The ten msaccucmp metrics of one NPU tensor against its golden tensor (compare.md §2).
+
+Numbers agree with msaccucmp's after `'{:.6f}'` formatting, bit for bit: every float32 sum follows
+numpy's own pairwise-summation tree, so a tensor too large for memory is read in leaves of that tree
+and the leaf sums are combined exactly as numpy would combine them. A tensor that fits in one leaf
+(`LEAF_ELEMENTS`) is computed with the very expressions msaccucmp uses, so it is read once; a larger
+one is read three times (moments, then cosine/KL normalisation, then the KL sum) and never held whole.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterator, Protocol, Sequence
+
+import numpy as np
+
+METRIC_NAMES: tuple[str, ...] = (
+    "CosineSimilarity",
+    "MaxAbsoluteError",
+    "AccumulatedRelativeError",
+    "RelativeEuclideanDistance",
+    "KullbackLeiblerDivergence",
+    "StandardDeviation",
+    "MeanAbsoluteError",
+    "RootMeanSquareError",
+    "MaxRelativeError",
+    "MeanRelativeError",
+)
+NAN_TEXT = "NaN"
+"""What msaccucmp writes for a metric it did not compute."""
+EPS = float(np.finfo(float).eps)
+"""msaccucmp's FLOAT_EPSILON: the float64 machine epsilon, applied to float32 data."""
+KL_FLOOR = np.finfo(np.float32).eps
+STD_ZERO_BELOW = 0.001
+LEAF_ELEMENTS = 1 << 22
+"""Largest leaf of the summation tree held in memory at once (16 MB of float32 per side)."""
+_BOOL_METRICS = ("CosineSimilarity", "RelativeEuclideanDistance")
+_PW_BLOCK = 128  # numpy's pairwise-summation block; leaves must not be smaller
+
+
+@dataclass(frozen=True)
+class TensorMetrics:
+    """The ten metric cells of one CSV row, as msaccucmp prints them, and the reasons behind NaNs."""
+
+    values: tuple[str, ...]
+    """One string per METRIC_NAMES entry: '0.999998', 'NaN' (not computed), 'nan'/'inf' (data held them)."""
+    reasons: tuple[str, ...] = ()
+    """Messages for CompareFailReason, joined with ',' in the CSV."""
+
+    @property
+    def cosine(self) -> float:
+        """The cosine as a number; NaN when it was not computed."""
+        return _to_float(self.values[0])
+
+    def value(self, name: str) -> float:
+        return _to_float(self.values[METRIC_NAMES.index(name)])
+
+    @property
+    def reason_text(self) -> str:
+        return ",".join(self.reasons)
+
+
+def _to_float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def not_compared(*reasons: str) -> TensorMetrics:
+    """A row whose metrics could not be computed (no golden, unreadable file, size mismatch)."""
+    return TensorMetrics(values=(NAN_TEXT,) * len(METRIC_NAMES), reasons=tuple(r for r in reasons if r))
+
+
+def is_scalar_shape(shape: Sequence[int]) -> bool:
+    """msaccucmp's test: the dims add up to their count ([1], [1,1], [], and degenerate [2,0])."""
+    return sum(int(d) for d in shape) == len(shape)
+
+
+def format_value(value: float) -> str:
+    return "{:.6f}".format(value)
+
+
+class TensorSource(Protocol):
+    """A flat tensor that can be read piece by piece (in memory, or from a file without loading it)."""
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def dtype(self) -> np.dtype: ...
+
+    def read(self, start: int, stop: int) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class ArraySource:
+    """A tensor already in memory."""
+
+    array: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.array.size)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.array.dtype
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        return self.array.reshape(-1)[start:stop]
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """A C-ordered tensor stored raw in a file at byte `offset`; read with pread so pages are not kept."""
+
+    path: str
+    offset: int
+    element_type: np.dtype
+    count: int
+
+    @property
+    def size(self) -> int:
+        return self.count
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.element_type
+
+    def read(self, start: int, stop: int) -> np.ndarray:
+        itemsize = self.element_type.itemsize
+        nbytes = (stop - start) * itemsize
+        buffer = bytearray(nbytes)
+        view = memoryview(buffer)
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            done = 0
+            position = self.offset + start * itemsize
+            while done < nbytes:
+                n = os.preadv(fd, [view[done:]], position + done)
+                if n <= 0:
+                    raise OSError(f"{self.path}: file ends {nbytes - done} bytes early")
+                done += n
+        finally:
+            os.close(fd)
+        return np.frombuffer(buffer, dtype=self.element_type)
+
+
+# --- numpy's pairwise summation tree ------------------------------------------------------------
+def _split(size: int) -> int:
+    half = size // 2
+    return half - half % 8
+
+
+def leaf_ranges(size: int, leaf: int = LEAF_ELEMENTS) -> list[tuple[int, int]]:
+    """The (start, stop) leaves numpy's pairwise sum recursion reaches when cut off at `leaf` elements."""
+    leaf = max(leaf, _PW_BLOCK)
+    ranges: list[tuple[int, int]] = []
+    stack = [(0, size)]
+    while stack:
+        start, n = stack.pop()
+        if n <= leaf:
+            ranges.append((start, start + n))
+            continue
+        half = _split(n)
+        stack.append((start + half, n - half))
+        stack.append((start, half))
+    return ranges
+
+
+def tree_sum(size: int, leaf_sums: Sequence[np.floating], leaf: int = LEAF_ELEMENTS) -> np.floating:
+    """Combine leaf sums (in leaf order) as numpy's pairwise recursion adds its two halves."""
+    leaf = max(leaf, _PW_BLOCK)
+    values: Iterator[np.floating] = iter(leaf_sums)
+
+    def combine(n: int) -> np.floating:
+        if n <= leaf:
+            return next(values)
+        half = _split(n)
+        left = combine(half)
+        right = combine(n - half)
+        return left + right  # same dtype as numpy's accumulator (float32 stays float32)
+
+    return combine(size)
+
+
+# --- the metrics --------------------------------------------------------------------------------
+def compare_arrays(
+    npu: np.ndarray,
+    golden: np.ndarray,
+    *,
+    shape: Sequence[int] | None = None,
+    npu_file: str = "",
+    golden_file: str = "",
+    leaf: int = LEAF_ELEMENTS,
+) -> TensorMetrics:
+    """The ten metrics of two in-memory tensors (flattened). `shape`: the NPU shape for the scalar rule."""
+    return compare_sources(
+        ArraySource(np.asarray(npu)),
+        ArraySource(np.asarray(golden)),
+        shape=npu.shape if shape is None else shape,
+        npu_file=npu_file,
+        golden_file=golden_file,
+        leaf=leaf,
+    )
+
+
+def compare_sources(
+    npu: TensorSource,
+    golden: TensorSource,
+    *,
+    shape: Sequence[int],
+    npu_file: str = "",
+    golden_file: str = "",
+    leaf: int = LEAF_ELEMENTS,
+) -> TensorMetrics:
+    """The ten metrics, reading each side leaf by leaf. Sizes must match (the caller reports mismatches)."""
+    if npu.size != golden.size:
+        return not_compared(
+            f"Cannot compare: the NPU tensor has {npu.size} elements but the golden tensor has {golden.size}."
+        )
+    with np.errstate(all="ignore"):
+        if npu.dtype == np.bool_ and golden.dtype == np.bool_:
+            return _compare_bool(
+                npu.read(0, npu.size), golden.read(0, golden.size), shape, npu_file, golden_file
+            )
+        if npu.size == 0:
+            return _compare_empty(shape)
+        return _Computation(npu, golden, leaf, is_scalar_shape(shape), npu_file, golden_file).run()
+
+
+def _compare_empty(shape: Sequence[int]) -> TensorMetrics:
+    """Zero elements: the cosine follows the scalar rule; every reduction fails as numpy's does."""
+    values: list[str] = []
+    reasons: list[str] = []
+    for name in METRIC_NAMES:
+        if name == "CosineSimilarity" and is_scalar_shape(shape):
+            values.append(format_value(1))
+            reasons.append("This tensor is scalar.")
+        else:
+            values.append(NAN_TEXT)
+            reasons.append(f"Failed to execute 'compare' in '{name}'. the tensor has no elements")
+    return TensorMetrics(tuple(values), tuple(reasons))
+
+
+def _compare_bool(
+    x: np.ndarray, y: np.ndarray, shape: Sequence[int], npu_file: str, golden_file: str
+) -> TensorMetrics:
+    """Both sides bool: msaccucmp attempts only the cosine (in float64) and the relative distance."""
+    values: list[str] = []
+    reasons: list[str] = []
+    for name in METRIC_NAMES:
+        if name not in _BOOL_METRICS:
+            values.append(NAN_TEXT)
+            reasons.append(f"Algorithm {name} does not support Boolean types.")
+        elif name == "CosineSimilarity":
+            value, reason = _cosine_from_norms(
+                x.astype(np.float64), y.astype(np.float64), is_scalar_shape(shape), npu_file, golden_file
+            )
+            values.append(value)
+            if reason:
+                reasons.append(reason)
+        else:
+            if math.sqrt(int(np.count_nonzero(y))) <= EPS:  # y**2 sums to the count of True
+                values.append(format_value(0.0))
+            else:
+                values.append(NAN_TEXT)
+                reasons.append(
+                    "Failed to execute 'compare' in 'RelativeEuclideanDistance'. numpy boolean subtract, "
+                    "the `-` operator, is not supported, use the bitwise_xor, the `^` operator, or the "
+                    "logical_xor function instead."
+                )
+    return TensorMetrics(tuple(values), tuple(reasons))
+
+
+def _cosine_from_norms(
+    x: np.ndarray, y: np.ndarray, scalar: bool, npu_file: str, golden_file: str
+) -> tuple[str, str]:
+    """Single-leaf cosine exactly as msaccucmp: normalise each side, then sum the products."""
+    if scalar:
+        return format_value(1), "This tensor is scalar."
+    nx = np.sqrt(np.add.reduce(x * x))
+    ny = np.sqrt(np.add.reduce(y * y))
+    return _cosine_verdict(nx, ny, npu_file, golden_file, lambda: (x / nx * (y / ny)).sum())
+
+
+def _cosine_verdict(
+    nx: np.floating, ny: np.floating, npu_file: str, golden_file: str, total: Callable[[], np.floating]
+) -> tuple[str, str]:
+    if nx <= EPS and ny < EPS:
+        return "1.0", ""
+    if nx**0.5 <= EPS:
+        return NAN_TEXT, f"Cannot compare by Cosine Similarity. All the data is zero in {npu_file}."
+    if ny**0.5 <= EPS:
+        return NAN_TEXT, f"Cannot compare by Cosine Similarity. All the data is zero in {golden_file}."
+    return format_value(min(total(), 1.0)), ""
+
+
+class _Computation:
+    """All ten metrics in three sweeps over the leaves (one sweep of memory when there is one leaf)."""
+
+    def __init__(
+        self, npu: TensorSource, golden: TensorSource, leaf: int, scalar: bool, npu_file: str, golden_file: str
+    ) -> None:
+        self.npu, self.golden = npu, golden
+        self.size = npu.size
+        self.leaf = max(leaf, _PW_BLOCK)
+        self.ranges = leaf_ranges(self.size, self.leaf)
+        self.scalar = scalar
+        self.npu_file, self.golden_file = npu_file, golden_file
+        self._cached: tuple[np.ndarray, np.ndarray] | None = None
+
+    def _leaves(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        if self._cached is not None:
+            yield self._cached
+            return
+        for start, stop in self.ranges:
+            x = np.asarray(self.npu.read(start, stop)).reshape(-1).astype(np.float32, copy=False)
+            y = np.asarray(self.golden.read(start, stop)).reshape(-1).astype(np.float32, copy=False)
+            if len(self.ranges) == 1:
+                self._cached = (x, y)
+            yield x, y
+
+    def _sum(self, parts: list[np.floating]) -> np.floating:
+        return tree_sum(self.size, parts, self.leaf)
+
+    def run(self) -> TensorMetrics:
+        n = self.size
+        # sweep 1: moments, errors, extremes
+        s_ad, s_d2, s_x2, s_y2, s_rel, s64_x, s64_y = ([] for _ in range(7))
+        max_ad = max_rel = x_min = x_max = y_min = y_max = None
+        for x, y in self._leaves():
+            d = np.subtract(x, y)
+            ad = np.abs(d)
+            s_ad.append(ad.sum())
+            max_ad = _fold(max_ad, ad.max(), np.maximum)
+            np.multiply(d, d, out=d)
+            s_d2.append(d.sum())
+            s_x2.append(np.add.reduce(np.multiply(x, x, out=ad)))
+            s_y2.append(np.multiply(y, y, out=ad).sum())
+            rel = _relative_error(x, y, out=ad, scratch=d)
+            s_rel.append(rel.sum())
+            max_rel = _fold(max_rel, rel.max(), np.maximum)
+            x_min, x_max = _fold(x_min, x.min(), np.minimum), _fold(x_max, x.max(), np.maximum)
+            y_min, y_max = _fold(y_min, y.min(), np.minimum), _fold(y_max, y.max(), np.maximum)
+            s64_x.append(np.add.reduce(x, dtype=np.float64))
+            s64_y.append(np.add.reduce(y, dtype=np.float64))
+        sum_ad, sum_d2, sum_rel = self._sum(s_ad), self._sum(s_d2), self._sum(s_rel)
+        nx, ny = np.sqrt(self._sum(s_x2)), np.sqrt(self._sum(s_y2))
+        sum_y2 = self._sum(s_y2)
+        mean_x = np.float64(math.fsum(s64_x) if len(s64_x) > 1 else s64_x[0]) / n
+        mean_y = np.float64(math.fsum(s64_y) if len(s64_y) > 1 else s64_y[0]) / n
+
+        # sweep 2: cosine, KL normalisation, second moments about the mean (float64, as np.std)
+        x_range, y_range = x_max - x_min, y_max - y_min
+        s_cos, s_p, s_q = [], [], []
+        m2_x = m2_y = 0.0
+        need_cosine = not self.scalar and not (
+            (nx <= EPS and ny < EPS) or nx**0.5 <= EPS or ny**0.5 <= EPS
+        )
+        for x, y in self._leaves():
+            if need_cosine:
+                s_cos.append((x / nx * (y / ny)).sum())
+            s_p.append(_kl_floor(x, x_min, x_range).sum())
+            s_q.append(_kl_floor(y, y_min, y_range).sum())
+            m2_x += _sum_squares_about(x, mean_x)
+            m2_y += _sum_squares_about(y, mean_y)
+        sum_p, sum_q = self._sum(s_p), self._sum(s_q)
+
+        # sweep 3: the KL sum itself
+        s_kl = []
+        for x, y in self._leaves():
+            p = _kl_floor(x, x_min, x_range)
+            q = _kl_floor(y, y_min, y_range)
+            np.divide(p, sum_p, out=p)
+            np.divide(q, sum_q, out=q)
+            ratio = np.divide(p, q)
+            np.log(ratio, out=ratio)
+            np.multiply(p, ratio, out=ratio)
+            s_kl.append(ratio.sum())
+        kl = self._sum(s_kl)
+
+        values: list[str] = []
+        reasons: list[str] = []
+        cos_value, cos_reason = _cosine_verdict(
+            nx, ny, self.npu_file, self.golden_file, lambda: self._sum(s_cos)
+        ) if not self.scalar else (format_value(1), "This tensor is scalar.")
+        values.append(cos_value)
+        if cos_reason:
+            reasons.append(cos_reason)
+        values.append(format_value(max_ad))
+        values.append(format_value(sum_rel))
+        if sum_y2**0.5 <= EPS:
+            values.append(format_value(0.0))
+        else:
+            values.append(format_value((sum_d2 / sum_y2) ** 0.5))
+        kl_value = 0.0 if abs(kl) < EPS else kl
+        values.append(format_value(kl_value))
+        if str(kl_value) == "inf":
+            reasons.append(f"Cannot compare by KL Divergence. The data contains 0 in {self.golden_file!r}.")
+        values.append(_std_text(mean_x, np.sqrt(np.float64(m2_x) / n), mean_y, np.sqrt(np.float64(m2_y) / n)))
+        values.append(format_value(sum_ad.dtype.type(sum_ad / n)))
+        values.append(format_value(np.sqrt(sum_d2.dtype.type(sum_d2 / n))))
+        values.append(format_value(max_rel))
+        values.append(format_value(sum_rel.dtype.type(sum_rel / n)))
+        return TensorMetrics(tuple(values), tuple(reasons))
+
+
+def _fold(current: np.floating | None, value: np.floating, how: Callable) -> np.floating:  # type: ignore[type-arg]
+    return value if current is None else how(current, value)
+
+
+def _relative_error(x: np.ndarray, y: np.ndarray, *, out: np.ndarray, scratch: np.ndarray) -> np.ndarray:
+    """where(|y| > eps, |x/y - 1|, 0) in float32, bit for bit, without numpy.where's temporaries."""
+    np.abs(y, out=scratch)
+    small = np.logical_not(np.greater(scratch, EPS))
+    np.divide(x, y, out=out)
+    np.subtract(out, 1, out=out)
+    np.abs(out, out=out)
+    np.copyto(out, 0, where=small)
+    return out
+
+
+def _kl_floor(values: np.ndarray, low: np.floating, spread: np.floating) -> np.ndarray:
+    """max((v - min)/(max - min), float32 eps); v itself when max == min."""
+    if spread != 0:
+        scaled = np.subtract(values, low)
+        np.divide(scaled, spread, out=scaled)
+    else:
+        scaled = values.copy()
+    return np.maximum(scaled, KL_FLOOR, out=scaled)
+
+
+def _sum_squares_about(values: np.ndarray, mean: np.float64) -> float:
+    centered = np.subtract(values, mean, dtype=np.float64)
+    np.multiply(centered, centered, out=centered)
+    return float(np.add.reduce(centered))
+
+
+def _std_text(mean_x: float, std_x: float, mean_y: float, std_y: float) -> str:
+    def clip(v: float) -> float:
+        return 0.0 if abs(v) < STD_ZERO_BELOW else v
+
+    return "(%.3f;%.3f),(%.3f;%.3f)" % (clip(mean_x), clip(std_x), clip(mean_y), clip(std_y))

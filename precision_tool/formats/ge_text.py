@@ -1,0 +1,490 @@
+"""Protobuf text format of ge ModelDef: a fast reader and a writer.
+
+Why our own: protobuf's Python text parser handles ~1 MB/s, and real Build graphs are 50-300 MB.
+Here one regular expression cuts the whole file into field units (`name: value`, `name {`, `}`) at C
+speed, and one tight loop builds the message tree guided by the schema in ge_tree. Scalars are
+decoded only as far as needed (plain quoted strings are sliced, not unescaped).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from precision_tool.errors import FormatError
+from precision_tool.formats.ge_graph import (
+    DATA_TYPE_NAMES,
+    LIST_VAL_TYPES,
+    Graph,
+    Model,
+    TensorDesc,
+    attr_kind,
+    list_item_kind,
+    list_val_type,
+)
+from precision_tool.formats.ge_tree import SCHEMA, B, E, F, I, O, S, TreeReader, V, bytes_from_text
+
+_DQ = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
+_SQ = r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
+_QUOTED = rf"(?:{_DQ}|{_SQ})"
+_SCALAR = rf"{_QUOTED}(?:\s*{_QUOTED})*|\[[^\[\]]*\]|[-+\w.]+"
+# groups: 1 field name, 2 scalar, 3 opening brace, 4 closing brace, 5 anything else (an error)
+_TOKEN = re.compile(
+    rf"\s*(?:#[^\n]*\s*)*(?:([A-Za-z_]\w*)\s*(?::\s*({_SCALAR})|:?\s*([{{<]))|([}}>])|(\S))[ \t]*[;,]?"
+)
+_PIECE = re.compile(_QUOTED)
+_ESCAPE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))",
+                     re.DOTALL)
+_SIMPLE_ESCAPES = {b"n": b"\n", b"t": b"\t", b"r": b"\r", b"\\": b"\\", b"'": b"'", b'"': b'"',
+                   b"a": b"\a", b"b": b"\b", b"f": b"\f", b"v": b"\v", b"?": b"?"}
+_LIST_ITEM = re.compile(rf"\s*({_QUOTED}|[^\s,\]\"']+)\s*,?")
+
+
+class _Problem(Exception):
+    """A parse problem at the current field unit; turned into a FormatError with line and column."""
+
+
+def parse_text(text: str, path: Path) -> Model:
+    """Parse protobuf text of a ModelDef into the model. FormatError names file, line and column."""
+    tokens = _TOKEN.findall(text)
+    reader = TreeReader(bytes_from_text)
+    token: tuple[str, ...] = ()
+    try:
+        tree, token = _build_tree(tokens, reader)
+    except _Problem as problem:
+        raise FormatError(path, _where(text, tokens, token, str(problem))) from None
+    try:
+        return reader.model(tree, path)
+    except ValueError as exc:
+        raise FormatError(path, f"not a GE graph: {exc}") from None
+
+
+def _build_tree(tokens: list[tuple[str, str, str, str, str]],
+                reader: TreeReader) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The message tree of the token list; raises _Problem with the failing token remembered."""
+    skip: dict[str, tuple[str, bool, int]] = {}  # schema of an unknown block: everything inside is skipped
+    schemas = {name: fields for name, fields in SCHEMA.items()}
+    schema = schemas["ModelDef"]
+    message = "ModelDef"
+    root: dict[str, Any] = {}
+    current = root
+    stack: list[tuple[dict[str, Any], dict[str, tuple[str, bool, int]], str, str]] = []
+    token: tuple[str, ...] = ()
+    try:
+        for token in tokens:
+            name, scalar, opening, closing, bad = token
+            if scalar:
+                spec = schema.get(name)
+                if spec is None:
+                    if schema is not skip:
+                        reader.warn("unknown field", f"unknown {message} field {name!r} ignored")
+                    continue
+                kind, repeated = spec[0], spec[1]
+                if kind is S:
+                    if scalar[0] == '"' and "\\" not in scalar and scalar.count('"') == 2:
+                        value: Any = scalar[1:-1]
+                    else:
+                        value = _scalar(scalar, kind, repeated)
+                elif kind is I:
+                    try:
+                        value = int(scalar)
+                    except ValueError:
+                        value = _scalar(scalar, kind, repeated)
+                else:
+                    value = _scalar(scalar, kind, repeated)
+                if repeated:
+                    if isinstance(value, _Many):
+                        current.setdefault(name, []).extend(value)
+                    else:
+                        existing = current.get(name)
+                        if existing is None:
+                            current[name] = [value]
+                        else:
+                            existing.append(value)
+                elif isinstance(value, _Many):
+                    raise _Problem(f"field {name!r} of {message} takes one value, not a list")
+                else:
+                    current[name] = value
+            elif opening:
+                spec = schema.get(name)
+                stack.append((current, schema, message, opening))
+                if spec is None or spec[0] not in schemas:
+                    if spec is not None:
+                        raise _Problem(f"field {name!r} of {message} is a value, not a message")
+                    if schema is not skip:
+                        reader.warn("unknown field", f"unknown {message} field {name!r} ignored")
+                    current, schema = {}, skip
+                    continue
+                child: dict[str, Any] = {}
+                if spec[1]:
+                    existing = current.get(name)
+                    if existing is None:
+                        current[name] = [child]
+                    else:
+                        existing.append(child)
+                else:
+                    current[name] = child
+                current, message = child, spec[0]
+                schema = schemas[message]
+            elif closing:
+                if not stack:
+                    raise _Problem(f"'{closing}' closes nothing")
+                current, schema, message, opened = stack.pop()
+                if (opened == "{") != (closing == "}"):
+                    raise _Problem(f"'{closing}' does not match '{opened}'")
+            else:
+                raise _Problem(f"unexpected {bad!r}")
+    except (ValueError, OverflowError) as exc:
+        raise _Problem(str(exc)) from None
+    except _Problem:
+        raise
+    if stack:
+        raise _Problem(f"the file ends inside a {message} block ({len(stack)} unclosed)")
+    return root, token
+
+
+class _Many(list):  # type: ignore[type-arg]
+    """Values of a `field: [a, b]` list."""
+
+
+def _scalar(text: str, kind: str, repeated: bool) -> Any:
+    """Decode one scalar (or a [..] list of them) for a field of `kind`."""
+    if text[0] == "[":
+        if not repeated:
+            raise ValueError(f"a list {text[:40]!r} given for a single value")
+        return _Many(_scalar(item, kind, False) for item in _LIST_ITEM.findall(text[1:-1]))
+    if kind is S:
+        return unquote(text).decode("utf-8", "surrogateescape")
+    if kind is B:
+        return unquote(text)
+    if kind is I:
+        return _parse_int(text)
+    if kind is F:
+        return _parse_float(text)
+    if kind is O:
+        if text in ("true", "True", "t", "1"):
+            return True
+        if text in ("false", "False", "f", "0"):
+            return False
+        raise ValueError(f"expected true or false, found {text!r}")
+    if kind is E:
+        if text[0] in "-0123456789":
+            number = _parse_int(text)
+            return DATA_TYPE_NAMES.get(number, str(number))
+        return _identifier(text)
+    if kind is V:
+        if text[0] in "-0123456789":
+            number = _parse_int(text)
+            return LIST_VAL_TYPES.get(number, str(number))
+        return _identifier(text)
+    raise ValueError(f"unexpected value {text[:40]!r}")
+
+
+def _identifier(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_]\w*", text):
+        raise ValueError(f"expected an enum name, found {text[:40]!r}")
+    return text
+
+
+def _parse_int(text: str) -> int:
+    if text[:1] in "\"'":
+        raise ValueError(f"expected an integer, found {text[:40]!r}")
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    if body.lower().startswith("0x"):
+        return sign * int(body[2:], 16)
+    if len(body) > 1 and body.startswith("0") and body.isdigit():
+        return sign * int(body, 8)
+    try:
+        return sign * int(body)
+    except ValueError:
+        raise ValueError(f"expected an integer, found {text[:40]!r}") from None
+
+
+def _parse_float(text: str) -> float:
+    lower = text.lower()
+    if lower.lstrip("+-") in ("inf", "infinity", "inff", "infinityf"):
+        return -math.inf if lower.startswith("-") else math.inf
+    if lower.lstrip("+-") in ("nan", "nanf"):
+        return math.nan
+    if lower.endswith("f") and not lower.startswith(("0x", "-0x")):
+        lower = lower[:-1]
+    try:
+        return float(lower)
+    except ValueError:
+        raise ValueError(f"expected a number, found {text[:40]!r}") from None
+
+
+def unquote(text: str) -> bytes:
+    """The bytes of one or more adjacent quoted strings, C escapes decoded."""
+    if text[:1] not in "\"'":
+        raise ValueError(f"expected a quoted string, found {text[:40]!r}")
+    parts = []
+    for piece in _PIECE.findall(text):
+        body = piece[1:-1].encode("utf-8", "surrogateescape")
+        if b"\\" in body:
+            body = _ESCAPE.sub(_unescape_one, body)
+        parts.append(body)
+    return b"".join(parts)
+
+
+def _unescape_one(match: re.Match[bytes]) -> bytes:
+    octal, hexa, u4, u8, other = match.groups()
+    if octal is not None:
+        return bytes([int(octal, 8) & 0xFF])
+    if hexa is not None:
+        return bytes([int(hexa, 16)])
+    if u4 is not None or u8 is not None:
+        return chr(int(u4 or u8, 16)).encode("utf-8", "surrogatepass")
+    simple = _SIMPLE_ESCAPES.get(other)
+    if simple is None:
+        raise ValueError(f"unknown escape \\{other.decode('latin-1')}")
+    return simple
+
+
+def _where(text: str, tokens: list[tuple[str, ...]], token: tuple[str, ...], problem: str) -> str:
+    """'line L, column C: problem' for the failing token (found by identity, then its match position)."""
+    position = len(text.rstrip())
+    index = next((i for i, t in enumerate(tokens) if t is token), None)
+    if index is not None and "ends inside" not in problem:
+        for i, match in enumerate(_TOKEN.finditer(text)):
+            if i == index:
+                group = next(g for g in range(1, 6) if match.group(g))
+                position = match.start(group)
+                break
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return f"line {line}, column {column}: {problem}"
+
+
+# --- writer -----------------------------------------------------------------------------------------
+_PLAIN = re.compile(r'[^"\\\x00-\x1f\x7f-\U0010ffff]*')
+
+
+def quote(value: str | bytes) -> str:
+    """A quoted text-format string; non-printable and non-ASCII bytes as octal escapes, as GE writes."""
+    if isinstance(value, str):
+        if _PLAIN.fullmatch(value):
+            return f'"{value}"'
+        value = value.encode("utf-8", "surrogateescape")
+    out = []
+    for byte in value:
+        if byte == 0x22:
+            out.append('\\"')
+        elif byte == 0x5C:
+            out.append("\\\\")
+        elif byte == 0x0A:
+            out.append("\\n")
+        elif byte == 0x0D:
+            out.append("\\r")
+        elif byte == 0x09:
+            out.append("\\t")
+        elif 0x20 <= byte < 0x7F:
+            out.append(chr(byte))
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def format_float(value: float) -> str:
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(float(value))
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def model(self, model: Model) -> None:
+        add = self.lines.append
+        if model.name:
+            add(f"name: {quote(model.name)}")
+        if model.version:
+            add(f"version: {int(model.version)}")
+        if model.custom_version:
+            add(f"custom_version: {quote(model.custom_version)}")
+        for graph in model.graphs:
+            add("graph {")
+            self.graph(graph, "  ")
+            add("}")
+        self.attrs(model.attrs, "")
+
+    def graph(self, graph: Graph, pad: str) -> None:
+        add = self.lines.append
+        if graph.name:
+            add(f"{pad}name: {quote(graph.name)}")
+        for text in graph.inputs:
+            add(f"{pad}input: {quote(text)}")
+        for text in graph.outputs:
+            add(f"{pad}output: {quote(text)}")
+        inner = pad + "  "
+        for op in graph.ops:
+            add(f"{pad}op {{")
+            add(f"{inner}name: {quote(op.name)}")
+            if op.type:
+                add(f"{inner}type: {quote(op.type)}")
+            for text in op.inputs:
+                add(f"{inner}input: {quote(text)}")
+            self.attrs(op.attrs, inner)
+            fields = dict(op.extra)
+            if op.id:
+                fields["id"] = op.id
+            if op.stream_id:
+                fields["stream_id"] = op.stream_id
+            if op.dst_names:
+                fields["dst_name"] = op.dst_names
+            if op.dst_indexes:
+                fields["dst_index"] = op.dst_indexes
+            if op.subgraph_names:
+                fields["subgraph_name"] = op.subgraph_names
+            self.fields("OpDef", fields, inner, after=10, before=33)
+            for desc in op.input_descs:
+                add(f"{inner}input_desc {{")
+                self.desc(desc, inner + "  ")
+                add(f"{inner}}}")
+            for desc in op.output_descs:
+                add(f"{inner}output_desc {{")
+                self.desc(desc, inner + "  ")
+                add(f"{inner}}}")
+            self.fields("OpDef", fields, inner, after=34, before=1000)
+            add(f"{pad}}}")
+        self.attrs(graph.attrs, pad)
+
+    def fields(self, message: str, values: dict[str, Any], pad: str, after: int, before: int) -> None:
+        """Scalar fields with numbers in (after, before), in field-number order."""
+        schema = SCHEMA[message]
+        chosen = sorted((schema[k][2], k) for k in values if k in schema and after < schema[k][2] < before)
+        for _, key in chosen:
+            kind, repeated, _ = schema[key]
+            value = values[key]
+            for item in (value if repeated else [value]):
+                self.lines.append(f"{pad}{key}: {self.scalar(kind, item)}")
+
+    @staticmethod
+    def scalar(kind: str, value: Any) -> str:
+        if kind is S or kind is B:
+            return quote(value)
+        if kind is O:
+            return "true" if value else "false"
+        if kind is F:
+            return format_float(value)
+        if kind is I:
+            return str(int(value))
+        return str(value)  # enum names
+
+    def desc(self, desc: TensorDesc, pad: str) -> None:
+        add = self.lines.append
+        if "name" in desc.extra:
+            add(f"{pad}name: {quote(desc.extra['name'])}")
+        if desc.dtype and desc.dtype != "DT_UNDEFINED":
+            add(f"{pad}dtype: {desc.dtype}")
+        if desc.shape:
+            add(f"{pad}shape {{")
+            inner = pad + "  "
+            for dim in desc.shape:
+                add(f"{inner}dim: {int(dim)}")
+            add(f"{pad}}}")
+        if desc.layout:
+            add(f"{pad}layout: {quote(desc.layout)}")
+        self.attrs(desc.attrs, pad)
+        self.fields("TensorDescriptor", desc.extra, pad, after=5, before=1000)
+
+    def attrs(self, attrs: dict[str, Any], pad: str) -> None:
+        add = self.lines.append
+        inner = pad + "  "
+        for key, value in attrs.items():
+            add(f"{pad}attr {{")
+            add(f"{inner}key: {quote(key)}")
+            add(f"{inner}value {{")
+            self.attr_value(value, inner + "  ")
+            add(f"{inner}}}")
+            add(f"{pad}}}")
+
+    def attr_value(self, value: Any, pad: str) -> None:
+        add = self.lines.append
+        kind = attr_kind(value)
+        if kind == "":
+            return
+        if kind == "s":
+            add(f"{pad}s: {quote(value)}")
+        elif kind == "i":
+            add(f"{pad}i: {int(value)}")
+        elif kind == "b":
+            add(f"{pad}b: {'true' if value else 'false'}")
+        elif kind == "f":
+            add(f"{pad}f: {format_float(value)}")
+        elif kind == "dt":
+            add(f"{pad}dt: {int(value)}")
+        elif kind == "bt":
+            add(f"{pad}bt: {quote(bytes(value))}")
+        elif kind == "list":
+            add(f"{pad}list {{")
+            self.list_value(value, pad + "  ")
+            add(f"{pad}}}")
+        else:
+            add(f"{pad}{kind} {{")
+            self.message_value(kind, value, pad + "  ")
+            add(f"{pad}}}")
+
+    def list_value(self, value: list[Any], pad: str) -> None:
+        add = self.lines.append
+        item_kind = list_item_kind(value)
+        for item in value:
+            if item_kind == "s":
+                add(f"{pad}s: {quote(item)}")
+            elif item_kind in ("i", "dt"):
+                add(f"{pad}{item_kind}: {int(item)}")
+            elif item_kind == "f":
+                add(f"{pad}f: {format_float(item)}")
+            elif item_kind == "b":
+                add(f"{pad}b: {'true' if item else 'false'}")
+            elif item_kind == "bt":
+                add(f"{pad}bt: {quote(bytes(item))}")
+            else:
+                add(f"{pad}{item_kind} {{")
+                self.message_value({"na": "func"}.get(item_kind or "", item_kind or ""), item, pad + "  ")
+                add(f"{pad}}}")
+        val_type = list_val_type(value)
+        if val_type:
+            add(f"{pad}val_type: {val_type}")
+
+    def message_value(self, kind: str, value: Any, pad: str) -> None:
+        add = self.lines.append
+        if kind == "td":
+            self.desc(value, pad)
+        elif kind == "g":
+            self.graph(value, pad)
+        elif kind == "func":
+            if value.name:
+                add(f"{pad}name: {quote(value.name)}")
+            self.attrs(value.attrs, pad)
+        elif kind == "t":
+            if value.desc is not None:
+                add(f"{pad}desc {{")
+                self.desc(value.desc, pad + "  ")
+                add(f"{pad}}}")
+            if value.data:
+                add(f"{pad}data: {quote(bytes(value.data))}")
+        elif kind in ("list_list_int", "list_list_float"):
+            outer, inner_name = ("list_list_i", "list_i") if kind == "list_list_int" else ("list_list_f", "list_f")
+            for row in value:
+                add(f"{pad}{outer} {{")
+                for item in row:
+                    text = str(int(item)) if kind == "list_list_int" else format_float(item)
+                    add(f"{pad}  {inner_name}: {text}")
+                add(f"{pad}}}")
+        else:
+            raise TypeError(f"cannot write attribute kind {kind}")
+
+
+def format_model(model: Model) -> str:
+    """The text-format dump of a model (2-space indented, one field per line, like GE's own dumps)."""
+    writer = _Writer()
+    writer.model(model)
+    return "\n".join(writer.lines) + "\n"
+

@@ -1,0 +1,361 @@
+"""Result CSVs (compare.md §3): writing ours as msaccucmp writes its, reading any version's, summarising.
+
+A run writes `result_<stamp>.csv.partial` row group by row group (each group one write, flushed), in
+graph order, and renames it to `result_<stamp>.csv` only when every group is done: a finished name is a
+complete result, and an interrupted run leaves a valid CSV (`.partial`) that `vc --resume` continues.
+Readers find columns by header name, so msaccucmp CSVs of any version read the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from precision_tool.analysis.metrics import METRIC_NAMES, NAN_TEXT, TensorMetrics
+from precision_tool.errors import FormatError
+
+PARTIAL_SUFFIX = ".partial"
+GOLDEN_HEADER: tuple[str, ...] = (
+    "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "TensorIndex", "Shape",
+    *METRIC_NAMES, "CompareFailReason",
+)
+NPU_VS_NPU_HEADER: tuple[str, ...] = (
+    "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "Address", "TensorIndex",
+    "Shape", *METRIC_NAMES, "CompareFailReason",
+)
+
+
+def header_for(npu_vs_npu: bool) -> tuple[str, ...]:
+    return NPU_VS_NPU_HEADER if npu_vs_npu else GOLDEN_HEADER
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One CSV row: one tensor of one op (or one NaN row for an op that could not be compared)."""
+
+    index: int
+    """Fusion-group number in graph order (msaccucmp's Index)."""
+    op_type: str
+    npu_dump: str
+    npu_dtype: str
+    npu_address: str
+    ground_truth: str
+    golden_dtype: str
+    tensor_index: str
+    """'<npu op>:input:0' / '<npu op>:output:1'; 'NaN' on a row for an op without dump."""
+    shape: str
+    metrics: TensorMetrics
+    golden_address: str = NAN_TEXT
+    """Only written in NPU-vs-NPU results."""
+
+    def cells(self, npu_vs_npu: bool) -> list[str]:
+        head = [str(self.index), self.op_type, self.npu_dump, self.npu_dtype, self.npu_address,
+                self.ground_truth, self.golden_dtype]
+        if npu_vs_npu:
+            head.append(self.golden_address)
+        return head + [self.tensor_index, self.shape, *self.metrics.values, self.metrics.reason_text]
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+
+
+def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)  # excel dialect: CRLF, minimal quoting — as msaccucmp writes
+    for row in rows:
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+class ResultWriter:
+    """Streams row groups to `<final>.partial` (mode 0600); `finish()` renames it to the final name."""
+
+    def __init__(self, final_path: Path, npu_vs_npu: bool, *, resume: bool = False) -> None:
+        self.final_path = Path(final_path)
+        self.partial_path = self.final_path.with_name(self.final_path.name + PARTIAL_SUFFIX)
+        self.npu_vs_npu = npu_vs_npu
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resume else os.O_TRUNC)
+        fd = os.open(self.partial_path, flags, 0o600)
+        os.fchmod(fd, 0o600)
+        self._file = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        if not resume or self._file.tell() == 0:
+            self._write(_encode_rows([header_for(npu_vs_npu)]))
+
+    def _write(self, text: str) -> None:
+        self._file.write(text)
+        self._file.flush()
+
+    def write_group(self, rows: Sequence[CompareRow]) -> None:
+        """All rows of one group in one write, so an interruption never splits a group (but see resume)."""
+        self._write(_encode_rows(row.cells(self.npu_vs_npu) for row in rows))
+
+    def finish(self) -> Path:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self.partial_path, self.final_path)
+        return self.final_path
+
+    def close(self) -> None:
+        """Stop without completing (interrupted): the .partial stays, valid, for --resume."""
+        if not self._file.closed:
+            self._file.flush()
+            self._file.close()
+
+
+def prepare_resume(partial_path: Path) -> set[int]:
+    """Make an interrupted `.partial` end on a whole group and return the group Indexes it holds.
+
+    A hard kill can leave half a line, or half of a group's rows: both are cut, and that group is redone.
+    """
+    data = partial_path.read_bytes()
+    end = data.rfind(b"\r\n")
+    data = data[: end + 2] if end >= 0 else b""
+    lines = data.split(b"\r\n")[:-1] if data else []
+    if len(lines) <= 1:
+        keep = data if lines else b""
+        done: set[int] = set()
+    else:
+        table = read_result_text(data.decode("utf-8"), partial_path)
+        indexes = [r.index_number for r in table.rows]
+        last = indexes[-1] if indexes else None
+        kept_rows = [i for i, value in enumerate(indexes) if value != last]
+        # rows are CSV records; re-encode header + kept rows exactly as they were written
+        records = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+        keep = _encode_rows([records[0]] + [records[i + 1] for i in kept_rows]).encode("utf-8")
+        done = {indexes[i] for i in kept_rows}
+    fd = os.open(partial_path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, keep)
+    finally:
+        os.close(fd)
+    return done
+
+
+# --- reading ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorRecord:
+    """One row of a result CSV, whichever tool and version wrote it."""
+
+    index: str
+    op_type: str
+    npu_op: str
+    golden_op: str
+    tensor_index: str
+    shape: str
+    cosine: float
+    values: dict[str, str]
+    reason: str
+
+    @property
+    def index_number(self) -> int:
+        try:
+            return int(self.index)
+        except ValueError:
+            return -1
+
+    @property
+    def kind(self) -> str:
+        """'input', 'output', or '' for a row without a tensor."""
+        parts = self.tensor_index.rsplit(":", 2)
+        return parts[1] if len(parts) == 3 and parts[1] in ("input", "output") else ""
+
+    @property
+    def tensor_op(self) -> str:
+        parts = self.tensor_index.rsplit(":", 2)
+        return parts[0] if len(parts) == 3 else self.npu_op
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    path: Path
+    header: tuple[str, ...]
+    rows: tuple[TensorRecord, ...]
+
+    @property
+    def complete(self) -> bool:
+        return not self.path.name.endswith(PARTIAL_SUFFIX)
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def read_result_text(text: str, path: Path) -> ResultTable:
+    records = list(csv.reader(io.StringIO(text, newline="")))
+    if not records:
+        raise FormatError(path, "the file is empty; it is not a comparison result")
+    header = tuple(h.strip() for h in records[0])
+    positions: dict[str, list[int]] = {}
+    for i, name in enumerate(header):
+        positions.setdefault(name, []).append(i)
+
+    def first(*names: str) -> int | None:
+        for name in names:
+            if name in positions:
+                return positions[name][0]
+        return None
+
+    tensor_col = first("TensorIndex")
+    cosine_col = first("CosineSimilarity")
+    if tensor_col is None or cosine_col is None:
+        raise FormatError(
+            path, "has no TensorIndex or CosineSimilarity column; it is not an msaccucmp/vc result CSV"
+        )
+    cols = {
+        "index": first("Index"), "op_type": first("OpType"), "npu": first("NPUDump", "LeftOp"),
+        "golden": first("GroundTruth", "RightOp"), "shape": first("Shape"), "reason": first("CompareFailReason"),
+    }
+    metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
+    rows = []
+    for record in records[1:]:
+        if not record:
+            continue
+
+        def cell(col: int | None) -> str:
+            return record[col] if col is not None and col < len(record) else ""
+
+        rows.append(TensorRecord(
+            index=cell(cols["index"]), op_type=cell(cols["op_type"]), npu_op=cell(cols["npu"]),
+            golden_op=cell(cols["golden"]), tensor_index=cell(tensor_col), shape=cell(cols["shape"]),
+            cosine=_float(cell(cosine_col)), values={n: cell(c) for n, c in metric_cols.items()},
+            reason=cell(cols["reason"]),
+        ))
+    return ResultTable(path=path, header=header, rows=tuple(rows))
+
+
+def read_result_csv(path: str | os.PathLike[str]) -> ResultTable:
+    """Read a result CSV of ours or of any msaccucmp version (columns found by header name)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise FormatError(path, f"cannot read ({exc.strerror})") from None
+    return read_result_text(text, path)
+
+
+def result_files(folder: Path) -> list[Path]:
+    """The result CSVs in a result folder: finished ones, then interrupted (.partial) ones, by name."""
+    if not folder.is_dir():
+        return []
+    done = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".csv")
+    partial = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(".csv" + PARTIAL_SUFFIX))
+    return done + partial
+
+
+# --- summaries ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorCosine:
+    tensor_index: str
+    cosine: float
+    """NaN when not computed."""
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """One op (or fusion group) of a result, in graph order."""
+
+    index: str
+    npu_op: str
+    golden_op: str
+    op_type: str
+    inputs: tuple[TensorCosine, ...]
+    outputs: tuple[TensorCosine, ...]
+    reasons: tuple[str, ...] = ()
+
+    def failing_outputs(self, threshold: float) -> list[TensorCosine]:
+        return [t for t in self.outputs if not math.isnan(t.cosine) and t.cosine <= threshold]
+
+    def failing_inputs(self, threshold: float) -> list[TensorCosine]:
+        return [t for t in self.inputs if not math.isnan(t.cosine) and t.cosine <= threshold]
+
+
+@dataclass(frozen=True)
+class FirstFailure:
+    """The first tensor (in graph order) whose cosine is at or below the threshold."""
+
+    op: OpResult
+    tensor: TensorCosine
+    is_graph_input: bool
+    """True when it is an op's input that no earlier failing output explains: the runs were fed
+    different data (inconsistent inputs), not an NPU operator error."""
+
+
+@dataclass(frozen=True)
+class CompareSummary:
+    """What `vcs` and `ac` show of one result CSV."""
+
+    path: Path
+    complete: bool
+    threshold: float
+    ops: tuple[OpResult, ...]
+    tensors_compared: int
+    tensors_not_compared: int
+    abnormal_ops: tuple[OpResult, ...] = field(default=())
+    """Ops with an output cosine ≤ threshold, in graph order."""
+    first_divergent_op: OpResult | None = None
+    """The first op whose outputs fail while its inputs pass: where the error is born."""
+    first_failure: FirstFailure | None = None
+    min_output_cosine: float = math.nan
+
+
+def group_ops(table: ResultTable) -> list[OpResult]:
+    """Rows → ops, keeping file order (which is graph order for both tools)."""
+    ops: list[OpResult] = []
+    current: dict[tuple[str, str], dict] = {}  # type: ignore[type-arg]
+    order: list[tuple[str, str]] = []
+    for row in table.rows:
+        key = (row.index, row.tensor_op)
+        if key not in current:
+            current[key] = {"row": row, "inputs": [], "outputs": [], "reasons": []}
+            order.append(key)
+        entry = current[key]
+        if row.kind == "input":
+            entry["inputs"].append(TensorCosine(row.tensor_index, row.cosine))
+        elif row.kind == "output":
+            entry["outputs"].append(TensorCosine(row.tensor_index, row.cosine))
+        if row.reason:
+            entry["reasons"].append(row.reason)
+    for key in order:
+        entry = current[key]
+        row = entry["row"]
+        ops.append(OpResult(
+            index=row.index, npu_op=row.tensor_op if row.kind else row.npu_op, golden_op=row.golden_op,
+            op_type=row.op_type, inputs=tuple(entry["inputs"]), outputs=tuple(entry["outputs"]),
+            reasons=tuple(entry["reasons"]),
+        ))
+    return ops
+
+
+def summarize(table: ResultTable, threshold: float = 0.98) -> CompareSummary:
+    """Abnormal ops, the first divergent op and the first failing tensor of one result."""
+    ops = group_ops(table)
+    compared = sum(1 for r in table.rows if not math.isnan(r.cosine))
+    abnormal = tuple(op for op in ops if op.failing_outputs(threshold))
+    divergent = next((op for op in abnormal if not op.failing_inputs(threshold)), None)
+    first_failure: FirstFailure | None = None
+    for op in ops:
+        bad_inputs = op.failing_inputs(threshold)
+        if bad_inputs:
+            first_failure = FirstFailure(op, bad_inputs[0], is_graph_input=True)
+            break
+        bad_outputs = op.failing_outputs(threshold)
+        if bad_outputs:
+            first_failure = FirstFailure(op, bad_outputs[0], is_graph_input=False)
+            break
+    outputs = [t.cosine for op in ops for t in op.outputs if not math.isnan(t.cosine)]
+    return CompareSummary(
+        path=table.path, complete=table.complete, threshold=threshold, ops=tuple(ops),
+        tensors_compared=compared, tensors_not_compared=len(table.rows) - compared,
+        abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
+        min_output_cosine=min(outputs) if outputs else math.nan,
+    )

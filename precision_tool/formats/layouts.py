@@ -25,7 +25,11 @@ DEVICE_FORMATS = ("NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "NDC1HWC0")
 
 
 class LayoutError(PrecisionToolError):
-    """A layout conversion the shapes at hand cannot determine (or that is not supported)."""
+    """A layout conversion the shapes at hand cannot determine (ambiguous or unfit original shape)."""
+
+
+class UnsupportedConversion(LayoutError):
+    """The source layout has no conversion to the target at all (ND → NCHW, FRACTAL_NZ → NHWC ...)."""
 
 
 def format_label(fmt: int | str) -> str:
@@ -51,9 +55,9 @@ def _permute(array: "np.ndarray", src: str, dst: str) -> "np.ndarray":
     if src == dst:
         return array
     if sorted(src) != sorted(dst) or len(set(src)) != len(src):
-        raise LayoutError(f"cannot convert {src} to {dst}: they do not hold the same axes")
+        raise UnsupportedConversion(f"cannot convert {src} to {dst}: they do not hold the same axes")
     if array.ndim != len(src):
-        raise LayoutError(f"a {src} tensor needs {len(src)} dims, this one has shape {list(array.shape)}")
+        raise UnsupportedConversion(f"a {src} tensor needs {len(src)} dims, this one has shape {list(array.shape)}")
     return array.transpose([src.index(axis) for axis in dst])
 
 
@@ -110,7 +114,7 @@ def from_device(
         if dst == "ND":
             return array
         if src == "ND":
-            raise LayoutError(f"an ND tensor has no axis names; cannot convert it to {dst}")
+            raise UnsupportedConversion(f"an ND tensor has no axis names; cannot convert it to {dst}")
         return _permute(array, src, dst)
     if src == "NC1HWC0":
         return _from_nc1hwc0(array, dst, original, original_format)
@@ -122,7 +126,7 @@ def from_device(
         return _from_fractal_nz(array, dst, original)
     if src == "NDC1HWC0":
         return _from_ndc1hwc0(array, dst, original, original_format)
-    raise LayoutError(f"converting {src} to {dst} is not supported")
+    raise UnsupportedConversion(f"converting {src} to {dst} is not supported")
 
 
 def _from_nc1hwc0(array: "np.ndarray", dst: str, original: tuple[int, ...],
@@ -132,7 +136,7 @@ def _from_nc1hwc0(array: "np.ndarray", dst: str, original: tuple[int, ...],
     if array.ndim != 5:
         raise LayoutError(f"an NC1HWC0 tensor needs 5 dims, this one has shape {list(array.shape)}")
     if dst not in PLAIN_4D:
-        raise LayoutError(f"NC1HWC0 converts to {', '.join(PLAIN_4D)}, not {dst}")
+        raise UnsupportedConversion(f"NC1HWC0 converts to {', '.join(PLAIN_4D)}, not {dst}")
     n, c1, h, w, c0 = array.shape
     if original:
         found: dict[tuple[int, ...], list[str]] = {}
@@ -163,7 +167,7 @@ def _from_fractal_z(array: "np.ndarray", dst: str, original: tuple[int, ...],
     if array.ndim != 4:
         raise LayoutError(f"a FRACTAL_Z tensor needs 4 dims [C1*H*W, No, Ni, C0], this one has {list(array.shape)}")
     if dst not in PLAIN_4D:
-        raise LayoutError(f"FRACTAL_Z converts to {', '.join(PLAIN_4D)}, not {dst}")
+        raise UnsupportedConversion(f"FRACTAL_Z converts to {', '.join(PLAIN_4D)}, not {dst}")
     c1hw, no, ni, c0 = array.shape
     if not original:
         raise LayoutError("FRACTAL_Z needs the original shape to split C1*H*W; the dump has none")
@@ -187,7 +191,7 @@ def _from_fractal_nz(array: "np.ndarray", dst: str, original: tuple[int, ...]) -
     if array.ndim < 4:
         raise LayoutError(f"a FRACTAL_NZ tensor needs at least 4 dims [..., C1, No, Ni, C0], this one has {list(array.shape)}")
     if dst != "ND":
-        raise LayoutError(f"FRACTAL_NZ converts to ND only, not {dst}")
+        raise UnsupportedConversion(f"FRACTAL_NZ converts to ND only, not {dst}")
     *batch, c1, no, ni, c0 = array.shape
     batch_count = int(np.prod(batch)) if batch else 1
     if original:
@@ -215,7 +219,7 @@ def _from_ndc1hwc0(array: "np.ndarray", dst: str, original: tuple[int, ...],
     if array.ndim != 6:
         raise LayoutError(f"an NDC1HWC0 tensor needs 6 dims, this one has shape {list(array.shape)}")
     if dst not in PLAIN_5D:
-        raise LayoutError(f"NDC1HWC0 converts to {', '.join(PLAIN_5D)}, not {dst}")
+        raise UnsupportedConversion(f"NDC1HWC0 converts to {', '.join(PLAIN_5D)}, not {dst}")
     n, d, c1, h, w, c0 = array.shape
     if original:
         found: dict[tuple[int, ...], list[str]] = {}
@@ -286,7 +290,7 @@ def to_device(
 
 
 def _refuse(src: str, dst: str) -> "np.ndarray":
-    raise LayoutError(f"converting {src} to {dst} is not supported")
+    raise UnsupportedConversion(f"converting {src} to {dst} is not supported")
 
 
 def _pad_axis(array: "np.ndarray", axis: int, size: int) -> "np.ndarray":

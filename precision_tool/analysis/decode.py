@@ -1,0 +1,400 @@
+"""Decoding NPU dumps to .npy (`dc`), and finding dump files in the workspace (`dc NAME`, `ls dump`).
+
+Each dump file is decoded all-or-nothing: its tensors go to temporary names and are renamed only when
+the whole file read well, so a bad file leaves nothing behind. A folder is decoded by a few worker
+processes; good files are written, bad ones are reported, and the caller decides the exit status.
+Plain decoding (no target format) copies the tensor bytes straight from the dump into the .npy file
+(the kernel does the copy) whenever the element type is one numpy stores natively.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from precision_tool.errors import FormatError, PrecisionToolError
+from precision_tool.formats.npu_dump import (
+    MAPPING_FILE, DataType, DumpFile, DumpName, TensorHeader, dump_name_of, format_name, numpy_dtype_of,
+    read_dump_header, read_mapping, read_tensor, sanitize_op_name,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from precision_tool.workspace import Workspace
+
+# Files in dump folders that are not dumps (decoded output, mapping tables, logs ...).
+NOT_DUMP_SUFFIXES = (".npy", ".csv", ".txt", ".json", ".log", ".pb", ".bin", ".pkl", ".part", ".py", ".md")
+_NATIVE_EXTRA = {DataType.BF16, DataType.FLOAT8_E5M2, DataType.FLOAT8_E4M3FN, DataType.FLOAT8_E8M0,
+                 DataType.UINT1, DataType.COMPLEX32}
+MAX_FILE_NAME = 255
+
+
+@dataclass(frozen=True)
+class DecodeProblem:
+    """A file (or one tensor of it, `label` like 'output:0') that was not decoded, and why."""
+
+    path: Path
+    message: str
+    label: str | None = None
+
+    def line(self) -> str:
+        where = f"{self.path} {self.label}" if self.label else str(self.path)
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class DecodeReport:
+    out_dir: Path
+    target_format: str | None
+    file_count: int
+    written: tuple[Path, ...]
+    skipped: tuple[DecodeProblem, ...]  # tensors with no conversion to the target (ND → NCHW ...)
+    failed: tuple[DecodeProblem, ...]  # bad files, and tensors whose conversion cannot be determined
+    ignored: tuple[Path, ...] = ()  # files in the folder that are not dumps (by suffix)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+
+def decoded_name(dump_path: str | os.PathLike[str], kind: str, index: int,
+                 shape: Sequence[int] | None = None) -> str:
+    """`{dumpfile}.{input|output}.{idx}.npy`, or `...{idx}.{d0}x{d1}...npy` when a format was given."""
+    base = f"{os.path.basename(dump_path)}.{kind}.{index}"
+    if shape is not None:
+        base += "." + "x".join(str(int(d)) for d in shape)
+    return base + ".npy"
+
+
+def saveable(array: "np.ndarray") -> "np.ndarray":
+    """What goes into a .npy: ml_dtypes types (bf16, fp8) widen to float32 so any numpy can load it."""
+    import numpy as np
+
+    if array.dtype.kind == "V" or type(array.dtype).__module__.startswith("ml_dtypes") \
+            or array.dtype.type.__module__.startswith("ml_dtypes"):
+        return array.astype(np.float32)
+    return array
+
+
+HOST_LAYOUT = {"NC1HWC0": "NCHW", "FRACTAL_Z": "NCHW", "FRACTAL_NZ": "ND", "NDC1HWC0": "NCDHW"}
+
+
+def host_array(tensor: TensorHeader, array: "np.ndarray") -> tuple["np.ndarray", str, str | None]:
+    """The tensor in its framework layout when that can be determined: (array, layout, note or None)."""
+    from precision_tool.formats.layouts import LayoutError, from_device
+
+    source = format_name(tensor.format)
+    target = HOST_LAYOUT.get(source)
+    if target is None:
+        return array, source, None
+    try:
+        return from_device(array, tensor.format, target, tensor.original_shape, sub_format=tensor.sub_format), \
+            target, None
+    except LayoutError as exc:
+        return array, source, f"shown in device layout {source}: {exc}"
+
+
+# --- decoding ---------------------------------------------------------------------------------------
+def decode_dumps(
+    paths: Sequence[Path],
+    out_dir: Path,
+    *,
+    target_format: str | None = None,
+    workers: int = 1,
+    on_file_done: Callable[[int], None] | None = None,
+    ignored: Sequence[Path] = (),
+) -> DecodeReport:
+    """Decode every dump in `paths` into `out_dir` (created when something is written)."""
+    target = target_format.upper() if target_format else None
+    out_dir = Path(out_dir)
+    jobs = [Path(p) for p in paths]
+    written: list[Path] = []
+    skipped: list[DecodeProblem] = []
+    failed: list[DecodeProblem] = []
+    if jobs:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    workers = max(1, min(workers, len(jobs) // 4 or 1))
+    if workers == 1:
+        for path in jobs:
+            result = _decode_one(path, out_dir, target)
+            _collect(result, written, skipped, failed)
+            if on_file_done:
+                on_file_done(1)
+    else:
+        import concurrent.futures
+        import multiprocessing
+
+        chunks = _chunks(jobs, workers * 4)
+        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            futures = {pool.submit(_decode_many, chunk, out_dir, target): len(chunk) for chunk in chunks}
+            for future in concurrent.futures.as_completed(futures):
+                for result in future.result():
+                    _collect(result, written, skipped, failed)
+                if on_file_done:
+                    on_file_done(futures[future])
+    return DecodeReport(out_dir, target, len(jobs), tuple(sorted(written)), tuple(skipped), tuple(failed),
+                        tuple(ignored))
+
+
+_Result = tuple[list[Path], list[DecodeProblem], list[DecodeProblem]]
+
+
+def _collect(result: _Result, written: list[Path], skipped: list[DecodeProblem],
+             failed: list[DecodeProblem]) -> None:
+    written.extend(result[0])
+    skipped.extend(result[1])
+    failed.extend(result[2])
+
+
+def _chunks(items: list[Path], count: int) -> list[list[Path]]:
+    size = max(1, -(-len(items) // count))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _decode_many(paths: list[Path], out_dir: Path, target: str | None) -> list[_Result]:
+    return [_decode_one(path, out_dir, target) for path in paths]
+
+
+def _decode_one(path: Path, out_dir: Path, target: str | None) -> _Result:
+    """Decode one file; its outputs appear only if the file as a whole read well."""
+    from precision_tool.formats.layouts import LayoutError, UnsupportedConversion
+
+    staged: list[tuple[Path, Path]] = []
+    skipped: list[DecodeProblem] = []
+    failed: list[DecodeProblem] = []
+    try:
+        dump = read_dump_header(path)
+        for tensor in dump.tensors:
+            try:
+                staged.append(_decode_tensor(dump, tensor, out_dir, target))
+            except UnsupportedConversion as exc:
+                skipped.append(DecodeProblem(path, str(exc), tensor.label))
+            except LayoutError as exc:
+                failed.append(DecodeProblem(path, str(exc), tensor.label))
+    except PrecisionToolError as exc:
+        _discard(staged)
+        message = exc.problem if isinstance(exc, FormatError) and exc.path == str(path) else str(exc)
+        return [], [], [DecodeProblem(path, message)]
+    except OSError as exc:
+        _discard(staged)
+        return [], [], [DecodeProblem(path, f"cannot write the decoded data ({exc.strerror or exc})")]
+    except BaseException:
+        _discard(staged)
+        raise
+    written = []
+    for temp, final in staged:
+        os.replace(temp, final)
+        written.append(final)
+    return written, skipped, failed
+
+
+def _discard(staged: list[tuple[Path, Path]]) -> None:
+    for temp, _ in staged:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+
+
+def _decode_tensor(dump: DumpFile, tensor: TensorHeader, out_dir: Path, target: str | None) -> tuple[Path, Path]:
+    import numpy as np
+
+    if target is None and tensor.data_type not in _NATIVE_EXTRA:
+        try:
+            dtype = numpy_dtype_of(tensor.data_type)
+        except ValueError as exc:
+            raise FormatError(dump.path, f"{tensor.label}: cannot decode {exc}") from None
+        final = _output_path(dump, out_dir, decoded_name(dump.path, tensor.kind, tensor.index))
+        temp = _temp_for(final)
+        _copy_as_npy(dump, tensor, dtype, temp)
+        return temp, final
+    array = read_tensor(dump, tensor)
+    if target is not None:
+        from precision_tool.formats.layouts import from_device
+
+        array = from_device(array, tensor.format, target, tensor.original_shape, sub_format=tensor.sub_format)
+        name = decoded_name(dump.path, tensor.kind, tensor.index, array.shape)
+    else:
+        name = decoded_name(dump.path, tensor.kind, tensor.index)
+    final = _output_path(dump, out_dir, name)
+    temp = _temp_for(final)
+    with open(temp, "wb") as handle:
+        np.save(handle, np.ascontiguousarray(saveable(array)), allow_pickle=False)
+    return temp, final
+
+
+def _output_path(dump: DumpFile, out_dir: Path, name: str) -> Path:
+    if len(name.encode()) > MAX_FILE_NAME:
+        raise FormatError(dump.path, f"the decoded file name would be {len(name)} characters, over the limit of {MAX_FILE_NAME}")
+    return out_dir / name
+
+
+def _temp_for(final: Path) -> Path:
+    return final.with_name(f".{final.name[:200]}.{os.getpid()}.part")
+
+
+def _copy_as_npy(dump: DumpFile, tensor: TensorHeader, dtype: "np.dtype[Any]", temp: Path) -> None:
+    """Write a .npy header, then let the kernel copy the tensor bytes straight from the dump."""
+    import numpy as np
+
+    count = tensor.element_count
+    needed = count * dtype.itemsize
+    if needed > tensor.size:
+        raise FormatError(dump.path, f"{tensor.label}: shape {list(tensor.shape)} needs {needed} bytes "
+                                     f"but the block holds {tensor.size}")
+    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+              "shape": tuple(tensor.array_shape)}
+    with open(temp, "wb") as out:
+        np.lib.format.write_array_header_1_0(out, header)
+        out.flush()
+        if needed == 0:
+            return
+        with open(dump.path, "rb") as source:
+            _kernel_copy(source.fileno(), out.fileno(), tensor.offset, needed, dump.path)
+
+
+def _kernel_copy(src: int, dst: int, offset: int, length: int, path: Path) -> None:
+    done = 0
+    use_range = hasattr(os, "copy_file_range")
+    while done < length:
+        try:
+            if use_range:
+                n = os.copy_file_range(src, dst, length - done, offset + done)
+            else:
+                n = os.sendfile(dst, src, offset + done, length - done)
+        except OSError:
+            if not use_range:
+                raise
+            use_range = False  # e.g. across file systems on old kernels
+            continue
+        if n == 0:
+            raise FormatError(path, f"the file ended while copying {length} bytes at offset {offset}; it is truncated")
+        done += n
+
+
+# --- finding dumps ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DumpEntry:
+    """A file in a dump folder whose name says it is a dump (headers not read yet)."""
+
+    path: Path
+    name: DumpName
+
+
+def is_candidate_dump(path: Path) -> bool:
+    """Files a folder decode tries: everything but hidden files, mapping.csv and known non-dump suffixes."""
+    base = path.name
+    return not base.startswith(".") and base != MAPPING_FILE and not base.lower().endswith(NOT_DUMP_SUFFIXES)
+
+
+def scan_dump_folder(folder: Path) -> list[DumpEntry]:
+    """Files below `folder` whose names parse as dump names (numbered names resolved via mapping.csv)."""
+    entries: list[DumpEntry] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        dirnames.sort()
+        mapping: dict[str, str] | None = None
+        if MAPPING_FILE in filenames:
+            try:
+                mapping = read_mapping(dirpath)
+            except FormatError:
+                mapping = {}
+        for base in sorted(filenames):
+            if base.startswith(".") or base.endswith(NOT_DUMP_SUFFIXES):
+                continue
+            name = dump_name_of(os.path.join(dirpath, base), mapping or {})
+            if name is not None:
+                entries.append(DumpEntry(Path(dirpath) / base, name))
+    return entries
+
+
+def workspace_dump_folders(workspace: "Workspace") -> list[Path]:
+    """Where the workspace's NPU dumps are: the newest dump folder of each debug run."""
+    folders = []
+    for debug_id in workspace.debug_ids():
+        folder = workspace.newest_dump_dir(debug_id)
+        if folder is not None:
+            folders.append(folder)
+    return folders
+
+
+def find_dumps_by_op_name(workspace: "Workspace", op_name: str) -> list[Path]:
+    """Dump files of an op: exact (sanitised) name first, else names containing it (case-insensitive)."""
+    wanted = sanitize_op_name(op_name)
+    entries = [e for folder in workspace_dump_folders(workspace) for e in scan_dump_folder(folder)]
+    exact = [e.path for e in entries if e.name.op_name == wanted]
+    if exact:
+        return exact
+    lowered = wanted.lower()
+    return [e.path for e in entries if lowered in e.name.op_name.lower()]
+
+
+# --- listing ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DumpListing:
+    """One row of `ls dump`."""
+
+    path: Path
+    op_type: str
+    op_name: str
+    task_id: int
+    stream_id: int | None
+    timestamp_us: int
+    input_count: int | None  # None when the header could not be read
+    output_count: int | None
+    problem: str | None = None
+
+
+def list_dump_files(folders: Iterable[Path], *, name: str | None = None, op_type: str | None = None,
+                    workers: int = 1) -> list[DumpListing]:
+    """Dumps whose op name / type contain the filters, with their input/output counts (headers only)."""
+    entries = [e for folder in folders for e in scan_dump_folder(folder)]
+    if name:
+        needle = sanitize_op_name(name).lower()
+        entries = [e for e in entries if needle in e.name.op_name.lower()]
+    if op_type:
+        type_needle = op_type.lower()
+        entries = [e for e in entries if type_needle in e.name.op_type.lower()]
+    if workers > 1 and len(entries) > 2000:
+        import concurrent.futures
+        import multiprocessing
+
+        chunks = [entries[i::workers] for i in range(workers)]
+        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            parts = list(pool.map(_list_entries, chunks))
+        rows = [row for part in parts for row in part]
+    else:
+        rows = _list_entries(entries)
+    rows.sort(key=lambda r: (r.timestamp_us, str(r.path)))
+    return rows
+
+
+def _list_entries(entries: list[DumpEntry]) -> list[DumpListing]:
+    rows = []
+    for entry in entries:
+        n = entry.name
+        try:
+            dump = read_dump_header(entry.path, name=n)
+            counts: tuple[int | None, int | None] = (len(dump.inputs), len(dump.outputs))
+            problem = None
+        except FormatError as exc:
+            counts, problem = (None, None), exc.problem
+        rows.append(DumpListing(entry.path, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp_us,
+                                counts[0], counts[1], problem))
+    return rows
+
+
+_TENSOR_REF = re.compile(r"^(?P<file>.+):(?P<kind>input|output):(?P<index>\d+)$")
+
+
+def split_tensor_ref(text: str) -> tuple[str, str, int] | None:
+    """'FILE:output:0' → (FILE, 'output', 0); None when `text` is not such a reference."""
+    match = _TENSOR_REF.match(text)
+    if not match:
+        return None
+    return match.group("file"), match.group("kind"), int(match.group("index"))

@@ -319,16 +319,24 @@ def _tick(progress: ProgressCallback | None, done: int, total: int) -> None:
 
 
 # --- running the training script ----------------------------------------------------------------------
-def run_training(command_line: str, cwd: Path | None = None) -> int:
-    """Run the user's training command (no shell), output going to the terminal; returns its exit status."""
+def run_training(command_line: str, workspace_root: Path, cwd: Path | None = None) -> int:
+    """Run the user's training command (no shell), output going to the terminal; returns its exit status.
+
+    The child sees PRECISION_DATA (so tf_config dumps into this workspace) and can import precision_tool
+    even when it is not installed (the checkout is put on PYTHONPATH), as next to the original's scripts.
+    """
     try:
         words = shlex.split(command_line)
     except ValueError as exc:
         raise UsageError(f"cannot read the training command {command_line!r}: {exc}") from None
     if not words:
         raise UsageError("the training command is empty")
+    env = dict(os.environ)
+    env["PRECISION_DATA"] = str(workspace_root)
+    checkout = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, env.get("PYTHONPATH", "")) if p)
     try:
-        return subprocess.call(words, cwd=cwd)
+        return subprocess.call(words, cwd=cwd, env=env)
     except FileNotFoundError:
         raise UsageError(f"cannot run {words[0]!r}: no such program") from None
 

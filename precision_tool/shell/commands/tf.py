@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +56,7 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
     if args.command:
         if dump_is_empty(dump_dir):
             ctx.note(note_line(f"{dump_dir} is empty: running `{args.command}` to produce the dumps"))
-            os.environ.setdefault("PRECISION_DATA", str(ctx.workspace.root.resolve()))
-            status = run_training(args.command)
+            status = run_training(args.command, ctx.workspace.root.resolve())
             if status != 0:
                 raise CommandFailed(f"tf_dump: the training command exited with status {status}; "
                                     "nothing was extracted")

@@ -1,3 +1,277 @@
-"""Commands of this area arrive with their issue; see shell/table.py."""
+"""NPU dump commands: `dc` (decode to .npy), `pt` (print a tensor), `ls dump`, and the overflow check of `ac`."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from precision_tool.errors import CommandFailed, FormatError, UsageError
+from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
+
+if TYPE_CHECKING:
+    from precision_tool.workspace import Workspace
+
+TARGET_FORMATS = ("NCHW", "NHWC", "HWCN", "CHWN", "ND", "NCDHW", "NDHWC", "DHWCN")
+
+
+# --- finding what the user named -------------------------------------------------------------------
+def _search_folders(workspace: "Workspace") -> list[Path]:
+    from precision_tool.analysis.decode import workspace_dump_folders
+
+    folders = workspace_dump_folders(workspace)
+    overflow = workspace.newest_overflow_dir()
+    if overflow is not None:
+        folders.append(overflow)
+    return folders
+
+
+def _find_by_basename(workspace: "Workspace", base: str) -> Path | None:
+    for folder in _search_folders(workspace):
+        for dirpath, _dirs, files in os.walk(folder, followlinks=True):
+            if base in files:
+                return Path(dirpath) / base
+    return None
+
+
+def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
+    """A dump file given as a path, or as a file name found in the workspace's dump folders."""
+    path = Path(text).expanduser()
+    if path.is_file():
+        return path
+    if "/" not in text:
+        found = _find_by_basename(workspace, text)
+        if found is not None:
+            return found
+    raise UsageError(f"{text}: no such file (nor a dump file of that name in the workspace)")
+
+
+def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Path]]:
+    """(dump files to decode, files ignored as non-dumps) for a FILE, a DIR, or an op NAME."""
+    from precision_tool.analysis.decode import find_dumps_by_op_name, is_candidate_dump
+    from precision_tool.workspace import walk_files
+
+    path = Path(target).expanduser()
+    if path.is_dir():
+        files = list(walk_files(path))
+        return [p for p in files if is_candidate_dump(p)], [p for p in files if not is_candidate_dump(p)
+                                                           and not p.name.startswith(".")]
+    if path.is_file():
+        return [path], []
+    if "/" not in target:
+        by_name = _find_by_basename(workspace, target)
+        if by_name is not None:
+            return [by_name], []
+    found = find_dumps_by_op_name(workspace, target)
+    if not found:
+        folders = ", ".join(str(f) for f in _search_folders(workspace)) or f"{workspace.root} (it has no dumps)"
+        raise UsageError(f"dc: {target} is not a file, a folder, or an op with dumps in {folders}")
+    return found, []
+
+
+# --- dc ---------------------------------------------------------------------------------------------
+def _target_format(text: str) -> str:
+    value = text.upper()
+    if value not in TARGET_FORMATS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(TARGET_FORMATS)}")
+    return value
+
+
+def _dc_parser(parser: CommandParser) -> None:
+    parser.add_argument("target", help="a dump file, a folder of dumps, or an op name found in the workspace's dumps")
+    parser.add_argument("-f", "--format", type=_target_format, default=None,
+                        help=f"convert to this layout ({', '.join(TARGET_FORMATS)}); names get .d0xd1...npy")
+    parser.add_argument("-o", "--output", default=None,
+                        help="output folder (default: the workspace's temp/decode/dump_convert)")
+
+
+def _dc(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.decode import decode_dumps
+    from precision_tool.render.dumps import decode_report
+
+    files, ignored = _dc_inputs(args.target, ctx.workspace)
+    out_dir = Path(args.output).expanduser() if args.output else ctx.workspace.decode_dir("dump_convert")
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"dc: output {out_dir} is a file, not a folder")
+    with ctx.progress() as progress:
+        task = progress.add_task("decoding", total=len(files))
+        report = decode_dumps(files, out_dir, target_format=args.format, workers=ctx.settings.workers,
+                              on_file_done=lambda n: progress.advance(task, n), ignored=ignored)
+    shown = decode_report(report)
+    if not report.ok:
+        for item in shown:
+            ctx.note(item)
+        raise CommandFailed(f"dc: {len(report.failed)} file(s) or tensor(s) could not be decoded (listed above)")
+    return shown
+
+
+# --- pt ---------------------------------------------------------------------------------------------
+def _pt_parser(parser: CommandParser) -> None:
+    parser.add_argument("file", nargs="?", help="a .npy file, or a dump tensor as DUMPFILE:output:0 / DUMPFILE:input:1")
+    parser.add_argument("-n", "--name", default=None, help="the same, as an option (as in the original tool)")
+    parser.add_argument("-c", "--save-text", dest="save_text", action="store_true",
+                        help="also write the values to a .txt file beside the data")
+
+
+def _pt(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.decode import host_array, split_tensor_ref
+    from precision_tool.analysis.tensor_stats import tensor_stats
+    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
+    from precision_tool.render.dumps import tensor_print
+
+    text = args.name or args.file
+    if not text or (args.name and args.file):
+        raise UsageError("pt: give one .npy file or DUMPFILE:output:N (see `pt -h`)")
+    notes: list[str] = []
+    ref = split_tensor_ref(text)
+    if ref is not None:
+        dump_path = resolve_dump_file(ref[0], ctx.workspace)
+        dump = read_dump_header(dump_path)
+        tensor = dump.tensor(ref[1], ref[2])
+        array, layout, note = host_array(tensor, read_tensor(dump, tensor))
+        notes.append(f"{dump_path}  {tensor.label}  layout {layout}")
+        notes.extend(dump.warnings)
+        if note:
+            notes.append(note)
+        title = f"{dump.op_name or dump_path.name} {tensor.label}"
+        text_path = ctx.workspace.decode_dir("dump_decode") / f"{dump_path.name}.{tensor.kind}.{tensor.index}.txt"
+    else:
+        path = Path(text).expanduser()
+        if not path.is_file():
+            try:
+                dump_path = resolve_dump_file(text, ctx.workspace)
+            except UsageError:
+                raise UsageError(f"pt: {text}: no such file") from None
+            dump = read_dump_header(dump_path)
+            raise UsageError(f"pt: {text} is a dump file; name one tensor, e.g. {text}:output:0 "
+                             f"(it has {len(dump.inputs)} inputs, {len(dump.outputs)} outputs)")
+        if path.suffix != ".npy":
+            raise UsageError(f"pt: {path} is not a .npy file; for a dump tensor write {path}:output:0")
+        array = load_npy(path)
+        title = path.name
+        text_path = path.with_suffix(".txt")
+    saved = _save_text(array, text_path) if args.save_text else None
+    return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved)
+
+
+def load_npy(path: Path) -> Any:
+    """np.load without pickle; a file that needs pickle (or is not a .npy) is one clear error."""
+    import numpy as np
+
+    try:
+        return np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc).lower() or "object" in str(exc).lower():
+            raise FormatError(path, "holds Python objects (needs pickle); refusing to load it, save plain numbers instead") from None
+        raise FormatError(path, f"not a readable .npy file ({exc})") from None
+    except (OSError, EOFError) as exc:
+        raise FormatError(path, f"not a readable .npy file ({exc})") from None
+
+
+def _save_text(array: Any, path: Path) -> Path:
+    import numpy as np
+
+    from precision_tool.analysis.decode import saveable
+    from precision_tool.formats.npu_dump import write_atomic
+    import io
+
+    values = saveable(np.asarray(array))
+    if values.dtype == np.bool_:
+        values = values.astype(np.uint8)
+    table = values.reshape(-1, values.shape[-1]) if values.ndim >= 2 else values.reshape(-1, 1)
+    buffer = io.StringIO()
+    fmt = "%.8g" if values.dtype.kind in "f" else ("%d" if values.dtype.kind in "iub" else "%s")
+    np.savetxt(buffer, table, fmt=fmt, header=f"shape {list(values.shape)} dtype {values.dtype}")
+    write_atomic(path, [buffer.getvalue().encode()])
+    return path
+
+
+# --- ls dump ----------------------------------------------------------------------------------------
+def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
+    """`ls dump [-n NAME] [-t TYPE]`: the workspace's NPU dump files, read header-only."""
+    from precision_tool.analysis.decode import list_dump_files, workspace_dump_folders
+    from precision_tool.render.dumps import dump_listing
+    from precision_tool.render.messages import note_line
+
+    folders = workspace_dump_folders(ctx.workspace)
+    if not folders:
+        return note_line(f"no NPU dumps in {ctx.workspace.dump_root(0)}; train on the NPU with "
+                         "session_dump_config(config, action='dump') from tf_config")
+    rows = list_dump_files(folders, name=getattr(args, "name", None), op_type=getattr(args, "type", None),
+                           workers=ctx.settings.workers)
+    return dump_listing(rows, folders)
+
+
+# --- completion --------------------------------------------------------------------------------------
+_NAME_CACHE: dict[tuple[str, ...], tuple[tuple[float, ...], list[str]]] = {}
+
+
+def _dump_basenames(workspace: "Workspace") -> list[str]:
+    """Dump file names of the workspace (cached until a dump folder changes)."""
+    from precision_tool.analysis.decode import scan_dump_folder
+
+    folders = _search_folders(workspace)
+    key = tuple(str(f) for f in folders)
+    stamp = tuple(f.stat().st_mtime for f in folders if f.exists())
+    cached = _NAME_CACHE.get(key)
+    if cached and cached[0] == stamp:
+        return cached[1]
+    names = sorted({e.path.name for f in folders for e in scan_dump_folder(f)})
+    _NAME_CACHE[key] = (stamp, names)
+    return names
+
+
+def complete_dump_files(request: CompletionRequest) -> list[str]:
+    """Dump file names from the workspace, `FILE:output:N` after a colon, and paths."""
+    current = request.current
+    if request.option in ("-o", "--output"):
+        from precision_tool.shell.completion import complete_paths
+
+        return complete_paths(current)
+    if request.option in ("-f", "--format"):
+        return [f for f in TARGET_FORMATS if f.startswith(current.upper())]
+    if ":" in current:
+        return _complete_tensor_ref(current, request.workspace)
+    from precision_tool.shell.completion import complete_paths
+
+    if "/" in current or current.startswith((".", "~")):
+        return complete_paths(current)
+    names = [n for n in _dump_basenames(request.workspace) if n.startswith(current)]
+    return names + complete_paths(current)
+
+
+def _complete_tensor_ref(current: str, workspace: "Workspace") -> list[str]:
+    from precision_tool.formats.npu_dump import read_dump_header
+
+    file_part = current.split(":", 1)[0]
+    try:
+        dump = read_dump_header(resolve_dump_file(file_part, workspace))
+    except (UsageError, FormatError):
+        return []
+    return [f"{file_part}:{t.label}" for t in dump.tensors if f"{file_part}:{t.label}".startswith(current)]
+
+
+# --- ac ----------------------------------------------------------------------------------------------
+def _overflow_check(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.overflow import find_overflows
+    from precision_tool.render.dumps import overflow_report
+
+    folder = ctx.workspace.newest_overflow_dir()
+    return overflow_report(find_overflows(folder, limit=getattr(args, "limit", 3) or 3))
+
+
+COMMANDS = [
+    Command("dc", "decode NPU dump files (a file, a folder or an op name) to .npy, optionally to a layout",
+            _dc_parser, _dc, completer=complete_dump_files,
+            description="Decode NPU dumps to {dumpfile}.{input|output}.{idx}.npy (with -f FORMAT: "
+                        "...{idx}.{d0}x{d1}...npy), by default into temp/decode/dump_convert/.\n"
+                        "examples:\n  dc Conv2D.conv1_Conv2D.12.1.1700000000000000\n  dc conv1/Conv2D -f NCHW\n"
+                        "  dc precision_data/npu/debug_0/dump -o /tmp/decoded"),
+    Command("pt", "print a tensor's shape, dtype, max/min/mean, NaN/Inf counts and first values",
+            _pt_parser, _pt, completer=complete_dump_files,
+            description="Print a .npy file or one tensor of a dump file.\n"
+                        "examples:\n  pt x.npy\n  pt -n Conv2D.conv1.12.1.1700000000000000:output:0 -c"),
+]
+
+AC_SECTIONS = [AcSection("overflow", _overflow_check, order=30)]

@@ -1,0 +1,87 @@
+"""`dc` against msaccucmp's `convert`, side by side, on 300 fp16 NC1HWC0 dumps (issue 3's speed target).
+
+Each dump holds one input and one output of NCHW 16×20×28×28 stored as NC1HWC0 (~460 MB in all).
+Runs `dc -f NCHW` vs `convert -f NCHW` (target ≥ 5×) and plain `dc` vs plain `convert` (target ≥ 2×),
+each through its command line, and checks that both wrote the same arrays.
+
+    python3 benchmarks/bench_dump_convert.py [--files 300] [--reference /tmp/msacc/msaccucmp]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def make_dumps(folder: Path, count: int) -> None:
+    import numpy as np
+
+    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu_dump import Format, TensorSpec, dump_file_name, write_dump
+
+    rng = np.random.default_rng(0)
+    shape = (16, 20, 28, 28)
+    base = rng.standard_normal(shape).astype(np.float16)
+    for n in range(count):
+        x = base + np.float16(n % 7)
+        device = to_device(x, "NCHW", "NC1HWC0")
+        spec = TensorSpec(device, format=Format.NC1HWC0, original_shape=shape)
+        name = dump_file_name("Conv2D", f"net/conv{n}", n, 1, 1_700_000_000_000_000 + n)
+        write_dump(folder / name, op_name=f"net/conv{n}", inputs=[spec], outputs=[spec])
+
+
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0,):
+        raise SystemExit(f"{command[0]} failed ({proc.returncode}): {proc.stderr[-2000:]}{proc.stdout[-2000:]}")
+    return elapsed
+
+
+def same_arrays(ours: Path, theirs: Path) -> tuple[int, int]:
+    import numpy as np
+
+    names = sorted(p.name for p in theirs.glob("*.npy"))
+    equal = sum(np.array_equal(np.load(ours / n), np.load(theirs / n)) for n in names if (ours / n).exists())
+    return equal, len(names)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", type=int, default=300, help="number of dump files (default 300)")
+    parser.add_argument("--reference", default=os.environ.get("MSACCUCMP", "/tmp/msacc/msaccucmp"),
+                        help="the msaccucmp wrapper (default $MSACCUCMP or /tmp/msacc/msaccucmp)")
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    with tempfile.TemporaryDirectory(prefix="bench_dc_") as tmp:
+        work = Path(tmp)
+        dumps = work / "dumps"
+        dumps.mkdir()
+        make_dumps(dumps, args.files)
+        size_mb = sum(p.stat().st_size for p in dumps.iterdir()) / 1e6
+        print(f"{args.files} dumps, {size_mb:.0f} MB, fp16 NC1HWC0 16x20x28x28 (input + output)")
+        cli = [sys.executable, str(ROOT / "precision_tool" / "cli.py"), "--data", str(work / "ws")]
+        for label, fmt, target in (("-f NCHW", ["-f", "NCHW"], 5.0), ("plain", [], 2.0)):
+            ours_out, ref_out = work / f"ours{len(fmt)}", work / f"ref{len(fmt)}"
+            ours = timed([*cli, "dc", str(dumps), *fmt, "-o", str(ours_out)], env)
+            theirs = timed([args.reference, "convert", "-d", str(dumps), *fmt, "-out", str(ref_out)], env)
+            equal, total = same_arrays(ours_out, ref_out)
+            verdict = "meets" if theirs / ours >= target else "MISSES"
+            print(f"{label:8s} ours {ours:6.2f} s   reference {theirs:6.2f} s   ratio {theirs / ours:5.1f}x "
+                  f"(target {target:.0f}x: {verdict})   identical arrays {equal}/{total}")
+            shutil.rmtree(ours_out, ignore_errors=True)
+            shutil.rmtree(ref_out, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -64,8 +64,8 @@ def settings_from_mapping(values: Mapping[str, Any], source: str = "config") -> 
     for name, value in values.items():
         if name not in known:
             close = [k for k in known if k.lower().startswith(name.lower()[:3])]
-            hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ConfigError(f"{source}: unknown setting {name}{hint}; known: {', '.join(known)}")
+            hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(known)}"
+            raise ConfigError(f"{source}: unknown setting {name} ({hint})")
         expected = {"str": str, "float": float, "int": int}[str(known[name].type)]
         checked[name] = _check_value(f"{name} in {source}", value, expected)
     if checked.get("LOG_LEVEL", "INFO").upper() not in LOG_LEVELS:

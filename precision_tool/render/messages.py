@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import Console
 from rich.text import Text
 
 
@@ -15,3 +16,8 @@ def warning_line(message: str) -> Text:
 
 def note_line(message: str) -> Text:
     return Text(message, style="dim")
+
+
+def show_error(console: Console, message: str) -> None:
+    """One red line: never hard-wrapped, so scripts and tests see exactly one line."""
+    console.print(error_line(message), soft_wrap=True)

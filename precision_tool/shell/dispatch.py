@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 
 from precision_tool.errors import CommandFailed, PrecisionToolError, UsageError
-from precision_tool.render.messages import error_line
+from precision_tool.render.messages import show_error
 from precision_tool.shell.command import Context
 
 log = logging.getLogger("precision_tool")
@@ -55,11 +55,13 @@ def unknown_command_message(word: str, names: list[str]) -> str:
     return f"unknown command '{word}'{hint}"
 
 
-def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool = True) -> Outcome:
-    """Run one line. Errors are shown as one line; the caller decides whether to go on."""
+def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool = True,
+            words: list[str] | None = None) -> Outcome:
+    """Run one line (or pre-split `words`, from the one-shot CLI). Errors are shown as one line."""
     console = ctx.console
     try:
-        words = split_line(line)
+        if words is None:
+            words = split_line(line)
         if not words:
             return Outcome(ok=True)
         name, rest = words[0], words[1:]
@@ -75,6 +77,7 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
         if args.help:
             console.print(parser.format_help().rstrip(), markup=False, highlight=False)
             return Outcome(ok=True)
+        # What follows the command name, as typed (for `run`, which hands it to a shell).
         args.raw_line = line.strip()[len(name):].strip()
         show(console, command.handler(args, ctx))
         return Outcome(ok=True)
@@ -82,23 +85,19 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
         return Outcome(ok=True, exit_requested=True)
     except CommandFailed as exc:
         if str(exc):
-            console.print(error_line(str(exc)))
+            show_error(console, str(exc))
         return Outcome(ok=False)
     except PrecisionToolError as exc:
-        console.print(error_line(str(exc)))
+        show_error(console, str(exc))
         return Outcome(ok=False)
     except KeyboardInterrupt:
-        console.print(error_line("cancelled"))
+        show_error(console, "cancelled")
         return Outcome(ok=False)
     except Exception as exc:  # a bug: one line for the user, the traceback in the log
         log.exception("unexpected error running %r", line)
         if debug:
             console.print_exception()
         where = ctx.workspace.log_file
-        console.print(
-            error_line(
-                f"unexpected error: {type(exc).__name__}: {exc} (full traceback in {where}; "
-                "--debug shows it here)"
-            )
-        )
+        show_error(console, f"unexpected error: {type(exc).__name__}: {exc} (full traceback in {where}; "
+                   "--debug shows it here)")
         return Outcome(ok=False)

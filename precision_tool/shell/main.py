@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -13,7 +12,7 @@ from precision_tool import __version__
 from precision_tool.config import LOG_LEVELS, load_settings
 from precision_tool.errors import PrecisionToolError
 from precision_tool.render.console import make_console
-from precision_tool.render.messages import error_line
+from precision_tool.render.messages import show_error
 from precision_tool.shell.command import Context
 from precision_tool.shell.dispatch import execute
 from precision_tool.shell.table import build_table
@@ -67,13 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = load_settings(data_dir=args.data)
         workspace = Workspace(settings.root_dir)
     except PrecisionToolError as exc:
-        console.print(error_line(str(exc)))
+        show_error(console, str(exc))
         return 1
     setup_logging(workspace, settings.LOG_LEVEL)
     ctx = Context(settings=settings, workspace=workspace, console=console, table=build_table())
     if args.command:
-        line = shlex.join(args.command)
-        return 0 if execute(line, ctx, debug=args.debug, passthrough=False).ok else 1
+        # The user's shell has already split the words; `run "ls | wc"` keeps its text as given.
+        line = " ".join(args.command)
+        outcome = execute(line, ctx, debug=args.debug, passthrough=False, words=list(args.command))
+        return 0 if outcome.ok else 1
     from precision_tool.shell import repl
 
     if sys.stdin.isatty():

@@ -1,0 +1,24 @@
+# PrecisionTool settings. Copy this file to `config.py` in the folder you start the tool from, or point
+# $PRECISION_TOOL_CONFIG at a copy, and change what you need. Every line below shows the default;
+# a setting you delete keeps its default. Unknown names and wrong types are reported by name.
+
+# The workspace (precision_data) folder. `--data DIR` and $PRECISION_DATA take precedence.
+ROOT_DIR = './precision_data'
+
+# Training steps the NPU dumps (the NpuOptimizer's dump_step), e.g. '0' or '0|5|10'.
+TF_DUMP_STEP = '0'
+
+# CANN toolkit root. When it holds msaccucmp.py, `vc --backend auto` runs it instead of the built-in engine.
+CMD_ROOT_PATH = '/usr/local/Ascend'
+
+# Level of the log file precision_data/temp/precision_tool.log: DEBUG, INFO, WARNING or ERROR.
+LOG_LEVEL = 'INFO'
+
+# Framework of the golden run. Only 'TF' is supported.
+NET_TYPE = 'TF'
+
+# An output whose cosine similarity is at or below this is abnormal (vcs, ac).
+COSINE_THRESHOLD = 0.98
+
+# Worker processes for the whole-network comparison; 0 means one per CPU core.
+WORKERS = 0

@@ -1,0 +1,52 @@
+"""Fixtures for driving the real shell in a pseudo-terminal."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PROMPT = "PrecisionTool >"  # prompt_toolkit draws the trailing space as a cursor move
+
+
+def spawn_shell(data: Path, history: Path, extra_env: dict[str, str] | None = None) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    env.update({"NO_COLOR": "1", "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
+                "PRECISION_TOOL_HISTORY": str(history), "COLUMNS": "120", "LINES": "40"})
+    env.update(extra_env or {})
+    child = pexpect.spawn(sys.executable, [str(ROOT / "precision_tool" / "cli.py"), "--data", str(data)],
+                          env=env, encoding="utf-8", timeout=20, dimensions=(40, 120), cwd=str(data.parent))
+    child.expect_exact(PROMPT)
+    return child
+
+
+@pytest.fixture
+def shell(tmp_path):
+    """A started shell on an empty workspace; closed after the test."""
+    data = tmp_path / "precision_data"
+    data.mkdir()
+    child = spawn_shell(data, tmp_path / "history")
+    yield child
+    child.close(force=True)
+
+
+@pytest.fixture
+def spawn():
+    return spawn_shell
+
+
+def run_line(child: pexpect.spawn, line: str, timeout: float = 20) -> str:
+    """Type a line, wait until it has run and the prompt is back, return what it printed (raw)."""
+    child.sendline(line)
+    child.expect_exact("\r\r\n", timeout=timeout)  # Enter accepted: prompt_toolkit moves to a new line
+    child.expect_exact(PROMPT, timeout=timeout)
+    return child.before
+
+
+@pytest.fixture
+def run():
+    return run_line

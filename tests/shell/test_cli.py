@@ -1,0 +1,103 @@
+"""One-shot and stdin modes, configuration and bad input, through the real entry points."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from precision_tool import __version__
+
+
+def test_one_shot_help_and_exit_status(cli, tmp_path):
+    result = cli("help", data=tmp_path)
+    assert result.status == 0
+    assert "ac" in result.out and "run" in result.out
+    result = cli("nosuchcommand", data=tmp_path)
+    assert result.status == 1
+    assert result.out.strip() == "unknown command 'nosuchcommand'; type `help` for the commands"
+
+
+def test_one_shot_command_help(cli, tmp_path):
+    result = cli("ac", "-h", data=tmp_path)
+    assert result.status == 0 and result.out.startswith("usage: ac")
+
+
+def test_unknown_option_is_one_line(cli, tmp_path):
+    result = cli("ac", "--bogus", data=tmp_path)
+    assert result.status == 1
+    assert result.out.strip().splitlines() == ["ac: unrecognized arguments: --bogus (see `ac -h`)"]
+
+
+def test_wrong_number_of_arguments_is_one_line(cli, tmp_path):
+    result = cli("help", "ac", "ls", data=tmp_path)
+    assert result.status == 1
+    assert len(result.out.strip().splitlines()) == 1 and "unrecognized arguments: ls" in result.out
+
+
+def test_bad_data_path(cli, tmp_path):
+    not_a_folder = tmp_path / "file.txt"
+    not_a_folder.write_text("x")
+    result = cli("help", data=not_a_folder)
+    assert result.status == 1
+    assert result.out.strip() == f"workspace {not_a_folder} is a file, not a folder; pass a folder with --data DIR"
+
+
+def test_version(cli):
+    result = cli("--version")
+    assert result.status == 0 and result.out.strip() == f"PrecisionTool {__version__}"
+
+
+def test_stdin_mode_runs_lines_and_reports_failure(cli, tmp_path):
+    result = cli(data=tmp_path, stdin="run echo first\n# a comment\n\nrun echo second\n")
+    assert result.status == 0
+    assert result.out.splitlines() == ["first", "second"]
+    result = cli(data=tmp_path, stdin="nosuch\nrun echo after\n")
+    assert result.status == 1  # a failed line fails the script, the rest still runs
+    assert "unknown command 'nosuch'" in result.out and "after" in result.out
+    result = cli(data=tmp_path, stdin="run echo one\nexit\nrun echo never\n")
+    assert "never" not in result.out
+
+
+def test_shell_passthrough_failure_status(cli, tmp_path):
+    result = cli("run", "exit 3", data=tmp_path)
+    assert result.status == 1 and "exited with status 3" in result.out
+
+
+def test_config_file_from_env(cli, tmp_path):
+    config = tmp_path / "my_config.py"
+    config.write_text("ROOT_DIR = '%s'\nCOSINE_THRESHOLD = 0.9\n" % (tmp_path / "ws"))
+    result = cli(stdin="run echo ok\n", env={"PRECISION_TOOL_CONFIG": str(config)})
+    assert result.status == 0, result.out
+
+
+def test_config_errors_are_one_line(cli, tmp_path):
+    config = tmp_path / "config.py"
+    cases = {
+        "ROOT_DIR = (\n": "has a syntax error at line 1",
+        "COSINE_THRESHOLD = 'high'\n": "setting COSINE_THRESHOLD in",
+        "COSINE_TRESHOLD = 0.9\n": "unknown setting COSINE_TRESHOLD (did you mean COSINE_THRESHOLD?)",
+        "WORKERS = 1.5\n": "must be int, got float",
+        "raise ValueError('boom')\n": "failed while running: ValueError: boom",
+    }
+    for text, expected in cases.items():
+        config.write_text(text)
+        result = cli("help", cwd=tmp_path)  # config.py in the working directory is picked up
+        assert result.status == 1, text
+        lines = result.out.strip().splitlines()
+        assert len(lines) == 1 and expected in lines[0], (text, result.out)
+    result = cli("help", env={"PRECISION_TOOL_CONFIG": str(tmp_path / "absent.py")})
+    assert result.status == 1 and "does not exist" in result.out
+
+
+def test_python_dash_m_is_equivalent(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "precision_tool", "--data", str(tmp_path), "help"],
+                          capture_output=True, text=True, env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin",
+                                                               "PYTHONPATH": str(__import__("pathlib").Path(__file__).resolve().parents[2])})
+    assert proc.returncode == 0 and "auto check" in proc.stdout
+
+
+def test_unexpected_error_is_one_line_with_log(cli, tmp_path):
+    # A workspace whose temp/ is a file makes writing the log and history impossible; still no traceback.
+    (tmp_path / "temp").write_text("not a folder")
+    result = cli(data=tmp_path, stdin="run echo fine\n")
+    assert result.status == 0 and "Traceback" not in result.out + result.err

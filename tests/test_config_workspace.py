@@ -1,0 +1,88 @@
+"""Settings and the workspace layout, on real folders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from precision_tool.config import Settings, load_settings, read_config_file, settings_from_mapping
+from precision_tool.errors import ConfigError, WorkspaceError
+from precision_tool.workspace import Workspace, walk_files
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_example_config_documents_every_default():
+    values = read_config_file(ROOT / "config.example.py")
+    assert set(values) == {f for f in Settings.__dataclass_fields__}
+    assert settings_from_mapping(values) == Settings()
+
+
+def test_precedence_defaults_config_env_flag(tmp_path):
+    (tmp_path / "config.py").write_text("ROOT_DIR = 'from_config'\nWORKERS = 3\n")
+    assert load_settings(env={}, cwd=tmp_path).ROOT_DIR == "from_config"
+    assert load_settings(env={"PRECISION_DATA": "from_env"}, cwd=tmp_path).ROOT_DIR == "from_env"
+    assert load_settings("from_flag", env={"PRECISION_DATA": "from_env"}, cwd=tmp_path).ROOT_DIR == "from_flag"
+    assert load_settings(env={}, cwd=tmp_path).workers == 3
+    assert load_settings(env={}, cwd=tmp_path / "nothing").ROOT_DIR == "./precision_data"
+
+
+def test_settings_are_frozen_and_checked():
+    settings = Settings()
+    with pytest.raises(AttributeError):
+        settings.ROOT_DIR = "x"  # type: ignore[misc]
+    with pytest.raises(ConfigError, match="LOG_LEVEL"):
+        settings_from_mapping({"LOG_LEVEL": "LOUD"})
+    with pytest.raises(ConfigError, match="COSINE_THRESHOLD must lie"):
+        settings_from_mapping({"COSINE_THRESHOLD": 2})
+    assert settings_from_mapping({"COSINE_THRESHOLD": 1}).COSINE_THRESHOLD == 1.0
+
+
+def _touch(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x")
+    return path
+
+
+def test_workspace_finds_things_and_creates_nothing(tmp_path):
+    ws = Workspace(tmp_path / "precision_data")
+    assert ws.debug_ids() == [] and ws.newest_dump_dir() is None and ws.build_graph_files() == []
+    assert [m.what for m in ws.missing()] == [f"workspace {ws.root}"]
+    assert not ws.root.exists()
+
+    _touch(ws.dump_root(0) / "20240101000000" / "0" / "old")
+    newest = ws.dump_root(0) / "20240102000000"
+    _touch(newest / "0" / "g" / "1" / "0" / "Add.add.1.2.1700000000000000")
+    _touch(ws.graph_dir(0) / "ge_proto_00000001_graph_1_Build.txt")
+    _touch(ws.graph_dir(0) / "ge_proto_00000000_PreRunBegin.txt")
+    _touch(ws.debug_dir(1) / "graph" / "x")
+    (ws.npu_dir / "debug_x").mkdir()
+    assert ws.debug_ids() == [0, 1]
+    assert ws.newest_dump_dir(0) == newest
+    assert [p.name for p in ws.build_graph_files(0)] == ["ge_proto_00000001_graph_1_Build.txt"]
+    assert len(ws.graph_files(0)) == 2
+    assert [m.what.split()[0] for m in ws.missing()] == ["golden"]
+    assert [p.name for p in walk_files(ws.dump_root(0))] == ["old", "Add.add.1.2.1700000000000000"]
+    assert not ws.temp_dir.exists()
+
+
+def test_walk_files_follows_symlinks_without_looping(tmp_path):
+    real = tmp_path / "real"
+    _touch(real / "a")
+    (real / "loop").symlink_to(real)
+    (tmp_path / "link").symlink_to(real)
+    assert sorted(p.name for p in walk_files(tmp_path / "link")) == ["a"]
+
+
+def test_new_result_dir_is_unique(tmp_path):
+    ws = Workspace(tmp_path)
+    first, second = ws.new_result_dir(), ws.new_result_dir()
+    assert first != second and first.parent == ws.vector_compare_dir
+    assert ws.newest_result_dir() in (first, second)
+
+
+def test_workspace_that_is_a_file(tmp_path):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(WorkspaceError, match="is a file"):
+        Workspace(tmp_path / "f")

@@ -1,0 +1,68 @@
+"""The promises of architecture.md, checked: layers import downward only, start-up stays light."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "precision_tool"
+LOWER_LAYERS = [PACKAGE / "formats", PACKAGE / "analysis", PACKAGE / "workspace.py", PACKAGE / "config.py",
+                PACKAGE / "errors.py"]
+FORBIDDEN = ("precision_tool.shell", "precision_tool.render", "rich", "prompt_toolkit")
+
+
+def _python_files(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return files
+
+
+def _imports(tree: ast.AST) -> list[str]:
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_formats_and_analysis_never_import_the_shell_or_print():
+    offences = []
+    for path in _python_files(LOWER_LAYERS):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for name in _imports(tree):
+            if any(name == f or name.startswith(f + ".") for f in FORBIDDEN):
+                offences.append(f"{path.relative_to(PACKAGE)} imports {name}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print":
+                offences.append(f"{path.relative_to(PACKAGE)}:{node.lineno} prints")
+    assert offences == []
+
+
+def test_formats_know_nothing_of_the_workspace():
+    offences = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in _python_files([PACKAGE / "formats"])
+        for name in _imports(ast.parse(path.read_text()))
+        if name.startswith(("precision_tool.workspace", "precision_tool.analysis"))
+    ]
+    assert offences == []
+
+
+def test_startup_imports_no_heavy_modules():
+    probe = (
+        "import sys\n"
+        "from precision_tool.shell import main, repl\n"
+        "from precision_tool.shell.table import build_table\n"
+        "table = build_table()\n"
+        "[c.parser() for c in table]\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'pandas', 'graphviz', 'keras'})\n"
+        "print(','.join(heavy))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=PACKAGE.parent, check=True)
+    assert proc.stdout.strip() == ""

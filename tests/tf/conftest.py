@@ -71,3 +71,9 @@ def no_tf_pythonpath(tmp_path_factory) -> str:
     shim = tmp_path_factory.mktemp("no_tf")
     (shim / "sitecustomize.py").write_text("import sys\nsys.modules['tensorflow'] = None\n")
     return os.pathsep.join([str(shim), str(ROOT)])
+
+
+@pytest.fixture
+def python_in(tmp_path):
+    """run_python(workspace, *args): a fresh python process with the checkout and PRECISION_DATA set."""
+    return run_python

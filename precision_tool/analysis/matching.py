@@ -1,0 +1,319 @@
+"""Which NPU tensor is compared with which golden tensor (compare.md §1), decided before any data is read.
+
+Rules follow msaccucmp where they are sound: rows come from graph ops grouped into fusion groups;
+output i uses output_desc[i] (origin name and index), inputs are traced to their producer through
+Cast/TransData. Where the reference is unsound we keep indices stable instead: an output with no
+output_desc[i] is matched by the op-level rule at index i, never silently against output_desc[0].
+Without a graph, NPU dumps are matched to golden tensors by op name (a fallback the reference lacks).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from precision_tool.formats.npu_dump import DumpName, dump_name_of, sanitize_op_name
+from precision_tool.workspace import walk_files
+
+PASS_THROUGH_TYPES = ("Cast", "TransData")
+"""Ops whose outputs are compared with their producer's golden tensor (msaccucmp's SPECIAL_OPS_TYPE)."""
+
+
+@dataclass(frozen=True)
+class GoldenRef:
+    """Where one NPU tensor's golden counterpart is expected."""
+
+    op_name: str
+    """The golden (TF) op name."""
+    index: int
+    """Its output slot."""
+    layout: str | None = None
+    """The golden layout (origin_format); None: the NPU tensor's own layout."""
+    origin_shape: tuple[int, ...] | None = None
+
+    @property
+    def key(self) -> str:
+        from precision_tool.formats.golden import golden_key
+
+        return golden_key(self.op_name, self.index)
+
+
+@dataclass(frozen=True)
+class TensorMatch:
+    """The golden of one NPU tensor, or why there is none."""
+
+    golden: GoldenRef | None
+    problem: str = ""
+    """Set when the graph says nothing usable (producer missing ...); empty for plain 'no golden'."""
+
+
+@dataclass(frozen=True)
+class OpPlan:
+    """One NPU op to compare: its dump file and how each of its tensors finds its counterpart."""
+
+    name: str
+    op_type: str
+    dump_path: Path | None
+    inputs: tuple[TensorMatch, ...]
+    outputs: tuple[TensorMatch, ...]
+    right_dump_path: Path | None = None
+    """NPU-vs-NPU: the other run's dump of the same op."""
+
+    def input_match(self, index: int) -> TensorMatch:
+        if index < len(self.inputs):
+            return self.inputs[index]
+        return TensorMatch(None, f"the graph lists {len(self.inputs)} data inputs of {self.name}, not {index + 1}")
+
+    def output_match(self, index: int) -> TensorMatch:
+        if index < len(self.outputs):
+            return self.outputs[index]
+        return TensorMatch(None, f"the graph has no output {index} of {self.name}")
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """One fusion group (msaccucmp's Index): the ops compared together, and the CSV's name columns."""
+
+    index: int
+    ops: tuple[OpPlan, ...]
+    npu_text: str
+    ground_truth_text: str
+
+    @property
+    def first_type(self) -> str:
+        return self.ops[0].op_type if self.ops else "NaN"
+
+
+@dataclass(frozen=True)
+class MatchPlan:
+    """Everything one comparison run does, in graph order."""
+
+    groups: tuple[GroupPlan, ...]
+    npu_vs_npu: bool
+    warnings: tuple[str, ...] = ()
+    matched_dumps: int = 0
+    unmatched_dumps: int = 0
+
+
+# --- the dump folder ----------------------------------------------------------------------------
+@dataclass
+class DumpIndex:
+    """Dump files of a folder tree by op-name field (sanitised name); the latest timestamp wins."""
+
+    by_op: dict[str, Path] = field(default_factory=dict)
+    names: dict[Path, DumpName] = field(default_factory=dict)
+    ignored: list[str] = field(default_factory=list)
+
+    def find(self, op_name: str) -> Path | None:
+        return self.by_op.get(sanitize_op_name(op_name))
+
+
+def index_dumps(folder: Path, *, recursive: bool = True) -> DumpIndex:
+    index = DumpIndex()
+    best: dict[str, tuple[int, str, Path]] = {}
+    files: Iterable[Path]
+    if recursive:
+        files = walk_files(folder)
+    else:
+        files = sorted(p for p in folder.iterdir() if p.is_file())
+    for path in files:
+        if path.name == "mapping.csv" or path.suffix in (".npy", ".txt", ".json", ".csv", ".partial"):
+            continue
+        name = dump_name_of(path)
+        if name is None:
+            index.ignored.append(path.name)
+            continue
+        if name.is_opdebug:
+            continue
+        if name.extra and name.task_type not in (None, 0, 1, 4):
+            index.ignored.append(f"{path.name} (task type {name.task_type})")
+            continue
+        index.names[path] = name
+        rank = (name.timestamp_us, path.name, path)
+        current = best.get(name.op_name)
+        if current is None or rank[:2] > current[:2]:
+            best[name.op_name] = rank
+    index.by_op = {op: value[2] for op, value in best.items()}
+    return index
+
+
+def find_graph_dump_dir(dump_dir: Path, graph_name: str) -> Path | None:
+    """The `<model_name>` folder of a dump tree that belongs to graph `graph_name` (formats.md §2.1)."""
+    if not graph_name:
+        return None
+    for dirpath, dirnames, _ in os.walk(dump_dir, followlinks=True):
+        if graph_name in dirnames:
+            return Path(dirpath) / graph_name
+        dirnames.sort()
+    return None
+
+
+# --- NPU vs golden through the graph --------------------------------------------------------------
+def _group_key(op: "Op") -> tuple[str, ...]:  # type: ignore[name-defined]  # noqa: F821
+    if op.fusion_group is not None:
+        return ("l1", str(op.fusion_group))
+    names = op.original_op_names
+    if names is None or not names:
+        return ("own", op.name)
+    if len(names) == 1:
+        return ("orig", names[0])
+    return ("multi", *names)
+
+
+def _ground_truth_names(op: "Op") -> str:  # type: ignore[name-defined]  # noqa: F821
+    names = op.original_op_names
+    if names is None:
+        return op.name
+    return ",".join(names)
+
+
+def _is_inner_node(op: "Op") -> bool:  # type: ignore[name-defined]  # noqa: F821
+    multi = op.attrs.get("_datadump_is_multiop")
+    return bool(multi) and not any(desc.origin_name for desc in op.output_descs)
+
+
+class _GraphIndex:
+    def __init__(self, ops: Sequence["Op"]) -> None:  # type: ignore[name-defined]  # noqa: F821
+        self.by_name = {op.name: op for op in ops}
+        sizes: dict[tuple[str, ...], int] = {}
+        for op in ops:
+            key = _group_key(op)
+            sizes[key] = sizes.get(key, 0) + 1
+        self.group_size = {op.name: sizes[_group_key(op)] for op in ops}
+
+    def output_golden(self, op: "Op", index: int, seen: int = 0) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
+        if op.type in PASS_THROUGH_TYPES and seen < 64:
+            inputs = op.data_inputs
+            if index < len(inputs):
+                producer_name, producer_index = inputs[index]
+                producer = self.by_name.get(producer_name)
+                if producer is None:
+                    return TensorMatch(None, f'There is no "{producer_name}" in the graph.')
+                return self.output_golden(producer, producer_index, seen + 1)
+        desc = op.output_descs[index] if index < len(op.output_descs) else None
+        origin = desc.origin_name if desc is not None else None
+        if origin:
+            name: str | None = origin
+        else:
+            names = op.original_op_names
+            if names is None:
+                name = op.name
+            elif len(names) == 1 and self.group_size.get(op.name, 1) == 1:
+                name = names[0]
+            else:
+                name = None
+        if name is None:
+            return TensorMatch(None)
+        golden_index = desc.origin_output_index if desc is not None and desc.origin_output_index is not None else index
+        layout = desc.origin_format if desc is not None else None
+        shape = desc.origin_shape if desc is not None else None
+        return TensorMatch(GoldenRef(name, int(golden_index), layout or None, shape))
+
+    def input_golden(self, op: "Op", index: int) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
+        inputs = op.data_inputs
+        producer_name, producer_index = inputs[index]
+        producer = self.by_name.get(producer_name)
+        if producer is None:
+            return TensorMatch(None, f'There is no "{producer_name}" in the graph.')
+        return self.output_golden(producer, producer_index)
+
+
+def plan_graph_compare(
+    graph_ops: Sequence["Op"],  # type: ignore[name-defined]  # noqa: F821
+    dumps: DumpIndex,
+    *,
+    all_ops: Sequence["Op"] | None = None,  # type: ignore[name-defined]  # noqa: F821
+) -> MatchPlan:
+    """Rows of an NPU-vs-golden run from the ops of one graph (in file order) and a dump index."""
+    graph = _GraphIndex(all_ops if all_ops is not None else graph_ops)
+    groups: dict[tuple[str, ...], list["Op"]] = {}  # type: ignore[name-defined]  # noqa: F821
+    for op in graph_ops:
+        groups.setdefault(_group_key(op), []).append(op)
+    plans: list[GroupPlan] = []
+    used: set[Path] = set()
+    for number, members in enumerate(groups.values()):
+        op_plans = []
+        for op in members:
+            dump = dumps.find(op.name)
+            if dump is not None:
+                used.add(dump)
+            outputs = max(len(op.output_descs), 1)
+            op_plans.append(OpPlan(
+                name=op.name, op_type=op.type, dump_path=dump,
+                inputs=tuple(graph.input_golden(op, i) for i in range(len(op.data_inputs))),
+                outputs=tuple(graph.output_golden(op, i) for i in range(outputs)),
+            ))
+        if len(members) == 1:
+            npu_text = members[0].name
+            gt_text = _ground_truth_names(members[0]) or "*"
+            kept = op_plans
+        else:
+            by_names: dict[str, list[OpPlan]] = {}
+            for op, op_plan in zip(members, op_plans):
+                by_names.setdefault(_ground_truth_names(op), []).append(op_plan)
+            npu_text = ",".join(p.name for plist in by_names.values() for p in plist)
+            gt_text = ",".join(by_names.keys())
+            inner = {op.name for op in members if _is_inner_node(op)}
+            kept = [p for p in op_plans if p.dump_path is not None and p.name not in inner]
+            if not kept:
+                kept = [op_plans[0]]
+        plans.append(GroupPlan(number, tuple(kept), npu_text, gt_text))
+    matched = len(used)
+    unmatched = len(set(dumps.by_op.values()) - used)
+    warnings: list[str] = []
+    ops_with_dump = sum(1 for g in plans for p in g.ops if p.dump_path is not None)
+    if graph_ops and (matched == 0 or unmatched > matched):
+        warnings.append(
+            f"the graph and the dump folder do not seem to belong together: {ops_with_dump} of "
+            f"{len(graph_ops)} graph ops have a dump, {unmatched} dump files match no graph op"
+        )
+    return MatchPlan(tuple(plans), npu_vs_npu=False, warnings=tuple(warnings),
+                     matched_dumps=matched, unmatched_dumps=unmatched)
+
+
+# --- without a graph ------------------------------------------------------------------------------
+def _ordered_dumps(dumps: DumpIndex) -> list[tuple[str, Path]]:
+    """Dumped ops in execution order (timestamp, then name)."""
+    return sorted(dumps.by_op.items(), key=lambda item: (dumps.names[item[1]].timestamp_us, item[0]))
+
+
+def plan_name_compare(dumps: DumpIndex, golden_keys: Iterable[str]) -> MatchPlan:
+    """NPU vs golden by name alone: output i of dump `<op>` ↔ golden `<op>.<i>` (no graph: a fallback)."""
+    from precision_tool.formats.golden import golden_key
+
+    keys = set(golden_keys)
+    groups = []
+    matched = 0
+    for number, (op_field, path) in enumerate(_ordered_dumps(dumps)):
+        name = dumps.names[path]
+        has_any = golden_key(op_field, 0) in keys
+        matched += has_any
+        outputs = tuple(TensorMatch(GoldenRef(op_field, i)) for i in range(16))
+        groups.append(GroupPlan(number, (OpPlan(op_field, name.op_type, path, (), outputs),), op_field, op_field))
+    warnings = [
+        "no graph: NPU dumps are matched to golden tensors by op name only (outputs only; fused ops and "
+        "renamed tensors are not matched). Give the Build graph with -g for a full comparison."
+    ]
+    return MatchPlan(tuple(groups), npu_vs_npu=False, warnings=tuple(warnings),
+                     matched_dumps=matched, unmatched_dumps=len(groups) - matched)
+
+
+def plan_npu_compare(left: DumpIndex, right: DumpIndex) -> MatchPlan:
+    """NPU vs NPU: ops matched by the op field of the file name, tensors zipped by index."""
+    groups = []
+    missing = 0
+    for number, (op_field, path) in enumerate(_ordered_dumps(left)):
+        other = right.by_op.get(op_field)
+        missing += other is None
+        name = left.names[path]
+        groups.append(GroupPlan(
+            number, (OpPlan(op_field, name.op_type, path, (), (), right_dump_path=other),),
+            op_field, op_field if other is not None else "*",
+        ))
+    warnings = []
+    if missing:
+        warnings.append(f"{missing} of {len(groups)} dumped ops have no dump in the other run")
+    return MatchPlan(tuple(groups), npu_vs_npu=True, warnings=tuple(warnings),
+                     matched_dumps=len(groups) - missing, unmatched_dumps=missing)

@@ -1,0 +1,603 @@
+"""Whole-network comparison: plan (matching.py) → compare every group on all cores → result CSV → summary.
+
+Groups are handed to worker processes in graph order, a run of neighbours at a time, so an op's output
+and the next op's input (the same golden file, usually the same NPU bytes) meet in one worker: each
+golden file is read once there, and an input identical to the previous output reuses its metrics.
+Rows reach the CSV in graph order as soon as every earlier group is done.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from precision_tool.analysis.matching import (
+    GroupPlan,
+    MatchPlan,
+    OpPlan,
+    TensorMatch,
+    find_graph_dump_dir,
+    index_dumps,
+    plan_graph_compare,
+    plan_name_compare,
+    plan_npu_compare,
+)
+from precision_tool.analysis.metrics import (
+    LEAF_ELEMENTS,
+    NAN_TEXT,
+    ArraySource,
+    FileSource,
+    TensorMetrics,
+    compare_sources,
+    is_scalar_shape,
+    not_compared,
+)
+from precision_tool.analysis.results import (
+    PARTIAL_SUFFIX,
+    CompareRow,
+    CompareSummary,
+    ResultWriter,
+    prepare_resume,
+    read_result_csv,
+    shape_text,
+    summarize,
+)
+from precision_tool.errors import CommandFailed, FormatError, PrecisionToolError, WorkspaceError
+
+RUN_FILE = "run.json"
+Progress = Callable[[str, int, int], None]
+"""progress(label, groups_done, groups_total), called as groups finish."""
+
+
+class CompareInterrupted(CommandFailed):
+    """Ctrl-C during a run: the CSV so far is kept (valid, `.partial`) and `vc --resume` continues it."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One comparison to run: which dumps against which golden tensors (or which other NPU run)."""
+
+    label: str
+    npu_dir: str
+    csv_name: str
+    golden_dir: str | None = None
+    right_dir: str | None = None
+    graph_path: str | None = None
+    graph_name: str | None = None
+
+    @property
+    def npu_vs_npu(self) -> bool:
+        return self.right_dir is not None
+
+
+@dataclass(frozen=True)
+class CompareRun:
+    """A finished (or interrupted) comparison: where its CSV is and what it found."""
+
+    spec: RunSpec
+    csv_path: Path
+    summary: CompareSummary
+    warnings: tuple[str, ...]
+    groups: int
+    elapsed_s: float
+    bytes_read: int = 0
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+
+# --- reading tensors (worker side) ----------------------------------------------------------------
+def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
+    """(source, shape, dtype name) of a .npy without loading it; never unpickles."""
+    import numpy as np
+
+    try:
+        with open(path, "rb") as handle:
+            version = np.lib.format.read_magic(handle)
+            if version == (1, 0):
+                shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
+            else:
+                shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
+            offset = handle.tell()
+    except (OSError, ValueError) as exc:
+        raise FormatError(path, f"not a readable .npy file ({exc})") from None
+    if dtype.hasobject:
+        raise FormatError(path, "holds Python objects; only numeric .npy files are compared (never unpickled)")
+    count = int(np.prod(shape)) if shape else 1
+    if path.stat().st_size < offset + count * dtype.itemsize:
+        raise FormatError(path, "is shorter than its header says; the file is truncated")
+    if fortran and len(shape) > 1:
+        array = np.load(path, allow_pickle=False)
+        return ArraySource(np.ascontiguousarray(array).reshape(-1)), tuple(shape), array.dtype.name
+    return FileSource(str(path), offset, dtype, count), tuple(shape), dtype.name
+
+
+class _Worker:
+    """Per-process state: the golden index and small caches of recent tensors."""
+
+    def __init__(self, golden_files: dict[str, str], npu_vs_npu: bool) -> None:
+        self.golden_files = golden_files
+        self.npu_vs_npu = npu_vs_npu
+        self.golden_cache: OrderedDict[str, tuple[Any, tuple[int, ...], str]] = OrderedDict()
+        self.recent: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, TensorMetrics]] = OrderedDict()
+        self.bytes_read = 0
+
+    # golden tensors, read once per worker while they are recent
+    def golden(self, path: str) -> tuple[Any, tuple[int, ...], str]:
+        cached = self.golden_cache.get(path)
+        if cached is not None:
+            self.golden_cache.move_to_end(path)
+            return cached
+        source, shape, dtype = npy_source(Path(path))
+        if source.size <= LEAF_ELEMENTS:
+            array = source.read(0, source.size).reshape(shape)
+            self.bytes_read += array.nbytes
+            entry = (array, shape, dtype)
+        else:
+            entry = (source, shape, dtype)
+        self.golden_cache[path] = entry
+        while len(self.golden_cache) > 8:
+            self.golden_cache.popitem(last=False)
+        return entry
+
+    def run_group(self, group: GroupPlan) -> list[CompareRow]:
+        rows: list[CompareRow] = []
+        for op in group.ops:
+            rows.extend(self._op_rows(group, op))
+        return rows
+
+    def _nan_row(self, group: GroupPlan, op: OpPlan, reason: str) -> CompareRow:
+        return CompareRow(
+            index=group.index, op_type=op.op_type or NAN_TEXT, npu_dump=group.npu_text, npu_dtype=NAN_TEXT,
+            npu_address=NAN_TEXT, ground_truth=group.ground_truth_text, golden_dtype=NAN_TEXT,
+            tensor_index=NAN_TEXT, shape=NAN_TEXT, metrics=not_compared(reason),
+        )
+
+    def _op_rows(self, group: GroupPlan, op: OpPlan) -> list[CompareRow]:
+        from precision_tool.formats.npu_dump import read_dump_header
+
+        if op.dump_path is None:
+            return [self._nan_row(
+                group, op, f'[{op.name}] There is no dump file for my output operator "{op.name}". '
+                           f"The type is {op.op_type}.")]
+        try:
+            dump = read_dump_header(op.dump_path)
+        except PrecisionToolError as exc:
+            return [self._nan_row(group, op, f"[{op.name}] {exc}")]
+        right = None
+        if self.npu_vs_npu and op.right_dump_path is not None:
+            try:
+                right = read_dump_header(op.right_dump_path)
+            except PrecisionToolError as exc:
+                return [self._nan_row(group, op, f"[{op.name}] {exc}")]
+        rows = []
+        for header in dump.inputs:
+            rows.append(self._tensor_row(group, op, dump, header, right))
+        for header in dump.outputs:
+            rows.append(self._tensor_row(group, op, dump, header, right))
+        if not rows:
+            rows.append(self._nan_row(group, op, f"[{op.name}] the dump {op.dump_path} holds no tensors"))
+        return rows
+
+    def _tensor_row(self, group: GroupPlan, op: OpPlan, dump: Any, header: Any, right: Any) -> CompareRow:
+        tensor_id = f"{op.name}:{header.kind}:{header.index}"
+        base = dict(
+            index=group.index, op_type=op.op_type, npu_dump=group.npu_text,
+            npu_address=str(header.address), ground_truth=group.ground_truth_text, tensor_index=tensor_id,
+        )
+        npu_dtype = _dtype_text(header)
+        try:
+            if self.npu_vs_npu:
+                return self._npu_pair(base, op, dump, header, right, npu_dtype)
+            match = op.input_match(header.index) if header.kind == "input" else op.output_match(header.index)
+            return self._golden_pair(base, op, dump, header, match, npu_dtype, tensor_id)
+        except PrecisionToolError as exc:
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT,
+                              shape=shape_text(header.shape), metrics=not_compared(f"[{op.name}] {exc}"))
+        except (ValueError, MemoryError) as exc:
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT,
+                              shape=shape_text(header.shape),
+                              metrics=not_compared(f"[{op.name}] {dump.path}: {header.label}: {exc}"))
+
+    def _npu_pair(self, base: dict, op: OpPlan, dump: Any, header: Any, right: Any, npu_dtype: str) -> CompareRow:
+        from precision_tool.formats.npu_dump import read_tensor
+
+        if right is None:
+            return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=not_compared(f"[{op.name}] There is no dump file of {op.name} in the other run."))
+        tensors = right.inputs if header.kind == "input" else right.outputs
+        if header.index >= len(tensors):
+            return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=not_compared(f"[{op.name}] {right.path} has no {header.label}."))
+        other = tensors[header.index]
+        x = _as_compared(read_tensor(dump, header))
+        y = _as_compared(read_tensor(right, other))
+        self.bytes_read += header.size + other.size
+        metrics = compare_sources(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), shape=[x.size],
+                                  npu_file=str(dump.path), golden_file=str(right.path))
+        return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=_dtype_text(other),
+                          golden_address=str(other.address), shape=shape_text([x.size]), metrics=metrics)
+
+    def _golden_pair(
+        self, base: dict, op: OpPlan, dump: Any, header: Any, match: TensorMatch, npu_dtype: str, tensor_id: str
+    ) -> CompareRow:
+        from precision_tool.formats.npu_dump import format_name, read_tensor
+
+        golden_path = self.golden_files.get(match.golden.key) if match.golden is not None else None
+        if golden_path is None:
+            reasons = [f"[{op.name}] There is no the ground truth dump file for {tensor_id}."]
+            if match.problem:
+                reasons.append(f"[{op.name}] {match.problem}")
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=not_compared(*reasons))
+        golden, golden_shape, golden_dtype = self.golden(golden_path)
+        npu_format = format_name(header.format)
+        layout = (match.golden.layout or npu_format).upper()
+        # msaccucmp converts unless the target is ND from a plain layout, or the NPU shape is scalar-like
+        convert = not (layout == "ND" and npu_format not in ("FRACTAL_NZ", "NDC1HWC0")) \
+            and not is_scalar_shape(header.shape)
+        if not convert and header.element_count > LEAF_ELEMENTS and header.data_type not in (27,):
+            # big and flat: stream from the file, never hold it
+            from precision_tool.formats.npu_dump import numpy_dtype_of
+
+            x_source: Any = FileSource(str(dump.path), header.offset, numpy_dtype_of(header.data_type),
+                                       header.element_count)
+            shape: tuple[int, ...] = (header.element_count,)
+        else:
+            array = read_tensor(dump, header)
+            self.bytes_read += header.size
+            if convert:
+                array = _convert(array, npu_format, layout, header, match, golden_shape, dump.path)
+            shape = tuple(array.shape) if convert else (array.size,)
+            x_source = ArraySource(_as_compared(array).reshape(-1))
+        y_source = golden if isinstance(golden, (FileSource, ArraySource)) else ArraySource(golden.reshape(-1))
+        if x_source.size != y_source.size:
+            metrics = not_compared(
+                f"[{op.name}] Due to the different shapes on the left and right,the left dump data({x_source.size}) "
+                f"can not be compared to the right dump data({y_source.size}). Please check the batch of the dump "
+                "data or the shape may be changed due to optimization."
+            )
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=metrics)
+        metrics = self._metrics(x_source, y_source, shape, str(dump.path), golden_path)
+        return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=golden_dtype, shape=shape_text(shape),
+                          metrics=metrics)
+
+    def _metrics(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
+        """Metrics, reused when this golden was just compared with identical NPU values (output → next input)."""
+        import numpy as np
+
+        key = (golden_file, shape)
+        small = isinstance(x, ArraySource)
+        if small:
+            seen = self.recent.get(key)
+            if seen is not None and seen[0].dtype == x.array.dtype and np.array_equal(seen[0], x.array):
+                return seen[1]
+        metrics = compare_sources(x, y, shape=shape, npu_file=npu_file, golden_file=golden_file)
+        if small and not any(npu_file in reason for reason in metrics.reasons):
+            self.recent[key] = (x.array, metrics)
+            while len(self.recent) > 8:
+                self.recent.popitem(last=False)
+        return metrics
+
+
+def _dtype_text(header: Any) -> str:
+    """The numpy name msaccucmp shows; bf16 is decoded to float32 there."""
+    from precision_tool.formats.npu_dump import DataType
+
+    if header.data_type == DataType.BF16:
+        return "float32"
+    try:
+        return header.numpy_dtype.name
+    except ValueError:
+        return NAN_TEXT
+
+
+def _as_compared(array: Any) -> Any:
+    """bf16/fp8 (ml_dtypes) as float32, the rest unchanged (metrics cast to float32 themselves)."""
+    import numpy as np
+
+    if array.dtype.kind == "V" or array.dtype.name in ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu"):
+        return array.astype(np.float32)
+    return array
+
+
+def _convert(array: Any, npu_format: str, layout: str, header: Any, match: TensorMatch,
+             golden_shape: tuple[int, ...], dump_path: Path) -> Any:
+    """Device layout → the golden layout, padding cut to the golden .npy's shape (compare.md §1)."""
+    from precision_tool.formats.layouts import LayoutError, from_device
+
+    target = header.original_shape or (match.golden.origin_shape if match.golden else None) or ()
+    if layout in ("NCHW", "NHWC") and len(golden_shape) == 4 and len(target) == 4 \
+            and tuple(golden_shape) != tuple(target):
+        swapped = (target[0], target[2], target[3], target[1]) if layout == "NCHW" \
+            else (target[0], target[3], target[1], target[2])
+        if tuple(golden_shape) == swapped:
+            layout = "NHWC" if layout == "NCHW" else "NCHW"
+    try:
+        converted = from_device(array, npu_format, layout, target or None, sub_format=header.sub_format)
+    except LayoutError as exc:
+        raise FormatError(dump_path, f"{header.label}: cannot convert {npu_format} to {layout}: {exc}") from None
+    if converted.ndim == len(golden_shape) and converted.shape != tuple(golden_shape) and all(
+        c >= g for c, g in zip(converted.shape, golden_shape)
+    ):
+        converted = converted[tuple(slice(0, g) for g in golden_shape)]
+    return converted
+
+
+# --- the engine -----------------------------------------------------------------------------------
+_WORKER: _Worker | None = None
+
+
+def _init_worker(golden_files: dict[str, str], npu_vs_npu: bool) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _WORKER = _Worker(golden_files, npu_vs_npu)
+
+
+def _run_group(group: GroupPlan) -> tuple[list[CompareRow], int]:
+    assert _WORKER is not None
+    before = _WORKER.bytes_read
+    rows = _WORKER.run_group(group)
+    return rows, _WORKER.bytes_read - before
+
+
+def execute_plan(
+    plan: MatchPlan,
+    golden_files: dict[str, str],
+    csv_path: Path,
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+    label: str = "compare",
+    resume: bool = False,
+) -> int:
+    """Compare every group of `plan`, streaming rows into `csv_path` (.partial until done). Returns bytes read."""
+    import multiprocessing
+
+    done: set[int] = set()
+    partial = csv_path.with_name(csv_path.name + PARTIAL_SUFFIX)
+    if resume and partial.exists():
+        done = prepare_resume(partial)
+    todo = [g for g in plan.groups if g.index not in done]
+    total = len(plan.groups)
+    writer = ResultWriter(csv_path, plan.npu_vs_npu, resume=resume and partial.exists())
+    finished = total - len(todo)
+    bytes_read = 0
+    if progress:
+        progress(label, finished, total)
+    try:
+        if workers <= 1 or len(todo) < 4:
+            _init_local(golden_files, plan.npu_vs_npu)
+            results = map(_run_group, todo)
+            pool = None
+        else:
+            context = multiprocessing.get_context("fork")
+            pool = context.Pool(min(workers, len(todo)), initializer=_init_worker,
+                                initargs=(golden_files, plan.npu_vs_npu))
+            chunk = max(1, min(32, len(todo) // (workers * 4)))
+            results = pool.imap(_run_group, todo, chunksize=chunk)
+        try:
+            for rows, nbytes in results:
+                writer.write_group(rows)
+                bytes_read += nbytes
+                finished += 1
+                if progress:
+                    progress(label, finished, total)
+        finally:
+            if pool is not None:
+                pool.terminate()
+                pool.join()
+    except KeyboardInterrupt:
+        writer.close()
+        raise CompareInterrupted(
+            f"interrupted after {finished} of {total} ops; the rows so far are in {partial} "
+            "(`vc --resume` finishes the run)"
+        ) from None
+    except BaseException:
+        writer.close()
+        raise
+    writer.finish()
+    return bytes_read
+
+
+def _init_local(golden_files: dict[str, str], npu_vs_npu: bool) -> None:
+    global _WORKER
+    _WORKER = _Worker(golden_files, npu_vs_npu)
+
+
+# --- planning runs ----------------------------------------------------------------------------------
+def has_golden_files(folder: Path) -> bool:
+    from precision_tool.formats.golden import scan_golden_dir
+
+    return bool(scan_golden_dir(folder))
+
+
+def plan_run(spec: RunSpec) -> tuple[MatchPlan, dict[str, str]]:
+    """Build the plan of one run (reads graph and folder listings, no tensor data)."""
+    from precision_tool.formats.golden import scan_golden_dir
+
+    npu_dir = Path(spec.npu_dir)
+    if not npu_dir.is_dir():
+        raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
+    dumps = index_dumps(npu_dir)
+    if not dumps.by_op:
+        raise WorkspaceError(f"no NPU dump files in {npu_dir}; is it the dump folder of an NPU run?")
+    if spec.right_dir is not None:
+        right = index_dumps(Path(spec.right_dir))
+        if not right.by_op:
+            raise WorkspaceError(f"no NPU dump files in {spec.right_dir}")
+        return plan_npu_compare(dumps, right), {}
+    golden_dir = Path(spec.golden_dir or "")
+    golden = {k: str(v) for k, v in scan_golden_dir(golden_dir).items()}
+    if not golden:
+        raise WorkspaceError(
+            f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; run `tf_dump` first"
+        )
+    if spec.graph_path is None:
+        return plan_name_compare(dumps, golden), golden
+    from precision_tool.formats.ge_graph import load_graph
+
+    model = load_graph(spec.graph_path)
+    all_ops = [op for _, op in model.iter_ops()]
+    graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]
+    ops = [op for g in graphs for op in g.ops]
+    return plan_graph_compare(ops, dumps, all_ops=all_ops), golden
+
+
+def run_specs(
+    specs: Sequence[RunSpec],
+    result_dir: Path,
+    *,
+    workers: int,
+    threshold: float,
+    progress: Progress | None = None,
+    resume: bool = False,
+    on_warning: Callable[[str], None] | None = None,
+) -> list[CompareRun]:
+    """Run each spec into `result_dir` (its run.json records them so `--resume` can continue)."""
+    if not resume:
+        _write_run_file(result_dir, specs)
+    runs = []
+    for spec in specs:
+        started = time.perf_counter()
+        csv_path = result_dir / spec.csv_name
+        plan, golden = plan_run(spec)
+        for warning in plan.warnings:
+            if on_warning:
+                on_warning(f"{spec.label}: {warning}")
+        nbytes = 0
+        if not (resume and csv_path.exists()):
+            nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
+                                  resume=resume)
+        summary = summarize(read_result_csv(csv_path), threshold)
+        runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
+                               time.perf_counter() - started, nbytes))
+    return runs
+
+
+def _write_run_file(result_dir: Path, specs: Sequence[RunSpec]) -> None:
+    data = {"runs": [spec.__dict__ for spec in specs]}
+    temp = result_dir / (RUN_FILE + ".tmp")
+    temp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(temp, result_dir / RUN_FILE)
+
+
+def read_run_file(result_dir: Path) -> list[RunSpec]:
+    path = result_dir / RUN_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [RunSpec(**item) for item in data["runs"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FormatError(path, f"cannot read the run description ({exc}); start a new run with `vc`") from None
+
+
+def interrupted_result_dir(workspace: Any) -> Path | None:
+    """The newest result folder with an unfinished run (a .partial CSV or a run not yet started)."""
+    for folder in reversed(workspace.result_dirs()):
+        if not (folder / RUN_FILE).is_file():
+            continue
+        try:
+            specs = read_run_file(folder)
+        except FormatError:
+            continue
+        if any(not (folder / s.csv_name).exists() for s in specs):
+            return folder
+    return None
+
+
+def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None) -> list[RunSpec]:
+    """What `vc` with no arguments compares (see the module doc of the command)."""
+    from precision_tool.formats.ge_graph import load_graph
+
+    notes = notes if notes is not None else []
+    npu_dir = workspace.newest_dump_dir(0)
+    if npu_dir is None:
+        raise WorkspaceError(
+            f"no NPU dumps in {workspace.dump_root(0)}; dump an NPU run first (tf_config), or pass -lt DIR"
+        )
+    specs: list[RunSpec] = []
+    golden_dir = workspace.golden_dir
+    if has_golden_files(golden_dir):
+        graph_files = workspace.build_graph_files(0)
+        jsons = {p.stem for p in graph_files if p.suffix == ".json"}
+        graph_files = [p for p in graph_files if not (p.suffix == ".txt" and p.stem in jsons)]
+        first = True
+        for graph_file in graph_files:
+            model = load_graph(graph_file)
+            for graph in model.graphs:
+                folder = find_graph_dump_dir(npu_dir, graph.name)
+                if folder is None:
+                    if len(graph_files) == 1 and len(model.graphs) == 1:
+                        folder = npu_dir
+                    else:
+                        notes.append(f"graph {graph.name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
+                        continue
+                name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
+                first = False
+                specs.append(RunSpec(f"{graph.name} vs golden", str(folder), name, golden_dir=str(golden_dir),
+                                     graph_path=str(graph_file), graph_name=graph.name))
+        if not specs:
+            specs.append(RunSpec("NPU vs golden (by name)", str(npu_dir), f"result_{stamp}.csv",
+                                 golden_dir=str(golden_dir)))
+    else:
+        notes.append(f"no golden tensors in {golden_dir}: NPU-vs-golden skipped (run `tf_dump` to make them)")
+    if 1 in workspace.debug_ids():
+        right = workspace.newest_dump_dir(1)
+        if right is not None:
+            specs.append(RunSpec("debug_0 vs debug_1", str(npu_dir), f"result_{stamp}_npu_vs_npu.csv",
+                                 right_dir=str(right)))
+    if not specs:
+        raise WorkspaceError(
+            f"nothing to compare: no golden tensors in {golden_dir} and no second NPU run (npu/debug_1)"
+        )
+    return specs
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def stamp_of(result_dir: Path) -> str:
+    return result_dir.name
+
+
+def compare_workspace(
+    workspace: Any, settings: Any, *, progress: Progress | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> list[CompareRun]:
+    """`vc` with no arguments: newest debug_0 dump vs golden through debug_0's Build graphs (each graph
+    against its own dump subfolder), and debug_0 vs debug_1 when both exist."""
+    notes: list[str] = []
+    specs = workspace_specs(workspace, "{stamp}", notes)  # plan first: no result folder for a failed start
+    for note in notes:
+        if on_warning:
+            on_warning(note)
+    result_dir = workspace.new_result_dir()
+    specs = [RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)}) for s in specs]
+    return run_specs(specs, result_dir, workers=settings.workers, threshold=settings.COSINE_THRESHOLD,
+                     progress=progress, on_warning=on_warning)
+
+
+def resume_workspace(
+    workspace: Any, settings: Any, *, workers: int | None = None, progress: Progress | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> list[CompareRun]:
+    folder = interrupted_result_dir(workspace)
+    if folder is None:
+        raise WorkspaceError("no interrupted comparison to resume in " + str(workspace.vector_compare_dir))
+    specs = read_run_file(folder)
+    return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
+                     progress=progress, resume=True, on_warning=on_warning)
+
+
+def nan_safe(value: float) -> float | None:
+    return None if math.isnan(value) else value

@@ -601,3 +601,110 @@ def resume_workspace(
 
 def nan_safe(value: float) -> float | None:
     return None if math.isnan(value) else value
+
+
+# --- two tensors (`cp`) -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PairReport:
+    """`cp A B`: how two tensors differ, element by element and by the ten metrics."""
+
+    left_name: str
+    right_name: str
+    left_shape: tuple[int, ...]
+    right_shape: tuple[int, ...]
+    left_dtype: str
+    right_dtype: str
+    size: int
+    allclose: bool
+    atol: float
+    rtol: float
+    error_count: int
+    error_items: tuple[tuple[int, float, float], ...]
+    first_items: tuple[tuple[int, float, float], ...]
+    metrics: TensorMetrics
+    saved: tuple[Path, ...] = field(default=())
+
+
+def load_tensor(spec: str) -> tuple[Any, str]:
+    """`x.npy`, or `DUMPFILE:output:0` / `DUMPFILE:input:1` (device layout), → (array, display name)."""
+    import numpy as np
+
+    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
+
+    path = Path(spec)
+    if path.is_file():
+        if path.suffix == ".npy":
+            try:
+                return np.load(path, allow_pickle=False), path.name
+            except (OSError, ValueError) as exc:
+                raise FormatError(path, f"not a readable numeric .npy file ({exc})") from None
+        dump = read_dump_header(path)
+        if not dump.outputs:
+            raise FormatError(path, "has no outputs; name the tensor as FILE:input:N")
+        return _as_compared(read_tensor(dump, dump.outputs[0])), f"{path.name}:output:0"
+    head, sep, index = spec.rpartition(":")
+    file_part, sep2, kind = head.rpartition(":")
+    if not (sep and sep2 and kind in ("input", "output") and index.isdigit()):
+        raise FormatError(spec, "is neither a file nor FILE:input:N / FILE:output:N")
+    dump = read_dump_header(file_part)
+    tensor = dump.tensor(kind, int(index))
+    return _as_compared(read_tensor(dump, tensor)), f"{Path(file_part).name}:{kind}:{index}"
+
+
+def compare_pair(
+    left: str, right: str, *, items: int = 20, atol: float = 1e-4, rtol: float = 1e-4,
+    save_dir: Path | None = None,
+) -> PairReport:
+    """Compare two tensors element by element; `save_dir` also writes both as .txt."""
+    import numpy as np
+
+    a, a_name = load_tensor(left)
+    b, b_name = load_tensor(right)
+    if a.size != b.size:
+        raise FormatError(right, f"has {b.size} elements but {a_name} has {a.size}; they cannot be compared")
+    x = a.reshape(-1).astype(np.float64)
+    y = b.reshape(-1).astype(np.float64)
+    with np.errstate(all="ignore"):
+        bad = ~(np.abs(x - y) <= atol + rtol * np.abs(y))
+    bad_index = np.flatnonzero(bad)
+    error_items = tuple((int(i), float(x[i]), float(y[i])) for i in bad_index[:items])
+    first_items = tuple((int(i), float(x[i]), float(y[i])) for i in range(min(items, x.size)))
+    from precision_tool.analysis.metrics import compare_arrays
+
+    metrics = compare_arrays(a.reshape(-1), b.reshape(-1), shape=a.shape, npu_file=a_name, golden_file=b_name)
+    saved: list[Path] = []
+    if save_dir is not None:
+        save_dir.mkdir(parents=True, exist_ok=True)
+        for array, name in ((a, a_name), (b, b_name)):
+            target = save_dir / (name.replace(":", ".").replace("/", "_") + ".txt")
+            temp = target.with_name(target.name + ".tmp")
+            np.savetxt(temp, array.reshape(-1).astype(np.float64), fmt="%.8g")
+            os.replace(temp, target)
+            saved.append(target)
+    return PairReport(a_name, b_name, tuple(a.shape), tuple(b.shape), a.dtype.name, b.dtype.name, int(a.size),
+                      int(bad_index.size) == 0, atol, rtol, int(bad_index.size), error_items, first_items,
+                      metrics, tuple(saved))
+
+
+def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *, threshold: float) -> list[CompareRun]:
+    """The same runs done by CANN's msaccucmp (backends/cann.py); its CSVs are read like ours."""
+    from precision_tool.backends import cann
+
+    _write_run_file(result_dir, specs)
+    runs = []
+    for spec in specs:
+        started = time.perf_counter()
+        if spec.right_dir is None and spec.graph_path is None:
+            raise WorkspaceError(
+                f"{spec.label}: msaccucmp cannot compare NPU dumps with golden tensors without a graph; "
+                "use the native backend (--backend native) or give -g GRAPH"
+            )
+        other = Path(spec.right_dir) if spec.right_dir else Path(spec.golden_dir or "")
+        if spec.right_dir:
+            other = cann.dump_folder(other)
+        csv_path = cann.run_compare(command, cann.dump_folder(Path(spec.npu_dir)), other,
+                                    Path(spec.graph_path) if spec.graph_path else None, result_dir,
+                                    result_dir / spec.csv_name)
+        summary = summarize(read_result_csv(csv_path), threshold)
+        runs.append(CompareRun(spec, csv_path, summary, (), len(summary.ops), time.perf_counter() - started))
+    return runs

@@ -1,3 +1,242 @@
-"""Commands of this area arrive with their issue; see shell/table.py."""
+"""Whole-network comparison commands: `vc` (compare), `vcs` (summary), `cp` (two tensors), and `ac`'s
+comparison section. Handlers parse, ask analysis/network_compare, and render with render/compare."""
 
-COMMANDS: list = []
+from __future__ import annotations
+
+import argparse
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from precision_tool.shell.command import AcSection, Command, CommandParser, Context
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _threshold(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not -1.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError("a cosine threshold lies in [-1, 1]")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must not be negative")
+    return value
+
+
+# --- vc ------------------------------------------------------------------------------------------
+def _vc_parser(parser: CommandParser) -> None:
+    parser.add_argument("-lt", dest="npu_dir", metavar="NPU_DIR",
+                        help="NPU dump folder (default: the newest npu/debug_0/dump/<time>)")
+    parser.add_argument("-rt", dest="golden_dir", metavar="GOLDEN_DIR",
+                        help="golden .npy folder (default tf/dump), or another NPU dump folder for NPU vs NPU")
+    parser.add_argument("-g", dest="graph", metavar="GRAPH",
+                        help="compiled graph (ge_proto *_Build.txt or atc JSON); without it NPU dumps are "
+                             "matched to golden tensors by name only")
+    parser.add_argument("-j", dest="workers", type=_positive_int, metavar="N",
+                        help="worker processes (default: WORKERS setting, 0 = one per core)")
+    parser.add_argument("--resume", action="store_true",
+                        help="finish the newest interrupted comparison instead of starting a new one")
+    parser.add_argument("--backend", choices=("auto", "native", "cann"), default="auto",
+                        help="auto: CANN's msaccucmp when CMD_ROOT_PATH holds it, else ours (default auto)")
+
+
+@contextmanager
+def _progress(ctx: Context) -> Iterator[Any]:
+    with ctx.progress() as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done)
+
+        yield update
+
+
+def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
+    """Run the comparison `args` describe; returns the CompareRuns."""
+    from precision_tool.analysis import network_compare as nc
+    from precision_tool.backends import cann
+    from precision_tool.render.messages import note_line, warning_line
+
+    workers = getattr(args, "workers", None) or ctx.settings.workers
+    threshold = ctx.settings.COSINE_THRESHOLD
+    backend = getattr(args, "backend", "auto")
+    command = None
+    if backend != "native":
+        command = cann.find_msaccucmp(ctx.settings.CMD_ROOT_PATH)
+        if backend == "cann" and command is None:
+            from precision_tool.errors import WorkspaceError
+
+            raise WorkspaceError(
+                f"--backend cann: no msaccucmp.py under CMD_ROOT_PATH {ctx.settings.CMD_ROOT_PATH}; "
+                "set CMD_ROOT_PATH in config.py or use --backend native")
+
+    def warn(text: str) -> None:
+        ctx.note(warning_line(text))
+
+    ws = ctx.workspace
+    with _progress(ctx) as progress:
+        if getattr(args, "resume", False):
+            return nc.resume_workspace(ws, ctx.settings, workers=workers, progress=progress, on_warning=warn)
+        npu_dir = getattr(args, "npu_dir", None)
+        golden_dir = getattr(args, "golden_dir", None)
+        graph = getattr(args, "graph", None)
+        if npu_dir is None and golden_dir is None and graph is None:
+            notes: list[str] = []
+            specs = nc.workspace_specs(ws, "{stamp}", notes)
+            for note in notes:
+                warn(note)
+        else:
+            specs = [_explicit_spec(ws, npu_dir, golden_dir, graph)]
+        result_dir = ws.new_result_dir()
+        specs = [nc.RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)})
+                 for s in specs]
+        if command is not None:
+            ctx.note(note_line(f"running CANN's msaccucmp ({' '.join(command)})"))
+            return nc.run_specs_cann(specs, result_dir, command, threshold=threshold)
+        return nc.run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
+                            on_warning=warn)
+
+
+def _explicit_spec(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None) -> Any:
+    from precision_tool.analysis import network_compare as nc
+    from precision_tool.errors import WorkspaceError
+
+    left = Path(npu_dir).expanduser() if npu_dir else ws.newest_dump_dir(0)
+    if left is None:
+        raise WorkspaceError(f"no NPU dumps in {ws.dump_root(0)}; pass the dump folder with -lt DIR")
+    right = Path(golden_dir).expanduser() if golden_dir else ws.golden_dir
+    if not right.is_dir():
+        raise WorkspaceError(f"{right} is not a folder; pass golden tensors (or a second NPU dump) with -rt DIR")
+    if graph is not None and not Path(graph).expanduser().is_file():
+        raise WorkspaceError(f"graph file {graph} does not exist")
+    if nc.has_golden_files(right):
+        return nc.RunSpec("NPU vs golden", str(left), "result_{stamp}.csv", golden_dir=str(right),
+                          graph_path=str(Path(graph).expanduser()) if graph else None)
+    return nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right))
+
+
+def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
+    from precision_tool.render.compare import run_lines, summary_view
+
+    runs = run_vc(args, ctx)
+    shown: list[Any] = [summary_view(run.summary, 3, title=f"{run.label}: {run.csv_path}") for run in runs]
+    shown.append(run_lines(runs))
+    return shown
+
+
+# --- vcs -----------------------------------------------------------------------------------------
+def _vcs_parser(parser: CommandParser) -> None:
+    parser.add_argument("-f", dest="path", metavar="FILE|DIR",
+                        help="result CSV or folder (default: the newest vector_compare result folder)")
+    parser.add_argument("-c", dest="threshold", type=_threshold, metavar="THRESHOLD",
+                        help="cosine at or below this is abnormal (default: COSINE_THRESHOLD, 0.98)")
+    parser.add_argument("-l", dest="limit", type=_positive_int, default=3, metavar="LIMIT",
+                        help="how many abnormal ops to show (default 3)")
+
+
+def summaries(ctx: Context, path: str | None, threshold: float) -> list[Any]:
+    from precision_tool.analysis.results import read_result_csv, result_files, summarize
+    from precision_tool.errors import WorkspaceError
+
+    if path is None:
+        folder = ctx.workspace.newest_result_dir()
+        if folder is None:
+            raise WorkspaceError(
+                f"no comparison results in {ctx.workspace.vector_compare_dir}; run `vc` (or `ac -c`) first")
+        files = result_files(folder)
+    else:
+        target = Path(path).expanduser()
+        if target.is_dir():
+            files = result_files(target)
+        elif target.is_file():
+            files = [target]
+        else:
+            raise WorkspaceError(f"{target} does not exist; give a result CSV or a result folder")
+    if not files:
+        raise WorkspaceError(f"no result CSVs (result_*.csv) in {path or folder}")
+    return [summarize(read_result_csv(f), threshold) for f in files]
+
+
+def _vcs(args: argparse.Namespace, ctx: Context) -> list[Any]:
+    from precision_tool.render.compare import summary_view
+
+    threshold = args.threshold if args.threshold is not None else ctx.settings.COSINE_THRESHOLD
+    return [summary_view(s, args.limit) for s in summaries(ctx, args.path, threshold)]
+
+
+# --- cp ------------------------------------------------------------------------------------------
+def _cp_parser(parser: CommandParser) -> None:
+    parser.add_argument("left", metavar="A", help="tensor A: a .npy file or DUMPFILE:output:0 / DUMPFILE:input:1")
+    parser.add_argument("right", metavar="B", help="tensor B (the reference side), same forms as A")
+    parser.add_argument("-p", dest="items", type=_positive_int, default=20, metavar="N",
+                        help="how many error items and first items to list (default 20)")
+    parser.add_argument("-al", dest="atol", type=_non_negative_float, default=1e-4, metavar="ATOL",
+                        help="absolute tolerance (default 1e-4)")
+    parser.add_argument("-rl", dest="rtol", type=_non_negative_float, default=1e-4, metavar="RTOL",
+                        help="relative tolerance (default 1e-4)")
+    parser.add_argument("-s", dest="save", action="store_true",
+                        help="also save both tensors as .txt under temp/tensor_compare")
+
+
+def _cp(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.network_compare import compare_pair
+    from precision_tool.render.compare import pair_view
+
+    save_dir = ctx.workspace.temp_dir / "tensor_compare" if args.save else None
+    report = compare_pair(args.left, args.right, items=args.items, atol=args.atol, rtol=args.rtol,
+                          save_dir=save_dir)
+    return pair_view(report)
+
+
+def _complete_path(request: Any) -> list[str]:
+    from precision_tool.shell.completion import complete_paths
+
+    return list(complete_paths(request.current))
+
+
+# --- ac ------------------------------------------------------------------------------------------
+def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.render.compare import summary_view
+    from precision_tool.render.messages import note_line
+
+    if getattr(args, "compare", False):
+        run_vc(argparse.Namespace(backend="auto"), ctx)
+    elif ctx.workspace.newest_result_dir() is None:
+        return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
+    return [summary_view(s, args.limit) for s in summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)]
+
+
+COMMANDS = [
+    Command("vc", "compare the whole network: NPU dumps vs golden tensors (or vs another NPU run)",
+            _vc_parser, _vc, completer=_complete_path,
+            description="Compare every NPU op with its golden tensors through the compiled graph; rows go to\n"
+                        "temp/vector_compare/<time>/result_<time>.csv (msaccucmp's format). With no options:\n"
+                        "the newest npu/debug_0 dump vs tf/dump through debug_0's Build graphs, and\n"
+                        "debug_0 vs debug_1 when both exist."),
+    Command("vcs", "summarise comparison results: abnormal ops and the first divergent op",
+            _vcs_parser, _vcs, completer=_complete_path),
+    Command("cp", "compare two tensors (.npy or DUMPFILE:output:0): errors, items, the ten metrics",
+            _cp_parser, _cp, completer=_complete_path),
+]
+
+AC_SECTIONS = [AcSection("comparison", _ac_section, order=10)]

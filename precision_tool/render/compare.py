@@ -1,0 +1,137 @@
+"""Drawing comparison results: run summaries, `vcs` panels, the first divergent op, `cp` tables."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from rich.console import Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from precision_tool.analysis.metrics import METRIC_NAMES, TensorMetrics
+from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
+
+
+def cosine_text(value: float, threshold: float) -> Text:
+    if math.isnan(value):
+        return Text("NaN", style="dim")
+    return Text(f"{value:.6f}", style="bad" if value <= threshold else "ok")
+
+
+def _tensor_line(tensors: Sequence[TensorCosine], threshold: float) -> Text:
+    line = Text()
+    for i, tensor in enumerate(tensors):
+        if i:
+            line.append("  ")
+        parts = tensor.tensor_index.rsplit(":", 2)
+        label = ("in" if parts[-2] == "input" else "out") + parts[-1] if len(parts) == 3 else "?"
+        line.append(label + " ", style="dim")
+        line.append_text(cosine_text(tensor.cosine, threshold))
+    return line if tensors else Text("-", style="dim")
+
+
+def op_panel(op: OpResult, threshold: float) -> Panel:
+    body = Table.grid(padding=(0, 1))
+    body.add_column(style="dim")
+    body.add_column()
+    body.add_row("NPU", Text(op.npu_op, style="op"))
+    body.add_row("golden", op.golden_op)
+    body.add_row("type", op.op_type)
+    body.add_row("inputs", _tensor_line(op.inputs, threshold))
+    body.add_row("outputs", _tensor_line(op.outputs, threshold))
+    return Panel(body, title=f"[{op.index}] {op.npu_op}", title_align="left", expand=False)
+
+
+def divergence_lines(summary: CompareSummary) -> list[Text]:
+    """The verdict: where the error is born, and whether the inputs already disagreed."""
+    lines: list[Text] = []
+    thr = summary.threshold
+    op = summary.first_divergent_op
+    if op is not None:
+        line = Text("first divergent op: ", style="bold")
+        line.append(f"[{op.index}] {op.npu_op}", style="op")
+        worst = min((t.cosine for t in op.failing_outputs(thr)), default=math.nan)
+        line.append(f" ({op.op_type}; golden {op.golden_op}) — its outputs fail (cosine {worst:.6f} ≤ {thr}) "
+                    "while its inputs pass: the error is born here; later failures may only inherit it")
+        lines.append(line)
+    failure = summary.first_failure
+    if failure is not None and failure.is_graph_input:
+        lines.append(Text(
+            f"the first failing tensor is {failure.tensor.tensor_index} (cosine {failure.tensor.cosine:.6f}), an "
+            f"input that no earlier op's output explains: a graph input — the NPU and golden runs were fed "
+            f"different data (inconsistent inputs); check the input pipeline before the operators",
+            style="warning"))
+    if not summary.abnormal_ops:
+        lines.append(Text(f"no op output has cosine ≤ {thr}: every compared output meets the threshold", style="ok"))
+    return lines
+
+
+def summary_view(summary: CompareSummary, limit: int, title: str | None = None) -> Group:
+    parts: list[Any] = []
+    head = Text(title or str(summary.path), style="bold")
+    if not summary.complete:
+        head.append("  (interrupted: `vc --resume` finishes it)", style="warning")
+    parts.append(head)
+    parts.append(Text(
+        f"{len(summary.ops)} ops, {summary.tensors_compared} tensors compared, "
+        f"{summary.tensors_not_compared} not compared; {len(summary.abnormal_ops)} ops with output cosine ≤ "
+        f"{summary.threshold}", style="dim"))
+    for op in summary.abnormal_ops[:limit]:
+        parts.append(op_panel(op, summary.threshold))
+    if len(summary.abnormal_ops) > limit:
+        parts.append(Text(f"... {len(summary.abnormal_ops) - limit} more (vcs -l N shows more)", style="dim"))
+    parts.extend(divergence_lines(summary))
+    return Group(*parts)
+
+
+def run_lines(runs: Sequence[Any]) -> Table:
+    """The short summary `vc` ends with: one line per run."""
+    table = Table(title="comparison runs", title_justify="left", show_edge=False)
+    for name in ("run", "ops", "tensors", "abnormal", "first divergent op", "time", "result"):
+        table.add_column(name)
+    for run in runs:
+        s = run.summary
+        op = s.first_divergent_op
+        table.add_row(run.label, str(len(s.ops)), f"{s.tensors_compared}/{s.tensors_compared + s.tensors_not_compared}",
+                      Text(str(len(s.abnormal_ops)), style="bad" if s.abnormal_ops else "ok"),
+                      Text(f"[{op.index}] {op.npu_op}", style="op") if op else Text("-", style="dim"),
+                      f"{run.elapsed_s:.1f}s", Text(str(run.csv_path), style="path"))
+    return table
+
+
+def metrics_table(metrics: TensorMetrics) -> Table:
+    table = Table(show_header=True, show_edge=False, title="metrics (msaccucmp)", title_justify="left")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for name, value in zip(METRIC_NAMES, metrics.values):
+        table.add_row(name, value)
+    if metrics.reasons:
+        table.add_row("CompareFailReason", ",".join(metrics.reasons))
+    return table
+
+
+def pair_view(report: Any) -> Group:
+    """`cp`: shapes, allclose, cosine, error counts, first error items, first items, metrics."""
+    head = Table.grid(padding=(0, 2))
+    head.add_column(style="dim")
+    head.add_column()
+    head.add_row("A", f"{report.left_name}  shape {list(report.left_shape)}  {report.left_dtype}")
+    head.add_row("B", f"{report.right_name}  shape {list(report.right_shape)}  {report.right_dtype}")
+    head.add_row("allclose", Text(str(report.allclose), style="ok" if report.allclose else "bad"))
+    head.add_row("cosine", report.metrics.values[0])
+    share = 100.0 * report.error_count / report.size if report.size else 0.0
+    head.add_row(f"|a-b| > {report.atol} + {report.rtol}·|b|", f"{report.error_count} of {report.size} ({share:.4f}%)")
+    parts: list[Any] = [head]
+    for title, items in (("first error items", report.error_items), ("first items", report.first_items)):
+        table = Table(title=title, title_justify="left", show_edge=False)
+        for name in ("index", "A", "B", "|A-B|"):
+            table.add_column(name, justify="right")
+        for index, a, b in items:
+            table.add_row(str(index), f"{a:.6g}", f"{b:.6g}", f"{abs(a - b):.6g}")
+        parts.append(table)
+    parts.append(metrics_table(report.metrics))
+    if report.saved:
+        parts.append(Text("saved: " + ", ".join(str(p) for p in report.saved), style="dim"))
+    return Group(*parts)

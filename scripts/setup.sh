@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets up everything PrecisionTool, its demo and its tests need, on a fresh machine:
+# the package (editable) with TensorFlow and the test tools, and graphviz's `dot` for `ni -s` pictures.
+# The reference tool for cross-checks (msaccucmp) is built by the tests themselves when first needed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install -q --disable-pip-version-check -e ".[tf,test]" 2>&1 \
+  | grep -v -e "Running pip as the 'root' user" -e "^$" || true
+python3 -c "import importlib.util as u, precision_tool, rich, prompt_toolkit, numpy, pandas, ml_dtypes, google.protobuf
+assert u.find_spec('tensorflow')" \
+  || { echo "setup: the Python packages did not install; see pip's messages above" >&2; exit 1; }
+if ! command -v dot >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq graphviz >/dev/null) \
+      || echo "setup: could not install graphviz; \`ni -s\` will write .gv files without .svg" >&2
+  else
+    echo "setup: graphviz's dot is missing; install it (apt-get install graphviz) for \`ni -s\` pictures" >&2
+  fi
+fi
+echo "setup: done ($(python3 -c 'import precision_tool;print("precision-tool", precision_tool.__version__)'))"

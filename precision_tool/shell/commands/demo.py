@@ -1,3 +1,104 @@
-"""Commands of this area arrive with their issue; see shell/table.py."""
+"""`demo [DIR]`: build a complete example workspace (real TF network, simulated NPU run) and check it.
 
-COMMANDS: list = []
+TensorFlow is loaded only in the child process the build starts; this module imports argparse only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
+
+_DESCRIPTION = """\
+Build a complete workspace from a small TensorFlow network (conv, batch-norm, relu, pool, dense,
+softmax cross-entropy, one SGD step): the golden CPU run dumped by tf_config.sess_dump and extracted by
+tf_dump, and a simulated NPU run computed in float16 (GE Build graph with fused ops, Cast and TransData,
+NC1HWC0 / FRACTAL_Z / FRACTAL_NZ dumps) with one planted kernel fault, an overflow-detection run,
+fusion_result.json and a second NPU run (debug_1). Then runs `ac -c` on it.
+
+examples:
+  demo                       build ./precision_data_demo and run `ac -c`
+  demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/)
+  demo --no-check            build only
+"""
+
+
+def _parser(parser: CommandParser) -> None:
+    parser.add_argument("dir", nargs="?", default=None, metavar="DIR",
+                        help="folder for the demo workspace (default ./precision_data_demo)")
+    parser.add_argument("--no-check", action="store_true", help="build only; do not run `ac -c` afterwards")
+    parser.add_argument("--force", action="store_true",
+                        help="rebuild when DIR already holds a workspace (removes only the demo's folders)")
+
+
+def _open_command(dir_text: str) -> str:
+    """The command line that opens the shell on the demo workspace."""
+    import shlex
+    import shutil
+    import sys
+    from pathlib import Path
+
+    if shutil.which("precision-tool"):
+        return f"precision-tool --data {shlex.quote(dir_text)}"
+    cli = Path(__file__).resolve().parents[2] / "cli.py"
+    try:
+        shown = str(cli.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(cli)
+    python = "python3" if sys.executable.endswith("python3") or "python3" in sys.executable else sys.executable
+    return f"{python} {shlex.quote(shown)} --data {shlex.quote(dir_text)}"
+
+
+def _demo(args: argparse.Namespace, ctx: Context) -> Any:
+    import dataclasses
+    import time
+    from pathlib import Path
+
+    from rich.panel import Panel
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from precision_tool.demo.build import DEFAULT_DIR, prepare_folder, run_network
+    from precision_tool.demo.npu_sim import PLANTED_FAULT
+    from precision_tool.errors import CommandFailed
+    from precision_tool.render.messages import note_line
+    from precision_tool.shell.dispatch import execute
+    from precision_tool.workspace import Workspace
+
+    started = time.perf_counter()
+    dir_text = args.dir or DEFAULT_DIR
+    root = Path(dir_text).expanduser().resolve()
+    prepare_folder(root, force=args.force)
+    ctx.note(note_line(f"building the demo workspace in {root} (TensorFlow golden step, simulated NPU run)"))
+    build = run_network(root)
+    for line in build.log.splitlines():
+        ctx.note(note_line(line))
+    demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
+                       console=ctx.console, table=ctx.table)
+    for line in (["tf_dump"] + ([] if args.no_check else ["ac -c"])):
+        ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
+        if not execute(line, demo_ctx, passthrough=False).ok:
+            raise CommandFailed(f"demo: `{line}` failed on {root}")
+    seconds = time.perf_counter() - started
+    text = Text()
+    text.append(f"Demo workspace ready in {seconds:.0f} s: {root}\n")
+    text.append("Planted fault: ", style="bold")
+    text.append(PLANTED_FAULT + ".\n")
+    text.append("Open the shell on it:\n  ")
+    text.append(_open_command(dir_text), style="bold green")
+    return Panel(text, title="demo", expand=False)
+
+
+def _complete(request: CompletionRequest) -> list[str]:
+    from precision_tool.shell.completion import complete_paths
+
+    if request.option is None and not request.current.startswith("-"):
+        return list(complete_paths(request.current))
+    return []
+
+
+COMMANDS = [
+    Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault), run ac -c",
+            _parser, _demo, completer=_complete, description=_DESCRIPTION),
+]

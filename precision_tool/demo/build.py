@@ -1,0 +1,79 @@
+"""Assemble the demo workspace: TensorFlow side in a subprocess, then `tf_dump`, then (optionally) `ac -c`.
+
+TensorFlow runs in a child process (`python -m precision_tool.demo.network DIR`) so that
+`precision_tool.tf_config` is imported before TensorFlow there, whatever the calling process has
+imported already, and so the shell never loads TensorFlow itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
+
+DEFAULT_DIR = "./precision_data_demo"
+# What a demo build writes; --force removes exactly these, never anything else in the folder.
+DEMO_PARTS = ("npu", "tf", "overflow", "fusion", "temp")
+NETWORK_TIMEOUT_S = 600
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding precision_tool/
+
+
+@dataclass(frozen=True)
+class DemoBuild:
+    """What the TensorFlow side reported, and how long it took."""
+
+    root: Path
+    log: str
+    seconds: float
+
+
+def prepare_folder(root: Path, *, force: bool) -> None:
+    """Refuse to mix a new demo into existing data unless --force (which clears only the demo's parts)."""
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} is a file; give a folder for the demo workspace")
+    existing = [part for part in DEMO_PARTS if (root / part).exists()]
+    if existing and not force:
+        raise WorkspaceError(f"{root} already holds a workspace ({', '.join(existing)}); "
+                             "use `demo --force` to rebuild it or give another folder")
+    for part in existing:
+        target = root / part
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+    root.mkdir(parents=True, exist_ok=True)
+
+
+def run_network(root: Path) -> DemoBuild:
+    """The golden CPU step (tfdbg dump via tf_config.sess_dump) and the simulated NPU side."""
+    started = time.perf_counter()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PRECISION_DATA"] = str(root)
+    env.pop("PRECISION_TOOL_CONFIG", None)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    command = [sys.executable, "-m", "precision_tool.demo.network", str(root)]
+    try:
+        proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
+                              timeout=NETWORK_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise CommandFailed(f"demo: the TensorFlow step did not finish in {NETWORK_TIMEOUT_S} s") from None
+    if proc.returncode != 0:
+        last = _last_lines(proc.stderr, 12)
+        if "No module named 'tensorflow'" in proc.stderr:
+            raise CommandFailed("demo: TensorFlow is not installed; `pip install tensorflow-cpu` "
+                                "(or `pip install .[tf]`) and run the demo again")
+        raise CommandFailed(f"demo: the TensorFlow step failed (exit {proc.returncode}):\n{last}")
+    return DemoBuild(root, proc.stdout.strip(), time.perf_counter() - started)
+
+
+def _last_lines(text: str, count: int) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return "\n".join(lines[-count:])

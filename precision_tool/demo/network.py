@@ -1,0 +1,200 @@
+"""The demo's TensorFlow network and its golden (CPU, fp32) training step.
+
+A small TF1-style classifier built from `tf.nn` ops and `tf.compat.v1.get_variable` (Keras 3 removed
+`tf.compat.v1.layers`): conv → relu → pool → conv → batch-norm → relu → pool → dense → relu → dense,
+softmax cross-entropy, one plain SGD step. Every seed is fixed, so each build gives the same numbers.
+
+Run it as `python -m precision_tool.demo.network WORKSPACE` (what `precision-tool demo` does): the
+module imports `precision_tool.tf_config` before TensorFlow, so oneDNN and grappler leave the graph as
+written and the golden dump holds `conv1/Conv2D:0`, `conv1/BiasAdd:0`, ... Then the same process
+simulates the NPU run (`npu_sim`), which needs the graph and the starting weights.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+BATCH = 8
+IMAGE_SIZE = 16
+IMAGE_CHANNELS = 3
+CLASSES = 10
+LEARNING_RATE = 0.1
+DATA_SEED = 2024
+TRAIN_OP_NAME = "GradientDescent"
+LOSS_NAME = "loss/Mean"
+
+
+@dataclass
+class TrainingGraph:
+    """The built graph and the handles the golden run and the NPU simulation need."""
+
+    graph: Any  # tf.Graph
+    train_op: Any
+    loss: Any
+    init_op: Any
+    variable_names: list[str]  # VarHandleOp names, in creation order
+
+
+def _prepare_environment(workspace_root: Path) -> None:
+    """Before TensorFlow is imported: point tf_config at the demo workspace and let it set up the golden
+    run (TF_ENABLE_ONEDNN_OPTS=0, grappler off, seeds). tf_config imports TensorFlow itself."""
+    os.environ["PRECISION_DATA"] = str(workspace_root)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import precision_tool.tf_config  # noqa: F401
+
+
+def input_batch() -> tuple["Any", "Any"]:
+    """A fixed batch of images (NHWC) and one-hot labels."""
+    import numpy as np
+
+    rng = np.random.default_rng(DATA_SEED)
+    images = rng.standard_normal((BATCH, IMAGE_SIZE, IMAGE_SIZE, IMAGE_CHANNELS)).astype(np.float32)
+    labels = np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, BATCH)]
+    return images, labels
+
+
+def build_training_graph() -> TrainingGraph:
+    """The network, loss and one SGD step as a TF1 graph (names are what the NPU graph refers to)."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    images, labels_value = input_batch()
+    graph = tf.Graph()
+    with graph.as_default():
+        v1.set_random_seed(7)
+        glorot = v1.initializers.glorot_uniform(seed=1)
+        x = tf.constant(images, name="input")
+        labels = tf.constant(labels_value, name="labels")
+        with v1.variable_scope("conv1"):
+            kernel = v1.get_variable("kernel", [3, 3, IMAGE_CHANNELS, 16], initializer=glorot)
+            bias = v1.get_variable("bias", [16], initializer=v1.initializers.random_normal(0.0, 0.1, seed=2))
+            h = tf.nn.conv2d(x, kernel, 1, "SAME", name="Conv2D")
+            h = tf.nn.bias_add(h, bias, name="BiasAdd")
+            h = tf.nn.relu(h, name="Relu")
+        h = tf.nn.max_pool2d(h, 2, 2, "VALID", name="pool1/MaxPool")
+        with v1.variable_scope("conv2"):
+            kernel = v1.get_variable("kernel", [3, 3, 16, 24], initializer=glorot)
+            h = tf.nn.conv2d(h, kernel, 1, "SAME", name="Conv2D")
+        with v1.variable_scope("bn2"):
+            # gamma/beta as a restored checkpoint would have them (not the 1/0 of a fresh start)
+            gamma = v1.get_variable("gamma", [24], initializer=v1.initializers.random_normal(1.0, 0.2, seed=3))
+            beta = v1.get_variable("beta", [24], initializer=v1.initializers.random_normal(0.0, 0.5, seed=4))
+            h, _, _ = v1.nn.fused_batch_norm(h, gamma, beta, epsilon=1e-3, is_training=True,
+                                            name="FusedBatchNormV3")
+            h = tf.nn.relu(h, name="Relu")
+        h = tf.nn.max_pool2d(h, 2, 2, "VALID", name="pool2/MaxPool")
+        flat = 4 * 4 * 24
+        h = tf.reshape(h, [BATCH, flat], name="flatten/Reshape")
+        with v1.variable_scope("fc1"):
+            weights = v1.get_variable("kernel", [flat, 64], initializer=glorot)
+            bias = v1.get_variable("bias", [64], initializer=v1.initializers.random_normal(0.0, 0.1, seed=5))
+            h = tf.nn.bias_add(tf.matmul(h, weights, name="MatMul"), bias, name="BiasAdd")
+            h = tf.nn.relu(h, name="Relu")
+        with v1.variable_scope("fc2"):
+            weights = v1.get_variable("kernel", [64, CLASSES], initializer=glorot)
+            bias = v1.get_variable("bias", [CLASSES], initializer=v1.zeros_initializer())
+            logits = tf.nn.bias_add(tf.matmul(h, weights, name="MatMul"), bias, name="BiasAdd")
+        with tf.name_scope("loss"):
+            xent = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits, name="xent")
+            loss = tf.reduce_mean(xent, name="Mean")
+        train_op = v1.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
+        init_op = v1.global_variables_initializer()
+        variable_names = [v.op.name for v in v1.global_variables()]
+    return TrainingGraph(graph, train_op, loss, init_op, variable_names)
+
+
+def session_config() -> Any:
+    """Grappler off, one thread pool: the CPU graph runs exactly as written, reproducibly."""
+    import tensorflow as tf
+
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    config.intra_op_parallelism_threads = 1
+    config.inter_op_parallelism_threads = 1
+    return config
+
+
+def _golden_session(session: Any) -> Any:
+    """Wrap the session with the project's tfdbg dumping hook (tf_config.sess_dump → tf/tf_debug)."""
+    from precision_tool import tf_config
+
+    return tf_config.sess_dump(sess=session)
+
+
+@dataclass
+class GoldenRun:
+    """What the NPU side takes from the CPU side: the same graph, weights and input batch."""
+
+    training: TrainingGraph
+    graph_def: Any  # GraphDef with _output_shapes, as built (before the step)
+    feeds: dict[str, Any]  # Data inputs and variables' starting values by name (np.ndarray)
+    fold: Any  # callable: ['node:slot', ...] → values (the compiler's constant folding)
+    loss: float = float("nan")
+
+
+def prepare(workspace_root: Path) -> GoldenRun:
+    """Build the graph, initialise the variables and remember their starting values."""
+    import tensorflow as tf
+
+    training = build_training_graph()
+    session = tf.compat.v1.Session(graph=training.graph, config=session_config())
+    session.run(training.init_op)
+    with training.graph.as_default():
+        reads = {name: tf.raw_ops.ReadVariableOp(resource=training.graph.get_operation_by_name(name).outputs[0],
+                                                 dtype=tf.float32)
+                 for name in training.variable_names}
+    feeds = dict(session.run(reads))
+    images, labels = input_batch()
+    feeds.update({"input": images, "labels": labels})
+    graph_def = training.graph.as_graph_def(add_shapes=True)
+
+    def fold(tensor_names: list[str]) -> list[Any]:
+        return list(session.run(tensor_names))
+
+    run = GoldenRun(training, graph_def, feeds, fold)
+    run.session = session  # type: ignore[attr-defined]
+    return run
+
+
+def run_golden_step(run: GoldenRun) -> float:
+    """One training step under the project's dump hook: writes tf/tf_debug/run_*/..."""
+    dump_session = _golden_session(run.session)  # type: ignore[attr-defined]
+    _, loss = dump_session.run([run.training.train_op, run.training.loss])
+    run.loss = float(loss)
+    return run.loss
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m precision_tool.demo.network WORKSPACE`: golden step, then the simulated NPU side."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 1:
+        print("usage: python -m precision_tool.demo.network WORKSPACE", file=sys.stderr)
+        return 2
+    root = Path(argv[0]).resolve()
+    _prepare_environment(root)
+    from precision_tool.demo import npu_graph, npu_sim
+
+    run = prepare(root)
+    roots = [n.name for n in run.graph_def.node if n.op == "ResourceApplyGradientDescent"] + [LOSS_NAME]
+    graph = npu_graph.derive_npu_graph(run.graph_def, roots=roots, data_nodes=["input", "labels"],
+                                       fold=run.fold, graph_name=graph_name())
+    loss = run_golden_step(run)
+    print(f"golden step on CPU: loss {loss:.6f}, tfdbg dump in {root / 'tf' / 'tf_debug'}")
+    report = npu_sim.write_npu_side(root, graph, run.feeds)
+    print(report)
+    return 0
+
+
+def graph_name() -> str:
+    """GE names a session's graph ge_default_<time>_<n>."""
+    import time
+
+    return f"ge_default_{time.strftime('%Y%m%d%H%M%S')}_1"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -32,6 +32,8 @@ class GoldenRef:
     layout: str | None = None
     """The golden layout (origin_format); None: the NPU tensor's own layout."""
     origin_shape: tuple[int, ...] | None = None
+    guess_layout: bool = False
+    """No graph: the golden layout is unknown, so a device layout is turned into its usual host layout."""
 
     @property
     def key(self) -> str:
@@ -290,7 +292,7 @@ def plan_name_compare(dumps: DumpIndex, golden_keys: Iterable[str]) -> MatchPlan
         name = dumps.names[path]
         has_any = golden_key(op_field, 0) in keys
         matched += has_any
-        outputs = tuple(TensorMatch(GoldenRef(op_field, i)) for i in range(16))
+        outputs = tuple(TensorMatch(GoldenRef(op_field, i, guess_layout=True)) for i in range(16))
         groups.append(GroupPlan(number, (OpPlan(op_field, name.op_type, path, (), outputs),), op_field, op_field))
     warnings = [
         "no graph: NPU dumps are matched to golden tensors by op name only (outputs only; fused ops and "

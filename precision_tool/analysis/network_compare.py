@@ -241,6 +241,8 @@ class _Worker:
         golden, golden_shape, golden_dtype = self.golden(golden_path)
         npu_format = format_name(header.format)
         layout = (match.golden.layout or npu_format).upper()
+        if match.golden.guess_layout:
+            layout = _usual_host_layout(npu_format, len(golden_shape))
         # msaccucmp converts unless the target is ND from a plain layout, or the NPU shape is scalar-like
         convert = not (layout == "ND" and npu_format not in ("FRACTAL_NZ", "NDC1HWC0")) \
             and not is_scalar_shape(header.shape)
@@ -287,6 +289,17 @@ class _Worker:
             while len(self.recent) > 8:
                 self.recent.popitem(last=False)
         return metrics
+
+
+def _usual_host_layout(npu_format: str, golden_dims: int) -> str:
+    """Without a graph: where a device layout usually comes from (the .npy shape then picks NCHW/NHWC)."""
+    if npu_format in ("NC1HWC0", "FRACTAL_Z") and golden_dims == 4:
+        return "NCHW"
+    if npu_format == "NDC1HWC0" and golden_dims == 5:
+        return "NCDHW"
+    if npu_format == "FRACTAL_NZ":
+        return "ND"
+    return npu_format if npu_format not in ("NC1HWC0", "FRACTAL_Z", "NDC1HWC0") else "ND"
 
 
 def _dtype_text(header: Any) -> str:

@@ -83,8 +83,9 @@ class ResultWriter:
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resume else os.O_TRUNC)
         fd = os.open(self.partial_path, flags, 0o600)
         os.fchmod(fd, 0o600)
+        empty = os.fstat(fd).st_size == 0
         self._file = os.fdopen(fd, "w", encoding="utf-8", newline="")
-        if not resume or self._file.tell() == 0:
+        if empty:
             self._write(_encode_rows([header_for(npu_vs_npu)]))
 
     def _write(self, text: str) -> None:

@@ -192,17 +192,21 @@ def make_network(root: Path, *, corrupt: bool = False, chain: int = 0, elements:
     # present but empty original names: no golden ('*')
     op("anon/Op", "Sub", outputs=[_desc("DT_FLOAT", "ND", (8,))], original=[])
     dump("Sub", "anon/Op", [], [TensorSpec(np.ones(8, np.float32), Format.ND, (8,))])
-    # a chain of ordinary ops (for speed and progress tests)
-    previous = "out/Softmax"
-    for k in range(chain):
-        name = f"chain/op_{k}"
-        y = rng.standard_normal(elements).astype(np.float32)
-        golden(name, 0, y)
-        op(name, "Add", [f"{previous}:0"], [_desc("DT_FLOAT16", "ND", (elements,), origin_format="ND")],
-           original=[name])
-        dump("Add", name, [TensorSpec(y.astype(np.float16), Format.ND, (elements,))],
-             [TensorSpec(noisy(y, 1e-2).astype(np.float16), Format.ND, (elements,))])
-        previous = name
+    # a chain of ordinary ops (for speed and progress tests): each NPU input is the previous NPU output
+    if chain:
+        start = rng.standard_normal(elements).astype(np.float32)
+        golden("chain/input", 0, start)
+        op("chain/input", "Data", outputs=[_desc("DT_FLOAT", "ND", (elements,), origin_format="ND")])
+        previous, previous_npu = "chain/input", start.astype(np.float16)
+        for k in range(chain):
+            name = f"chain/op_{k}"
+            y = rng.standard_normal(elements).astype(np.float32)
+            golden(name, 0, y)
+            op(name, "Add", [f"{previous}:0"], [_desc("DT_FLOAT16", "ND", (elements,), origin_format="ND")],
+               original=[name])
+            out = noisy(y, 1e-2).astype(np.float16)
+            dump("Add", name, [TensorSpec(previous_npu, Format.ND, (elements,))], [TensorSpec(out, Format.ND, (elements,))])
+            previous, previous_npu = name, out
     if corrupt:
         op("corrupt/Op", "Abs", outputs=[_desc("DT_FLOAT", "ND", (16,), origin_format="ND")], original=["corrupt/Op"])
         golden("corrupt/Op", 0, np.ones(16, np.float32))
@@ -243,3 +247,15 @@ def run_reference(tool: Path, npu_dir: Path, golden_dir: Path, graph_json: Path,
     if not found:
         raise AssertionError(f"msaccucmp wrote no CSV (exit {proc.returncode}): {proc.stdout[-3000:]}")
     return found[-1]
+
+
+@pytest.fixture
+def make_net():  # type: ignore[no-untyped-def]
+    """The network writer, for tests that need options (chain length, a corrupt dump ...)."""
+    return make_network
+
+
+@pytest.fixture
+def reference_helpers():  # type: ignore[no-untyped-def]
+    """(run_reference, reference_python)."""
+    return run_reference, reference_python

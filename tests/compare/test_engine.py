@@ -1,0 +1,177 @@
+"""The engine without the reference: resume, bad input, summaries, old CSV headers, cp, ac, big tensors."""
+
+from __future__ import annotations
+
+import csv
+import re
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from precision_tool.analysis import network_compare as nc
+from precision_tool.analysis.metrics import FileSource, compare_arrays, compare_sources, leaf_ranges, tree_sum
+from precision_tool.analysis.results import read_result_csv, summarize
+from precision_tool.config import Settings
+from precision_tool.workspace import Workspace
+
+
+def _spec(net, name: str = "r.csv") -> nc.RunSpec:  # type: ignore[no-untyped-def]
+    return nc.RunSpec("test", str(net.dump_dir), name, golden_dir=str(net.golden_dir), graph_path=str(net.graph_txt))
+
+
+def test_interrupt_then_resume_gives_the_same_csv(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C (a KeyboardInterrupt in the run loop) leaves a valid .partial CSV; --resume finishes it to the
+    very bytes an uninterrupted run writes."""
+    net = make_net(tmp_path / "pd", chain=30, elements=512)
+    whole_dir = tmp_path / "whole"
+    whole_dir.mkdir()
+    nc.run_specs([_spec(net)], whole_dir, workers=2, threshold=0.98)
+    whole = (whole_dir / "r.csv").read_bytes()
+
+    workspace = Workspace(tmp_path / "ws")
+    cut_dir = workspace.new_result_dir()
+
+    def interrupt(label: str, done: int, total: int) -> None:
+        if done >= 12:
+            raise KeyboardInterrupt
+
+    with pytest.raises(nc.CompareInterrupted) as caught:
+        nc.run_specs([_spec(net)], cut_dir, workers=2, threshold=0.98, progress=interrupt)
+    assert "--resume" in str(caught.value)
+    partial = cut_dir / "r.csv.partial"
+    assert not (cut_dir / "r.csv").exists()
+    rows = list(csv.reader(partial.open(newline="")))
+    assert rows[0][0] == "Index" and 1 < len(rows) < whole.count(b"\r\n")
+    assert summarize(read_result_csv(partial)).complete is False
+    # a hard kill may also leave half a line: resume cuts it
+    with partial.open("ab") as handle:
+        handle.write(b"40,Add,chain/op_x,float16,0,chain")
+    assert nc.interrupted_result_dir(workspace) == cut_dir
+    runs = nc.run_specs(nc.read_run_file(cut_dir), cut_dir, workers=2, threshold=0.98, resume=True)
+    assert (cut_dir / "r.csv").read_bytes() == whole
+    assert runs[0].summary.complete
+
+
+def test_corrupt_dump_becomes_a_row_and_the_run_goes_on(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "pd", corrupt=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    runs = nc.run_specs([_spec(net)], out, workers=1, threshold=0.98)
+    table = read_result_csv(runs[0].csv_path)
+    corrupt = [r for r in table.rows if r.npu_op == "corrupt/Op"]
+    assert len(corrupt) == 1
+    assert str(net.corrupt) in corrupt[0].reason and "truncated" in corrupt[0].reason
+    assert any(r.npu_op == "relu1/Relu" and r.cosine < 0.9 for r in table.rows)
+
+
+def test_golden_without_graph_falls_back_to_names_and_says_so(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "pd")
+    out = tmp_path / "out"
+    out.mkdir()
+    warnings: list[str] = []
+    spec = nc.RunSpec("names", str(net.dump_dir), "r.csv", golden_dir=str(net.golden_dir))
+    runs = nc.run_specs([spec], out, workers=1, threshold=0.98, on_warning=warnings.append)
+    assert any("by op name only" in w for w in warnings)
+    rows = {r.tensor_index: r for r in read_result_csv(runs[0].csv_path).rows}
+    assert rows["relu1_Relu:output:0"].cosine == pytest.approx(0.56316, abs=1e-5)
+    assert rows["missing_golden_Op:output:0"].reason.startswith("[missing_golden_Op] There is no the ground truth")
+    assert rows["dense_MatMul:output:0"].cosine > 0.99  # FRACTAL_NZ → ND without a graph
+
+
+def test_npu_vs_npu_by_op_name(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    left = make_net(tmp_path / "a", seed=1)
+    right = make_net(tmp_path / "b", seed=1)
+    out = tmp_path / "out"
+    out.mkdir()
+    spec = nc.RunSpec("npu", str(left.dump_dir), "r.csv", right_dir=str(right.dump_dir))
+    runs = nc.run_specs([spec], out, workers=1, threshold=0.98)
+    text = runs[0].csv_path.read_text()
+    assert text.startswith("Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,Address,TensorIndex,")
+    table = read_result_csv(runs[0].csv_path)
+    compared = [r for r in table.rows if r.values["MaxAbsoluteError"] not in ("NaN",)]
+    assert compared and all(r.values["MaxAbsoluteError"] in ("0.000000", "nan") for r in compared)
+
+
+def test_old_leftop_rightop_csv_is_read_by_header(tmp_path: Path) -> None:
+    path = tmp_path / "result_1.csv"
+    path.write_text(
+        "Index,LeftOp,RightOp,TensorIndex,CosineSimilarity,MaxAbsoluteError,CompareFailReason\r\n"
+        "0,a,a,a:input:0,0.999,0.1,\r\n0,a,a,a:output:0,0.5,1.2,\r\n"
+        "1,b,b,b:input:0,0.5,1.2,\r\n1,b,b,b:output:0,0.4,1.5,\r\n"
+    )
+    summary = summarize(read_result_csv(path), 0.98)
+    assert [op.npu_op for op in summary.abnormal_ops] == ["a", "b"]
+    assert summary.first_divergent_op is not None and summary.first_divergent_op.npu_op == "a"
+    assert summary.first_failure is not None and not summary.first_failure.is_graph_input
+
+
+def test_first_failing_tensor_being_an_input_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "result_2.csv"
+    path.write_text(
+        "Index,NPUDump,GroundTruth,TensorIndex,CosineSimilarity\r\n"
+        "0,a,a,a:input:0,0.2\r\n0,a,a,a:output:0,0.3\r\n"
+    )
+    summary = summarize(read_result_csv(path), 0.98)
+    assert summary.first_failure is not None and summary.first_failure.is_graph_input
+    assert summary.first_divergent_op is None
+
+
+def test_leaves_follow_numpys_pairwise_tree() -> None:
+    rng = np.random.default_rng(0)
+    for n in (129, 1000, 100_003):
+        a = (rng.standard_normal(n) * 1000).astype(np.float32)
+        parts = [a[s:e].sum() for s, e in leaf_ranges(n, 128)]
+        assert tree_sum(n, parts, 128) == a.sum()
+
+
+def test_file_source_streams_a_large_tensor_with_little_memory(tmp_path: Path) -> None:
+    """A 64 MB pair read from files in 4 MB leaves gives exactly the in-memory results."""
+    n = 1 << 24
+    rng = np.random.default_rng(1)
+    y = rng.standard_normal(n, dtype=np.float32)
+    x = y + np.float32(1e-3)
+    for name, array in (("x", x), ("y", y)):
+        array.tofile(tmp_path / name)
+    in_memory = compare_arrays(x, y, leaf=1 << 20)
+    del x, y
+    streamed = compare_sources(FileSource(str(tmp_path / "x"), 0, np.dtype(np.float32), n),
+                               FileSource(str(tmp_path / "y"), 0, np.dtype(np.float32), n),
+                               shape=(n,), leaf=1 << 20)
+    assert streamed == in_memory
+
+
+def test_cli_vc_vcs_cp_ac(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data")
+    ran = cli("ac", "-c", "-l", "2", data=net.root)
+    assert ran.status == 0, ran.out + ran.err
+    assert "first divergent op: [3] relu1/Relu" in ran.out
+    shown = cli("vcs", "-c", "0.5", data=net.root)
+    assert shown.status == 0 and "bool/Op" in shown.out and "relu1/Relu" not in shown.out.split("first")[0]
+    dump = next(p for p in net.dump_dir.iterdir() if ".relu1_Relu." in p.name)
+    golden = next(p for p in net.golden_dir.iterdir() if p.name.startswith("relu1_Relu.0."))
+    pair = cli("cp", f"{dump}:input:0", f"{dump}:input:0", "-s", data=net.root)
+    assert pair.status == 0, pair.err
+    assert re.search(r"allclose\s+True", pair.out) and "CosineSimilarity" in pair.out
+    assert list((net.root / "temp" / "tensor_compare").glob("*.txt"))
+    bad = cli("cp", str(golden), f"{dump}:output:0", data=net.root)
+    assert bad.status == 1 and "cannot be compared" in bad.out + bad.err
+    missing = cli("vcs", "-f", str(tmp_path / "nope"), data=net.root)
+    assert missing.status == 1 and "does not exist" in missing.out + missing.err
+
+
+def test_empty_workspace_is_one_clear_line(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("vc", data=tmp_path)
+    assert result.status == 1
+    lines = [line for line in (result.out + result.err).splitlines() if line.strip()]
+    assert len(lines) == 1 and "no NPU dumps" in lines[0]
+
+
+def test_compare_workspace_api_for_the_demo(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data")
+    runs = nc.compare_workspace(Workspace(net.root), Settings(ROOT_DIR=str(net.root), WORKERS=1))
+    assert len(runs) == 1
+    assert runs[0].csv_path.name == f"result_{runs[0].csv_path.parent.name}.csv"
+    assert runs[0].summary.first_divergent_op is not None
+    assert runs[0].summary.first_divergent_op.npu_op == "relu1/Relu"

@@ -77,3 +77,28 @@ def run_network(root: Path) -> DemoBuild:
 def _last_lines(text: str, count: int) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return "\n".join(lines[-count:])
+
+
+@dataclass(frozen=True)
+class FusedOp:
+    """An op of the Build graph that a fusion pass made out of several TF ops."""
+
+    name: str
+    op_type: str
+    fusion_pass: str
+    original_names: tuple[str, ...]
+
+
+def fused_ops(root: Path) -> list[FusedOp]:
+    """The fused ops of debug_0's Build graph, read back with the project's GE graph reader."""
+    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.workspace import Workspace
+
+    found = []
+    for path in Workspace(root).build_graph_files(0):
+        for _graph, op in load_graph(path).iter_ops():
+            names = op.original_op_names or []
+            if op.fusion_pass and len(names) > 1:
+                passes = [p for p in (op.attrs.get("pass_name"), op.attrs.get("pass_name_ub")) if p]
+                found.append(FusedOp(op.name, op.type, " + ".join(str(p) for p in passes), tuple(names)))
+    return found

@@ -108,11 +108,15 @@ def build_training_graph() -> TrainingGraph:
 
 
 def session_config() -> Any:
-    """Grappler off, one thread pool: the CPU graph runs exactly as written, reproducibly."""
+    """Grappler off, and the classic graph optimizer's constant folding too (it would replace `labels`
+    and the gradient seed by `..._cf_` nodes, so their golden tensors would be missing): the CPU graph
+    runs exactly as written, reproducibly."""
     import tensorflow as tf
 
     config = tf.compat.v1.ConfigProto()
     config.graph_options.rewrite_options.disable_meta_optimizer = True
+    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
+    config.graph_options.optimizer_options.do_constant_folding = False
     config.intra_op_parallelism_threads = 1
     config.inter_op_parallelism_threads = 1
     return config

@@ -59,7 +59,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     from rich.rule import Rule
     from rich.text import Text
 
-    from precision_tool.demo.build import DEFAULT_DIR, prepare_folder, run_network
+    from precision_tool.demo.build import DEFAULT_DIR, fused_ops, prepare_folder, run_network
     from precision_tool.demo.npu_sim import PLANTED_FAULT
     from precision_tool.errors import CommandFailed
     from precision_tool.render.messages import note_line
@@ -85,6 +85,11 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     text.append(f"Demo workspace ready in {seconds:.0f} s: {root}\n")
     text.append("Planted fault: ", style="bold")
     text.append(PLANTED_FAULT + ".\n")
+    fused = fused_ops(root)
+    if fused:
+        text.append("Fused by the NPU compiler:\n", style="bold")
+        for op in fused:
+            text.append(f"  {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]\n")
     text.append("Open the shell on it:\n  ")
     text.append(_open_command(dir_text), style="bold green")
     return Panel(text, title="demo", expand=False)

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu_dump import (
-    MAPPING_FILE, DataType, DumpFile, DumpName, TensorHeader, dump_name_of, format_name, numpy_dtype_of,
-    read_dump_header, read_mapping, read_tensor, sanitize_op_name,
+    MAPPING_FILE, DumpFile, DumpName, TensorHeader, dump_name_of, format_name,
+    npy_descr_of, read_dump_header, read_mapping, read_tensor, sanitize_op_name,
 )
 
 if TYPE_CHECKING:
@@ -28,8 +28,6 @@ if TYPE_CHECKING:
 
 # Files in dump folders that are not dumps (decoded output, mapping tables, logs ...).
 NOT_DUMP_SUFFIXES = (".npy", ".csv", ".txt", ".json", ".log", ".pb", ".bin", ".pkl", ".part", ".py", ".md")
-_NATIVE_EXTRA = {DataType.BF16, DataType.FLOAT8_E5M2, DataType.FLOAT8_E4M3FN, DataType.FLOAT8_E8M0,
-                 DataType.UINT1, DataType.COMPLEX32}
 MAX_FILE_NAME = 255
 
 
@@ -202,17 +200,14 @@ def _discard(staged: list[tuple[Path, Path]]) -> None:
 
 
 def _decode_tensor(dump: DumpFile, tensor: TensorHeader, out_dir: Path, target: str | None) -> tuple[Path, Path]:
-    import numpy as np
-
-    if target is None and tensor.data_type not in _NATIVE_EXTRA:
-        try:
-            dtype = numpy_dtype_of(tensor.data_type)
-        except ValueError as exc:
-            raise FormatError(dump.path, f"{tensor.label}: cannot decode {exc}") from None
+    plain = npy_descr_of(tensor.data_type) if target is None else None
+    if plain is not None:
         final = _output_path(dump, out_dir, decoded_name(dump.path, tensor.kind, tensor.index))
         temp = _temp_for(final)
-        _copy_as_npy(dump, tensor, dtype, temp)
+        _copy_as_npy(dump, tensor, plain, temp)
         return temp, final
+    import numpy as np
+
     array = read_tensor(dump, tensor)
     if target is not None:
         from precision_tool.formats.layouts import from_device
@@ -238,19 +233,24 @@ def _temp_for(final: Path) -> Path:
     return final.with_name(f".{final.name[:200]}.{os.getpid()}.part")
 
 
-def _copy_as_npy(dump: DumpFile, tensor: TensorHeader, dtype: "np.dtype[Any]", temp: Path) -> None:
-    """Write a .npy header, then let the kernel copy the tensor bytes straight from the dump."""
-    import numpy as np
+def npy_header(descr: str, shape: Sequence[int]) -> bytes:
+    """A version 1.0 .npy header (numpy's own layout: 64-byte aligned, newline-terminated)."""
+    dims = ", ".join(str(int(d)) for d in shape) + ("," if len(shape) == 1 else "")
+    text = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': ({dims}), }}"
+    pad = -(10 + len(text) + 1) % 64
+    body = (text + " " * pad + "\n").encode("latin1")
+    return b"\x93NUMPY\x01\x00" + len(body).to_bytes(2, "little") + body
 
-    count = tensor.element_count
-    needed = count * dtype.itemsize
+
+def _copy_as_npy(dump: DumpFile, tensor: TensorHeader, plain: tuple[str, int], temp: Path) -> None:
+    """Write a .npy header, then let the kernel copy the tensor bytes straight from the dump."""
+    descr, itemsize = plain
+    needed = tensor.element_count * itemsize
     if needed > tensor.size:
         raise FormatError(dump.path, f"{tensor.label}: shape {list(tensor.shape)} needs {needed} bytes "
                                      f"but the block holds {tensor.size}")
-    header = {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
-              "shape": tuple(tensor.array_shape)}
     with open(temp, "wb") as out:
-        np.lib.format.write_array_header_1_0(out, header)
+        out.write(npy_header(descr, tensor.array_shape))
         out.flush()
         if needed == 0:
             return

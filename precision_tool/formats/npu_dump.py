@@ -163,6 +163,23 @@ _PLAIN_DTYPES: dict[int, str] = {
     DataType.QUINT16: "uint16",
     DataType.RESOURCE: "int64",
 }
+# .npy `descr` of the plain types, so raw copies need no numpy import (little-endian, as dumps are).
+_NPY_DESCR: dict[int, tuple[str, int]] = {
+    number: (("|" if name in ("int8", "uint8", "bool") else "<")
+             + {"float32": "f4", "float16": "f2", "int8": "i1", "uint8": "u1", "int16": "i2", "uint16": "u2",
+                "int32": "i4", "int64": "i8", "uint32": "u4", "uint64": "u8", "bool": "b1", "float64": "f8",
+                "complex64": "c8", "complex128": "c16"}[name],
+             {"float32": 4, "float16": 2, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "int64": 8,
+              "uint32": 4, "uint64": 8, "bool": 1, "float64": 8, "complex64": 8, "complex128": 16}[name])
+    for number, name in _PLAIN_DTYPES.items()
+}
+
+
+def npy_descr_of(data_type: int) -> tuple[str, int] | None:
+    """(.npy descr, itemsize) when the type is stored exactly as numpy stores it, else None."""
+    return _NPY_DESCR.get(data_type)
+
+
 _ML_DTYPES: dict[int, str] = {
     DataType.BF16: "bfloat16",
     DataType.FLOAT8_E5M2: "float8_e5m2",

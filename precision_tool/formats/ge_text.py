@@ -17,8 +17,10 @@ from precision_tool.errors import FormatError
 from precision_tool.formats.ge_graph import (
     DATA_TYPE_NAMES,
     LIST_VAL_TYPES,
+    AttrList,
     Graph,
     Model,
+    Op,
     TensorDesc,
     attr_kind,
     list_item_kind,
@@ -48,6 +50,9 @@ class _Problem(Exception):
 
 def parse_text(text: str, path: Path) -> Model:
     """Parse protobuf text of a ModelDef into the model. FormatError names file, line and column."""
+    fast = parse_text_fast(text, path)
+    if fast is not None:
+        return fast
     tokens = _TOKEN.findall(text)
     reader = TreeReader(bytes_from_text)
     token: tuple[str, ...] = ()
@@ -488,3 +493,261 @@ def format_model(model: Model) -> str:
     writer.model(model)
     return "\n".join(writer.lines) + "\n"
 
+
+
+# --- fast path ----------------------------------------------------------------------------------------
+# GE (and our writer) print one field per line. Such a file is turned into JSON with a handful of
+# C-speed string replacements and read by json.loads: every message becomes a flat list
+# [key, value, key, value, ...] where a message field's key ends in " {" and its value is a list.
+# Anything not in that layout fails the checks below and goes to the general parser above.
+_NON_STRING_SEPARATOR = re.compile(r': (?=[-+\w.]+",\n)')
+_STRING_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.DOTALL)
+
+
+class _NotFlat(Exception):
+    """The file is not in the one-field-per-line layout the fast path handles."""
+
+
+def flat_lists(text: str) -> list[Any]:
+    """The one-field-per-line text as nested flat lists; raises _NotFlat when the layout differs."""
+    import json
+
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    text = text.rstrip().replace("\\", "\\\\").replace('"', '\\"')
+    text = '",\n"'.join(map(str.lstrip, text.split("\n")))
+    text = _NON_STRING_SEPARATOR.sub('","', text + '",\n')
+    text = text.replace(': \\"', '","').replace('\\"",\n', '",\n')
+    text = text.replace(' {",\n', ' {",[\n').replace('\n"}"', "]").replace(",]", "]")
+    try:
+        return json.loads('["' + text[:-2] + "]")  # type: ignore[no-any-return]
+    except ValueError:
+        raise _NotFlat() from None
+
+
+def _body(value: str, to_bytes: bool = False) -> Any:
+    """A string field's value from the fast path: text-format escapes still in it when it has '\\'."""
+    if not _STRING_BODY.fullmatch(value):
+        raise _NotFlat()
+    data = _ESCAPE.sub(_unescape_one, value.encode("utf-8", "surrogateescape"))
+    return data if to_bytes else data.decode("utf-8", "surrogateescape")
+
+
+class FlatReader(TreeReader):
+    """Builds the model straight from the flat lists (the hot path: ops, descriptors, attributes)."""
+
+    def __init__(self) -> None:
+        super().__init__(bytes_from_text)
+
+    def text(self, value: Any) -> str:
+        if type(value) is not str:
+            raise _NotFlat()
+        if "\\" in value or '"' in value:
+            return _body(value)  # type: ignore[no-any-return]
+        return value
+
+    def pairs(self, flat: Any) -> Any:
+        if type(flat) is not list or len(flat) % 2:
+            raise _NotFlat()
+        it = iter(flat)
+        return zip(it, it)
+
+    def flat_model(self, flat: list[Any], path: Path) -> Model:
+        if flat and flat[-1] == "":
+            flat = flat[:-1]
+        tree: dict[str, Any] = {"graph": []}
+        for key, value in self.pairs(flat):
+            if key == "graph {":
+                tree["graph"].append(self.flat_graph(value))
+            elif key == "attr {":
+                tree.setdefault("attr", []).append(self.generic(value, "AttrEntry"))
+            else:
+                self.put(tree, key, value, "ModelDef")
+        graphs = tree.pop("graph")
+        model = self.model(tree, path)
+        model.graphs = graphs
+        for graph in graphs:
+            self.check_edges(graph)
+        model.warnings = self.finish()
+        return model
+
+    def flat_graph(self, flat: list[Any]) -> Graph:
+        ops = []
+        rest: dict[str, Any] = {}
+        for key, value in self.pairs(flat):
+            if key == "op {":
+                ops.append(self.flat_op(value))
+            elif key == "attr {":
+                rest.setdefault("attr", []).append(self.generic(value, "AttrEntry"))
+            else:
+                self.put(rest, key, value, "GraphDef")
+        graph = self.graph(rest)
+        graph.ops = ops
+        return graph
+
+    def flat_op(self, flat: list[Any]) -> Op:
+        name = op_type = ""
+        op_id = stream_id = 0
+        inputs: list[str] = []
+        attrs: dict[str, Any] = {}
+        input_descs: list[TensorDesc] = []
+        output_descs: list[TensorDesc] = []
+        dst_names: list[str] = []
+        dst_indexes: list[int] = []
+        subgraphs: list[str] = []
+        extra: dict[str, Any] = {}
+        text = self.text
+        for key, value in self.pairs(flat):
+            if key == "attr {":
+                self.flat_attr(value, attrs, name)
+            elif key == "input":
+                inputs.append(text(value))
+            elif key == "input_desc {":
+                input_descs.append(self.flat_desc(value))
+            elif key == "output_desc {":
+                output_descs.append(self.flat_desc(value))
+            elif key == "dst_name":
+                dst_names.append(text(value))
+            elif key == "dst_index":
+                dst_indexes.append(int(value))
+            elif key == "name":
+                name = text(value)
+            elif key == "type":
+                op_type = text(value)
+            elif key == "id":
+                op_id = int(value)
+            elif key == "stream_id":
+                stream_id = int(value)
+            elif key == "subgraph_name":
+                subgraphs.append(text(value))
+            else:
+                self.put(extra, key, value, "OpDef")
+        if extra:
+            extra = self._extra("OpDef", extra)
+        return Op(name, op_type, op_id, stream_id, inputs, input_descs, output_descs, attrs,
+                  dst_names, dst_indexes, subgraphs, extra)
+
+    def flat_desc(self, flat: list[Any]) -> TensorDesc:
+        dtype = "DT_UNDEFINED"
+        layout = ""
+        shape: tuple[int, ...] = ()
+        attrs: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in self.pairs(flat):
+            if key == "attr {":
+                self.flat_attr(value, attrs, "tensor")
+            elif key == "dtype":
+                dtype = value if value[:1].isalpha() else _scalar(value, E, False)
+            elif key == "shape {":
+                shape = tuple(int(v) for k, v in self.pairs(value) if k == "dim" or self._odd(k, "ShapeDef"))
+            elif key == "layout":
+                layout = self.text(value)
+            else:
+                self.put(extra, key, value, "TensorDescriptor")
+        if extra:
+            extra = self._extra("TensorDescriptor", extra)
+        return TensorDesc(dtype, layout, shape, attrs, extra)
+
+    def _odd(self, key: str, message: str) -> bool:
+        if key.endswith(" {") or not key.isidentifier():
+            raise _NotFlat()
+        self.warn("unknown field", f"unknown {message} field {key!r} ignored")
+        return False
+
+    def flat_attr(self, flat: list[Any], attrs: dict[str, Any], owner: str) -> None:
+        if len(flat) == 4 and flat[0] == "key" and flat[2] == "value {":
+            key = self.text(flat[1])
+            value = flat[3]
+            if len(value) == 2:
+                kind, item = value
+                if kind == "s":
+                    attrs[key] = self.text(item)
+                    return
+                if kind == "i":
+                    attrs[key] = int(item)
+                    return
+                if kind == "b":
+                    attrs[key] = _scalar(item, O, False)
+                    return
+                if kind == "list {":
+                    attrs[key] = self.flat_list(item, key, owner)
+                    return
+            attrs[key] = self.attr_value(self.generic(value, "AttrDef"), key, owner) if value else None
+            return
+        entry = self.generic(flat, "AttrEntry")
+        key = entry.get("key", "")
+        value = entry.get("value")
+        attrs[key] = self.attr_value(value, key, owner) if value else None
+
+    def flat_list(self, flat: list[Any], key: str, owner: str) -> Any:
+        items: list[Any] = []
+        kind = None
+        val_type = None
+        for field_name, value in self.pairs(flat):
+            if field_name == "s" or field_name == "i":
+                if kind is None:
+                    kind = field_name
+                elif kind != field_name:
+                    return self.list_value(self.generic(flat, "ListValue"), key, owner)
+                items.append(self.text(value) if field_name == "s" else int(value))
+            elif field_name == "val_type":
+                val_type = value
+            else:
+                return self.list_value(self.generic(flat, "ListValue"), key, owner)
+        if val_type is not None and not val_type[:1].isalpha():
+            val_type = _scalar(val_type, V, False)
+        if kind is None:
+            from precision_tool.formats.ge_graph import VAL_TYPE_ITEM_KIND
+
+            kind = VAL_TYPE_ITEM_KIND.get(val_type or "")
+        return AttrList(items, kind, val_type)
+
+    def put(self, tree: dict[str, Any], key: str, value: Any, message: str) -> None:
+        """A field outside the hot path, into a dict tree (scalars decoded by kind)."""
+        if key.endswith(" {"):
+            name = key[:-2]
+            spec = SCHEMA[message].get(name)
+            if spec is None or spec[0] not in SCHEMA:
+                if spec is not None or not name.isidentifier():
+                    raise _NotFlat()
+                self.warn("unknown field", f"unknown {message} field {name!r} ignored")
+                return
+            converted: Any = self.generic(value, spec[0])
+        else:
+            spec = SCHEMA[message].get(key)
+            if spec is None:
+                if not key.isidentifier():
+                    raise _NotFlat()
+                self.warn("unknown field", f"unknown {message} field {key!r} ignored")
+                return
+            if spec[0] in SCHEMA:
+                raise _NotFlat()
+            if spec[0] is S:
+                converted = self.text(value)
+            elif spec[0] is B:
+                converted = _body(value, to_bytes=True)
+            else:
+                converted = _scalar(value, spec[0], spec[1])
+        if spec[1]:
+            tree.setdefault(spec_name(key), []).append(converted)
+        else:
+            tree[spec_name(key)] = converted
+
+    def generic(self, flat: list[Any], message: str) -> dict[str, Any]:
+        tree: dict[str, Any] = {}
+        for key, value in self.pairs(flat):
+            self.put(tree, key, value, message)
+        return tree
+
+
+def spec_name(key: str) -> str:
+    return key[:-2] if key.endswith(" {") else key
+
+
+def parse_text_fast(text: str, path: Path) -> Model | None:
+    """The fast path; None when the file is not one field per line (or anything looks odd)."""
+    try:
+        flat = flat_lists(text)
+        return FlatReader().flat_model(flat, path)
+    except (_NotFlat, ValueError, TypeError, AttributeError, KeyError):
+        return None

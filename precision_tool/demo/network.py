@@ -24,7 +24,6 @@ IMAGE_CHANNELS = 3
 CLASSES = 10
 LEARNING_RATE = 0.1
 DATA_SEED = 2024
-TRAIN_OP_NAME = "GradientDescent"
 LOSS_NAME = "loss/Mean"
 
 
@@ -137,6 +136,7 @@ class GoldenRun:
     graph_def: Any  # GraphDef with _output_shapes, as built (before the step)
     feeds: dict[str, Any]  # Data inputs and variables' starting values by name (np.ndarray)
     fold: Any  # callable: ['node:slot', ...] → values (the compiler's constant folding)
+    session: Any  # the plain session; variables still hold their starting values until the step
     loss: float = float("nan")
 
 
@@ -159,14 +159,12 @@ def prepare(workspace_root: Path) -> GoldenRun:
     def fold(tensor_names: list[str]) -> list[Any]:
         return list(session.run(tensor_names))
 
-    run = GoldenRun(training, graph_def, feeds, fold)
-    run.session = session  # type: ignore[attr-defined]
-    return run
+    return GoldenRun(training, graph_def, feeds, fold, session)
 
 
 def run_golden_step(run: GoldenRun) -> float:
     """One training step under the project's dump hook: writes tf/tf_debug/run_*/..."""
-    dump_session = _golden_session(run.session)  # type: ignore[attr-defined]
+    dump_session = _golden_session(run.session)
     _, loss = dump_session.run([run.training.train_op, run.training.loss])
     run.loss = float(loss)
     return run.loss

@@ -54,12 +54,12 @@ def find_overflows(folder: Path | None, limit: int = 3) -> OverflowReport:
     if folder is None or not folder.is_dir():
         return OverflowReport(folder, 0, ())
     entries = scan_dump_folder(folder)
-    debug_entries = sorted((e for e in entries if e.name.is_opdebug), key=lambda e: (e.name.timestamp_us, str(e.path)))
-    by_folder: dict[Path, list[DumpEntry]] = {}
+    debug_entries = sorted((e for e in entries if e.name.is_opdebug), key=lambda e: (e.name.timestamp_us, e.file_name))
+    by_folder: dict[str, list[DumpEntry]] = {}
     for entry in entries:
         if not entry.name.is_opdebug:
-            by_folder.setdefault(entry.path.parent, []).append(entry)
-    findings = tuple(_analyse(entry, by_folder.get(entry.path.parent, [])) for entry in debug_entries[:limit])
+            by_folder.setdefault(entry.folder, []).append(entry)
+    findings = tuple(_analyse(entry, by_folder.get(entry.folder, [])) for entry in debug_entries[:limit])
     return OverflowReport(folder, len(debug_entries), findings)
 
 
@@ -78,7 +78,7 @@ def _analyse(debug: DumpEntry, neighbours: list[DumpEntry]) -> OverflowFinding:
             debug.path, debug.name.timestamp_us, records, None, None, None, (),
             f"no dump with task id {record.task_id} and stream id {record.stream_id} in {debug.path.parent}",
         )
-    op = min(matches, key=lambda e: (e.name.timestamp_us, str(e.path)))
+    op = min(matches, key=lambda e: (e.name.timestamp_us, e.file_name))
     return OverflowFinding(debug.path, debug.name.timestamp_us, records, op.path, op.name.op_type,
                            op.name.op_name, summarize_tensors(op.path))
 

@@ -264,19 +264,18 @@ class DumpName:
         return self.op_type == "Opdebug"
 
 
-_NUMBER = re.compile(r"^\d+$")
-
-
 def parse_dump_name(file_name: str) -> DumpName | None:
     """Parse `{OpType}.{op_name}.{task}[.{stream}].{timestamp}[.{4 FFTS+ fields}]`; None if it is not one."""
     parts = file_name.split(".")
     count = len(parts)
     if count not in (4, 5, 9) or not parts[0] or not parts[1]:
         return None
-    numbers = parts[2:]
-    if not all(_NUMBER.match(p) for p in numbers):
+    try:
+        values = [int(p) for p in parts[2:] if p.isdigit() and p.isascii()]
+    except ValueError:
         return None
-    values = [int(p) for p in numbers]
+    if len(values) != count - 2:
+        return None
     if count == 4:
         return DumpName(parts[0], parts[1], values[0], None, values[1])
     if count == 5:
@@ -410,46 +409,31 @@ class DumpFile:
 
 
 def _shape(message: Any) -> tuple[int, ...]:
-    return tuple(int(d) for d in message.dim)
+    return tuple(message.dim)
 
 
-def _parse_header(path: Path, data: bytes) -> Any:
-    from google.protobuf.message import DecodeError
+_PARSER: list[Any] = []  # [DumpData class, DecodeError], filled on first use (protobuf is imported lazily)
 
-    from precision_tool.formats.dump_proto import dump_data_class
 
+def _parse_header(path: str | os.PathLike[str], data: bytes) -> Any:
+    if not _PARSER:
+        from google.protobuf.message import DecodeError
+
+        from precision_tool.formats.dump_proto import dump_data_class
+
+        _PARSER.extend((dump_data_class(), DecodeError))
+    message_class, decode_error = _PARSER
     try:
-        return dump_data_class().FromString(data)
-    except (DecodeError, RuntimeError, ValueError) as exc:
+        return message_class.FromString(data)
+    except (decode_error, RuntimeError, ValueError) as exc:
         raise FormatError(path, f"the dump header is not a valid DumpData message ({exc}); is this an NPU dump file?") from None
 
 
 def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None) -> DumpFile:
     """Read a dump file's header (no tensor data). FormatError on anything that does not add up."""
-    path = Path(path)
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as exc:
-        raise FormatError(path, f"cannot open ({exc.strerror})") from None
-    try:
-        file_size = os.fstat(fd).st_size
-        if file_size == 0:
-            raise FormatError(path, "the file is empty; it is not an NPU dump (was the dump interrupted?)")
-        head = os.pread(fd, 12, 0)
-        if len(head) < 8:
-            raise FormatError(path, f"only {file_size} bytes, shorter than the 8-byte header length; not an NPU dump")
-        if len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC:
-            raise FormatError(path, "this is a nano (TLV) dump; only the protobuf dump layout is supported")
-        (header_length,) = struct.unpack_from("<Q", head, 0)
-        if header_length > file_size - 8 or header_length > _MAX_HEADER_BYTES:
-            raise FormatError(
-                path,
-                f"header length {header_length} runs past the end of the {file_size}-byte file; "
-                "the file is truncated or not an NPU dump",
-            )
-        header_bytes = os.pread(fd, header_length, 8)
-    finally:
-        os.close(fd)
+    if not isinstance(path, Path):
+        path = Path(path)
+    file_size, header_length, header_bytes = _read_header_bytes(path)
     message = _parse_header(path, header_bytes)
     offset = 8 + header_length
     inputs: list[TensorHeader] = []
@@ -487,6 +471,49 @@ def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None)
         dump_time=int(message.dump_time), inputs=tuple(inputs), outputs=tuple(outputs),
         warnings=tuple(warnings), file_size=file_size, attrs=attrs,
     )
+
+
+def count_dump_tensors(path: str | os.PathLike[str]) -> tuple[int, int]:
+    """(inputs, outputs) of a dump, checking only that the blocks fit the file: the cheap read `ls dump` needs
+    (data types and formats are checked when tensors are read)."""
+    file_size, header_length, header_bytes = _read_header_bytes(path)
+    message = _parse_header(path, header_bytes)
+    inputs, outputs = message.input, message.output
+    needed = 8 + header_length + sum([item.size for item in inputs]) + sum([item.size for item in outputs])
+    if message.buffer or message.space:
+        needed += sum([item.size for item in message.buffer]) + sum([item.size for item in message.space])
+    if needed > file_size:
+        raise FormatError(path, f"the header's block sizes need {needed} bytes but the file has {file_size}; "
+                                "the file is truncated")
+    return len(inputs), len(outputs)
+
+
+def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes]:
+    """(file size, header length, header bytes), checking the 8-byte length against the file."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise FormatError(path, f"cannot open ({exc.strerror})") from None
+    try:
+        file_size = os.fstat(fd).st_size
+        if file_size == 0:
+            raise FormatError(path, "the file is empty; it is not an NPU dump (was the dump interrupted?)")
+        head = os.pread(fd, 12, 0)
+        if len(head) < 8:
+            raise FormatError(path, f"only {file_size} bytes, shorter than the 8-byte header length; not an NPU dump")
+        if len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC:
+            raise FormatError(path, "this is a nano (TLV) dump; only the protobuf dump layout is supported")
+        (header_length,) = struct.unpack_from("<Q", head, 0)
+        if header_length > file_size - 8 or header_length > _MAX_HEADER_BYTES:
+            raise FormatError(
+                path,
+                f"header length {header_length} runs past the end of the {file_size}-byte file; "
+                "the file is truncated or not an NPU dump",
+            )
+        header_bytes = os.pread(fd, header_length, 8)
+    finally:
+        os.close(fd)
+    return file_size, header_length, header_bytes
 
 
 def _tensor_header(

@@ -198,8 +198,7 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
     if not folders:
         return note_line(f"no NPU dumps in {ctx.workspace.dump_root(0)}; train on the NPU with "
                          "session_dump_config(config, action='dump') from tf_config")
-    rows = list_dump_files(folders, name=getattr(args, "name", None), op_type=getattr(args, "type", None),
-                           workers=ctx.settings.workers)
+    rows = list_dump_files(folders, name=getattr(args, "name", None), op_type=getattr(args, "type", None))
     return dump_listing(rows, folders)
 
 
@@ -217,7 +216,7 @@ def _dump_basenames(workspace: "Workspace") -> list[str]:
     cached = _NAME_CACHE.get(key)
     if cached and cached[0] == stamp:
         return cached[1]
-    names = sorted({e.path.name for f in folders for e in scan_dump_folder(f)})
+    names = sorted({e.file_name for f in folders for e in scan_dump_folder(f)})
     _NAME_CACHE[key] = (stamp, names)
     return names
 

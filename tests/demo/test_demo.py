@@ -9,6 +9,7 @@ import math
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ PLANTED = "bn2/FusedBatchNormV3"
 THRESHOLD = 0.98
 
 
-def _build_graph(root: Path, debug_id: int = 0):
+def _build_graph(root: Path, debug_id: int = 0) -> tuple[Path, Any, Any]:
     (path,) = Workspace(root).build_graph_files(debug_id)
     model = load_graph(path)
     (graph,) = model.graphs
@@ -162,6 +163,24 @@ def test_build_graph_round_trips_through_text_and_json(demo_workspace, tmp_path)
     types = {o.type for o in graph.ops}
     assert {"Cast", "TransData", "Data", "Variable", "MatMulV2", "BatchNorm"} <= types
     assert {o.output_descs[0].dtype for o in graph.ops if o.type == "Cast"} == {"DT_FLOAT16", "DT_FLOAT"}
+
+
+def test_graph_edges_are_consistent_and_trans_ops_change_one_thing(demo_workspace) -> None:
+    """What a compiler guarantees: each input desc is its producer's output desc; a Cast changes only
+    the dtype, a TransData only the layout (and so the device shape)."""
+    _path, _model, graph = _build_graph(demo_workspace)
+    for op in graph.ops:
+        for position, (producer, slot) in enumerate(op.data_inputs):
+            source = graph.op(producer).output_descs[slot]
+            target = op.input_descs[position]
+            assert (target.dtype, target.layout, target.shape, target.origin_shape) == \
+                (source.dtype, source.layout, source.shape, source.origin_shape), (producer, op.name)
+        if op.type in ("Cast", "TransData"):
+            (source,) = op.input_descs
+            (result,) = op.output_descs
+            assert result.origin_shape == source.origin_shape and result.origin_format == source.origin_format
+            assert (result.dtype != source.dtype) == (op.type == "Cast")
+            assert (result.layout != source.layout) == (op.type == "TransData")
 
 
 def test_every_task_has_one_dump_matching_the_graph(demo_workspace) -> None:

@@ -36,7 +36,6 @@ def _open_command(dir_text: str) -> str:
     """The command line that opens the shell on the demo workspace."""
     import shlex
     import shutil
-    import sys
     from pathlib import Path
 
     if shutil.which("precision-tool"):
@@ -46,8 +45,7 @@ def _open_command(dir_text: str) -> str:
         shown = str(cli.relative_to(Path.cwd()))
     except ValueError:
         shown = str(cli)
-    python = "python3" if sys.executable.endswith("python3") or "python3" in sys.executable else sys.executable
-    return f"{python} {shlex.quote(shown)} --data {shlex.quote(dir_text)}"
+    return f"python3 {shlex.quote(shown)} --data {shlex.quote(dir_text)}"
 
 
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:

@@ -26,6 +26,7 @@ INT32 = "int32"
 
 # Ops whose value never depends on the step's data: evaluated at compile time.
 SHAPE_OPS = frozenset({"Shape", "ShapeN", "Rank", "Size"})
+# Not ops on the device: Identity disappears; a ReadVariableOp becomes the Variable op it reads.
 PASS_THROUGH_OPS = frozenset({"Identity", "ReadVariableOp"})
 SKIPPED_OPS = frozenset({"NoOp"})
 
@@ -214,9 +215,6 @@ class _Deriver:
             return "HWCN"  # 4-D variables here are convolution kernels
         return "NHWC"
 
-    def natural_layout(self, tensor: str) -> str:
-        return self.origin_format(tensor)
-
     def producer(self, tensor: str) -> tuple[str, int]:
         """The NPU (op, output) that holds a TF tensor, creating Data/Variable/Const ops on first use."""
         tensor = self.resolve(tensor)
@@ -234,7 +232,7 @@ class _Deriver:
             self.tf_to_npu[tensor] = (var, 0)
         elif name in self.data_nodes:
             self.add(NpuOp(name, "Data", "data", [], [NpuTensor(
-                info.dtype, self.natural_layout(tensor), info.shape, self.origin_format(tensor),
+                info.dtype, self.origin_format(tensor), info.shape, self.origin_format(tensor),
                 origin_name=name, origin_index=slot)], original_names=[name]))
             self.tf_to_npu[tensor] = (name, 0)
         elif self.is_foldable(name):

@@ -1,3 +1,165 @@
-"""Commands of this area arrive with their issue; see shell/table.py."""
+"""Graph commands: `ni` (node info), the op listing behind `ls`, op-name completion, and the fusion,
+cast and graph-similarity checks of `ac`.
 
-COMMANDS: list = []
+Only argparse/typing at top level: the graph index, rich and numpy are imported when a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from precision_tool.errors import UsageError, WorkspaceError
+from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
+
+
+def _index(ctx_or_workspace: Any) -> Any:
+    from precision_tool.analysis.graph_index import index_for
+
+    workspace = getattr(ctx_or_workspace, "workspace", ctx_or_workspace)
+    return index_for(workspace)
+
+
+def _load(ctx: Context, graph_filter: str | None) -> Any:
+    """The index with the graphs loaded; notes parsing progress and bad files as they happen."""
+    from precision_tool.render.messages import note_line, warning_line
+
+    index = _index(ctx)
+    files = index.load(graph_filter, progress=lambda message: ctx.note(note_line(message)))
+    for failure in index.failures:
+        ctx.note(warning_line(failure))
+    if not files:
+        message = index.missing_build_message()
+        if message is None and graph_filter:
+            message = f"no Build graph or graph file matches -g {graph_filter!r}"
+        raise WorkspaceError(message or f"no readable GE graphs in {ctx.workspace.npu_dir}")
+    return index
+
+
+def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
+    """`ls [-n NAME] [-t TYPE] [-f PASS] [-k KERNEL] [-g GRAPH]`: substring filters, combined with AND."""
+    from precision_tool.render.graphs import op_rows
+
+    index = _load(ctx, args.graph)
+    entries = index.entries(args.graph)
+    filters = [(args.name, lambda e: e.name), (args.type, lambda e: e.type),
+               (args.fusion_pass, lambda e: e.fusion_pass or ""), (args.kernel, lambda e: e.kernel_name or "")]
+    for needle, field in filters:
+        if needle:
+            lower = needle.lower()
+            entries = [e for e in entries if lower in field(e).lower()]
+    sources = {(e.debug_id, e.file, e.graph) for e in index.entries(args.graph)}
+    return op_rows(entries, multiple_sources=len(sources) > 1)
+
+
+def complete_op_names(request: CompletionRequest) -> list[str]:
+    """Op names starting with what is typed; never waits for a parse (warms the index up instead)."""
+    index = _index(request.workspace)
+    if not index.ready_for_completion():
+        index.warm_up()
+        return []
+    index.load()
+    return index.complete(request.current)
+
+
+def _ni_parser(parser: CommandParser) -> None:
+    parser.add_argument("op_name", nargs="?", metavar="NAME", help="op name (exact; else candidates are listed)")
+    parser.add_argument("-n", "--name", dest="name", metavar="NAME", help="op name, same as the positional NAME")
+    parser.add_argument("-g", "--graph", help="only graphs whose name (or file name) contains this")
+    parser.add_argument("-a", "--attrs", action="store_true", help="also show every attribute of the op")
+    parser.add_argument("-s", "--save", type=_depth, metavar="DEPTH",
+                        help="save the subgraph of this depth around the op as .gv/.svg under temp/op_graph/")
+
+
+def _depth(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0 or value > 20:
+        raise argparse.ArgumentTypeError("depth must be between 0 and 20")
+    return value
+
+
+def _ni(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.graph_index import neighbourhood, op_report
+    from precision_tool.render.graphs import candidates, op_panel
+    from precision_tool.render.messages import note_line, warning_line
+
+    name = args.name or args.op_name
+    if not name:
+        raise UsageError("ni: give an op name: `ni NAME` or `ni -n NAME` (see `ni -h`)")
+    if args.name and args.op_name and args.name != args.op_name:
+        raise UsageError("ni: give the op name once, either as NAME or with -n")
+    index = _load(ctx, args.graph)
+    entries = index.find(name, args.graph)
+    if not entries:
+        found = index.candidates(name)
+        if not found:
+            raise WorkspaceError(f"ni: no op named or containing {name!r} in the graphs; `ls` lists them")
+        return candidates(name, found)
+    out: list[Any] = []
+    for entry in entries:
+        out.append(op_panel(op_report(index, entry), args.attrs))
+        if args.save is not None:
+            from precision_tool.render.op_graph import save_subgraph
+
+            ops = [index.op(e) for e in neighbourhood(index, entry, args.save)]
+            folder = ctx.workspace.op_graph_dir / f"debug_{entry.debug_id}"
+            saved = save_subgraph(ops[0], ops, folder, args.save)
+            if saved.svg_path is not None:
+                out.append(note_line(f"saved {saved.svg_path} (and {saved.gv_path.name})"))
+            else:
+                out.append(note_line(f"saved {saved.gv_path}"))
+                out.append(warning_line(saved.message or "no picture"))
+    return out
+
+
+COMMANDS = [
+    Command("ni", "node info: an op's type, pass, kernel, inputs/outputs, dumps and golden (-s saves a picture)",
+            _ni_parser, _ni, completer=lambda request: complete_op_names(request)
+            if request.option in (None, "-n", "--name") else []),
+]
+
+
+# --- checks for `ac` ------------------------------------------------------------------------------------
+def _fusion_check(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.fusion import fusion_summary
+    from precision_tool.render.graphs import fusion_tables
+    from precision_tool.render.messages import note_line
+
+    summary = fusion_summary(ctx.workspace)
+    if summary is None:
+        return note_line(f"fusion: no fusion_result.json (looked in {ctx.workspace.fusion_file} and ./)")
+    return fusion_tables(summary)
+
+
+def _cast_check(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.graph_checks import lossy_casts
+    from precision_tool.render.graphs import cast_table
+    from precision_tool.render.messages import note_line
+
+    index = _index(ctx)
+    if not index.load():
+        return note_line("cast: no Build graphs to check")
+    groups = lossy_casts(index)
+    if not groups:
+        return note_line("cast: no Cast op can lose information")
+    return cast_table(groups, args.limit)
+
+
+def _similarity_check(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.graph_checks import graph_similarity
+    from precision_tool.render.graphs import similarity_tables
+
+    results = graph_similarity(ctx.workspace)
+    if results is None:
+        return None  # needs Build graphs in both debug_0 and debug_1
+    return similarity_tables(results, args.limit)
+
+
+AC_SECTIONS = [
+    AcSection("fusion", _fusion_check, order=40),
+    AcSection("cast", _cast_check, order=50),
+    AcSection("graph similarity", _similarity_check, order=60),
+]

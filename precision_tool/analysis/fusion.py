@@ -1,0 +1,51 @@
+"""The fusion check of `ac`: which fusion passes fired, per graph.
+
+Why: when a fused op is the first to diverge, the pass that made it is what to switch off
+(tf_config's fusion_off). The compiler writes fusion_result.json next to the training script; the
+check copies it into precision_data/fusion/ the first time it sees one there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from precision_tool.formats.fusion_result import GraphFusion, PassCount, parse_fusion_result
+from precision_tool.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class FusionSummary:
+    """Passes that fired (effect_times > 0) per graph, and where the file came from."""
+
+    path: Path
+    copied_from: Path | None
+    graphs: tuple[GraphFusion, ...]
+
+    def fired(self, graph: GraphFusion, ub: bool) -> tuple[PassCount, ...]:
+        passes = graph.ub_fusion if ub else graph.graph_fusion
+        return tuple(sorted((p for p in passes if p.effect_times > 0), key=lambda p: (-p.effect_times, p.name)))
+
+
+def find_fusion_file(workspace: Workspace, cwd: Path | None = None) -> tuple[Path | None, Path | None]:
+    """(file to read, the ./fusion_result.json it was copied from or None)."""
+    target = workspace.fusion_file
+    local = (cwd or Path.cwd()) / "fusion_result.json"
+    if local.is_file() and (not target.is_file() or local.resolve() != target.resolve()):
+        if not target.is_file() or local.stat().st_mtime_ns > target.stat().st_mtime_ns:
+            Workspace.ensure_dir(target.parent)
+            temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            shutil.copyfile(local, temp)
+            os.replace(temp, target)
+            return target, local
+    return (target, None) if target.is_file() else (None, None)
+
+
+def fusion_summary(workspace: Workspace, cwd: Path | None = None) -> FusionSummary | None:
+    """None when there is no fusion_result.json anywhere; FormatError when it is damaged."""
+    path, copied_from = find_fusion_file(workspace, cwd)
+    if path is None:
+        return None
+    return FusionSummary(path, copied_from, tuple(parse_fusion_result(path)))

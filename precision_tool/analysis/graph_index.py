@@ -1,0 +1,536 @@
+"""The workspace's GE graphs as a small, cached index of ops; full op details parsed on demand.
+
+Why: a Build graph has 20,000-100,000 ops and takes seconds to parse, but `ls`, completion and `ni`
+need only a summary of every op and the details of a few. The first use parses each graph file once
+and writes a summary (name, type, fusion pass, kernel, original ops, inputs, and where the op's text
+block starts and ends in the file) to temp/cache/graphs/ as JSON keyed by path, size and mtime.
+Later runs read that summary in milliseconds and parse only the blocks of the ops a command shows.
+Nothing here runs at start-up: the index is built the first time something asks for it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from precision_tool.errors import FormatError, WorkspaceError
+from precision_tool.formats.ge_graph import Graph, Model, Op, load_graph, split_input
+from precision_tool.workspace import Workspace
+
+CACHE_VERSION = 1
+_OP_BLOCK = re.compile(rb"^  op \{\n", re.M)
+_GRAPH_BLOCK = re.compile(rb"^graph \{\n", re.M)
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One op of one graph file, as `ls`, completion and `ni` need it."""
+
+    debug_id: int
+    file: Path
+    graph: str
+    name: str
+    type: str
+    id: int
+    stream_id: int
+    fusion_pass: str | None
+    kernel_name: str | None
+    kernel_lib: str | None
+    original_names: tuple[str, ...] | None
+    inputs: tuple[str, ...]
+    offset: int  # byte offset of the op's `  op {` block in a text graph; -1 when unknown (JSON)
+    length: int
+
+    @property
+    def has_block(self) -> bool:
+        return self.offset >= 0
+
+
+@dataclass(frozen=True)
+class GraphFile:
+    """The summary of one graph file."""
+
+    debug_id: int
+    path: Path
+    is_build: bool
+    graph_names: tuple[str, ...]
+    ops: tuple[OpEntry, ...]
+    warnings: tuple[str, ...]
+    from_cache: bool
+
+
+def _cache_path(workspace: Workspace, path: Path) -> Path:
+    digest = hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return workspace.cache_dir / "graphs" / f"{digest}.json"
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+def op_blocks(data: bytes, op_count: int) -> list[tuple[int, int]] | None:
+    """(offset, length) of each top-level op block in a one-field-per-line text graph, or None."""
+    if len(_GRAPH_BLOCK.findall(data)) == 0:
+        return None
+    blocks = []
+    for match in _OP_BLOCK.finditer(data):
+        end = data.find(b"\n  }\n", match.end() - 1)
+        if end < 0:
+            return None
+        blocks.append((match.start(), end + 5 - match.start()))
+    return blocks if len(blocks) == op_count else None
+
+
+def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool) -> GraphFile:
+    """The summary of a parsed model; `data` (the text file's bytes) gives the op block offsets."""
+    total = sum(len(g.ops) for g in model.graphs)
+    blocks = op_blocks(data, total) if data is not None else None
+    entries = []
+    position = 0
+    for graph in model.graphs:
+        for op in graph.ops:
+            offset, length = blocks[position] if blocks else (-1, 0)
+            position += 1
+            names = op.original_op_names
+            entries.append(OpEntry(debug_id, model.path, graph.name, op.name, op.type, op.id, op.stream_id,
+                                   op.fusion_pass, op.kernel_name, op.kernel_lib,
+                                   tuple(names) if names is not None else None, tuple(op.inputs),
+                                   offset, length))
+    return GraphFile(debug_id, model.path, is_build, tuple(g.name for g in model.graphs), tuple(entries),
+                     tuple(model.warnings), False)
+
+
+def _to_json(summary: GraphFile, size: int, mtime_ns: int) -> dict[str, Any]:
+    graph_numbers = {name: i for i, name in enumerate(summary.graph_names)}
+    return {
+        "version": CACHE_VERSION, "path": str(summary.path), "size": size, "mtime_ns": mtime_ns,
+        "graphs": list(summary.graph_names), "warnings": list(summary.warnings),
+        "ops": [[graph_numbers.get(e.graph, 0), e.name, e.type, e.id, e.stream_id, e.fusion_pass,
+                 e.kernel_name, e.kernel_lib, list(e.original_names) if e.original_names is not None else None,
+                 list(e.inputs), e.offset, e.length] for e in summary.ops],
+    }
+
+
+def _from_json(tree: dict[str, Any], path: Path, debug_id: int, is_build: bool) -> GraphFile:
+    graphs = tuple(tree["graphs"])
+    ops = tuple(
+        OpEntry(debug_id, path, graphs[g], name, op_type, op_id, stream, fusion, kernel, lib,
+                tuple(orig) if orig is not None else None, tuple(inputs), offset, length)
+        for g, name, op_type, op_id, stream, fusion, kernel, lib, orig, inputs, offset, length in tree["ops"]
+    )
+    return GraphFile(debug_id, path, is_build, graphs, ops, tuple(tree["warnings"]), True)
+
+
+def read_cached(workspace: Workspace, path: Path, debug_id: int, is_build: bool) -> GraphFile | None:
+    """The cached summary when it matches the file's path, size and mtime; None otherwise."""
+    cache = _cache_path(workspace, path)
+    try:
+        size, mtime_ns = _stamp(path)
+        tree = json.loads(cache.read_text(encoding="utf-8"))
+        if (tree.get("version"), tree.get("path"), tree.get("size"), tree.get("mtime_ns")) != (
+                CACHE_VERSION, str(path), size, mtime_ns):
+            return None
+        return _from_json(tree, path, debug_id, is_build)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None  # no cache, or a stale/damaged one: parse again
+
+
+def write_cache(workspace: Workspace, summary: GraphFile, size: int, mtime_ns: int) -> None:
+    cache = _cache_path(workspace, summary.path)
+    try:
+        Workspace.ensure_dir(cache.parent)
+        temp = cache.with_name(f".{cache.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        temp.write_text(json.dumps(_to_json(summary, size, mtime_ns), separators=(",", ":")),
+                        encoding="utf-8", errors="surrogateescape")
+        os.replace(temp, cache)
+    except OSError:
+        pass  # a read-only workspace still works, just without the cache
+
+
+def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool) -> tuple[GraphFile, Model | None]:
+    """The summary of one graph file (from the cache, or by parsing it and writing the cache)."""
+    cached = read_cached(workspace, path, debug_id, is_build)
+    if cached is not None:
+        return cached, None
+    size, mtime_ns = _stamp(path)
+    model = load_graph(path)
+    data = path.read_bytes() if not _is_json(path) else None
+    summary = summarize(model, data, debug_id, is_build)
+    write_cache(workspace, summary, size, mtime_ns)
+    return summary, model
+
+
+def _is_json(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(4096).lstrip()[:1] in (b"{", b"[")
+
+
+_INDEXES: dict[str, "GraphIndex"] = {}
+
+
+def index_for(workspace: Workspace) -> "GraphIndex":
+    """One index per workspace root per process, shared by commands and completion."""
+    key = str(workspace.root.resolve())
+    index = _INDEXES.get(key)
+    if index is None:
+        index = _INDEXES[key] = GraphIndex(workspace)
+    return index
+
+
+class GraphIndex:
+    """Every graph of the workspace, loaded on first use; thread-safe so completion can warm it up."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._lock = threading.RLock()
+        self._files: dict[Path, GraphFile] = {}
+        self._models: dict[Path, Model] = {}
+        self._names: list[str] | None = None
+        self._by_name: dict[str, list[OpEntry]] | None = None
+        self._consumers: dict[tuple[Path, str, str], list[tuple[str, int, int]]] | None = None
+        self.failures: list[str] = []
+        self._warming: threading.Thread | None = None
+
+    # --- which files ----------------------------------------------------------------------------
+    def graph_files(self, debug_id: int, graph_filter: str | None = None) -> list[tuple[Path, bool]]:
+        """(file, is_build) to use for one debug id: its Build graphs, or with -g the files whose name
+        (or graph name, checked later) matches, Build or not."""
+        files = self.workspace.graph_files(debug_id)
+        build = set(self.workspace.build_graph_files(debug_id))
+        chosen = [(p, True) for p in files if p in build]
+        if graph_filter:
+            needle = graph_filter.lower()
+            extra = [(p, False) for p in files if p not in build and needle in p.name.lower()]
+            chosen += extra
+        # a Build graph given both as .txt and .json: keep the text one (it has op offsets)
+        stems = {p.stem for p, _ in chosen if p.suffix == ".txt"}
+        return [(p, b) for p, b in chosen if not (p.suffix == ".json" and p.stem in stems)]
+
+    def load(self, graph_filter: str | None = None,
+             progress: Callable[[str], None] | None = None) -> list[GraphFile]:
+        """Summaries of the graphs `ls`/`ni` use, in debug-id order. Bad files are recorded in
+        `failures` (one line each) and skipped; the rest stays usable."""
+        result = []
+        with self._lock:
+            for debug_id in self.workspace.debug_ids():
+                for path, is_build in self.graph_files(debug_id, graph_filter):
+                    summary = self._files.get(path)
+                    if summary is None:
+                        if progress is not None and read_cached(self.workspace, path, debug_id, is_build) is None:
+                            progress(f"parsing {path.name} (once; cached under temp/cache/graphs)")
+                        try:
+                            summary, model = index_file(self.workspace, path, debug_id, is_build)
+                        except FormatError as exc:
+                            message = str(exc)
+                            if message not in self.failures:
+                                self.failures.append(message)
+                            continue
+                        self._files[path] = summary
+                        if model is not None:
+                            self._models[path] = model
+                        self._names = self._by_name = self._consumers = None
+                    result.append(summary)
+        return result
+
+    def missing_build_message(self) -> str | None:
+        """When no debug folder has a Build graph: what was found instead and what to do."""
+        ids = self.workspace.debug_ids()
+        if any(self.workspace.build_graph_files(i) for i in ids):
+            return None
+        found = [p.name for i in ids for p in self.workspace.graph_files(i)]
+        where = self.workspace.graph_dir(0)
+        if not found:
+            return (f"no GE graphs in {where}; run the NPU training with DUMP_GE_GRAPH=2 "
+                    f"(tf_config sets it) to get ge_proto_*_Build.txt")
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        return (f"no *_Build.txt graph in the graph folders; found {shown}. Use -g to pick one, or dump "
+                f"with DUMP_GRAPH_LEVEL=3 so the compiled graph is written")
+
+    # --- lookups ----------------------------------------------------------------------------------
+    def entries(self, graph_filter: str | None = None) -> list[OpEntry]:
+        needle = graph_filter.lower() if graph_filter else None
+        out: list[OpEntry] = []
+        for summary in self.load(graph_filter):
+            if needle is None or needle in summary.path.name.lower():
+                out.extend(summary.ops)
+            else:
+                out.extend(e for e in summary.ops if needle in e.graph.lower())
+        return out
+
+    def _build_names(self) -> None:
+        with self._lock:
+            if self._by_name is None:
+                by_name: dict[str, list[OpEntry]] = {}
+                for summary in self._files.values():
+                    for entry in summary.ops:
+                        by_name.setdefault(entry.name, []).append(entry)
+                self._by_name = by_name
+                self._names = sorted(by_name)
+
+    def find(self, name: str, graph_filter: str | None = None) -> list[OpEntry]:
+        """Every op with exactly this name (one per debug id and graph)."""
+        self.entries(graph_filter)
+        self._build_names()
+        assert self._by_name is not None
+        found = self._by_name.get(name, [])
+        if graph_filter:
+            needle = graph_filter.lower()
+            found = [e for e in found if needle in e.graph.lower() or needle in e.file.name.lower()]
+        return found
+
+    def candidates(self, text: str, limit: int = 30) -> list[str]:
+        """Names that contain `text` (case-insensitive), prefix matches first."""
+        self.entries()
+        self._build_names()
+        assert self._names is not None
+        lower = text.lower()
+        prefix = self.complete(text, limit)
+        rest = [n for n in self._names if lower in n.lower() and not n.startswith(text)]
+        return (prefix + rest)[:limit]
+
+    def complete(self, prefix: str, limit: int = 200) -> list[str]:
+        """Names starting with `prefix` (a binary search: fast on 100,000 names)."""
+        self._build_names()
+        names = self._names or []
+        start = bisect.bisect_left(names, prefix)
+        out = []
+        for name in names[start:start + limit]:
+            if not name.startswith(prefix):
+                break
+            out.append(name)
+        return out
+
+    def ready_for_completion(self) -> bool:
+        """True when names can be listed without parsing (loaded, or every summary is cached)."""
+        with self._lock:
+            if self._names is not None:
+                return True
+        for debug_id in self.workspace.debug_ids():
+            for path, is_build in self.graph_files(debug_id):
+                if path not in self._files and read_cached(self.workspace, path, debug_id, is_build) is None:
+                    return False
+        return True
+
+    def warm_up(self) -> None:
+        """Parse in a background thread (used by completion so typing never waits)."""
+        with self._lock:
+            if self._warming is not None and self._warming.is_alive():
+                return
+
+            def run() -> None:
+                self.load()
+                self._build_names()
+
+            self._warming = threading.Thread(target=run, name="graph-index", daemon=True)
+            self._warming.start()
+
+    def consumers(self, entry: OpEntry) -> list[tuple[str, int, int]]:
+        """(consumer name, output index of `entry`, consumer input index) within the same graph."""
+        with self._lock:
+            if self._consumers is None:
+                index: dict[tuple[Path, str, str], list[tuple[str, int, int]]] = {}
+                for summary in self._files.values():
+                    for op in summary.ops:
+                        position = 0
+                        for text in op.inputs:
+                            producer, out_idx = split_input(text)
+                            if out_idx < 0:
+                                continue
+                            if producer:
+                                index.setdefault((summary.path, op.graph, producer), []).append(
+                                    (op.name, out_idx, position))
+                            position += 1
+                self._consumers = index
+            return list(self._consumers.get((entry.file, entry.graph, entry.name), ()))
+
+    # --- details ----------------------------------------------------------------------------------
+    def model(self, path: Path) -> Model:
+        """The whole parsed model of one file (parsed once per process)."""
+        with self._lock:
+            model = self._models.get(path)
+            if model is None:
+                model = load_graph(path)
+                self._models[path] = model
+            return model
+
+    def op(self, entry: OpEntry) -> Op:
+        """The full op: parsed from its own text block when the offset is known, else from the model."""
+        if entry.has_block:
+            op = _parse_block(entry)
+            if op is not None:
+                return op
+        graph = self.graph(entry)
+        found = graph.op(entry.name) if graph else None
+        if found is None:
+            raise WorkspaceError(f"{entry.file}: op {entry.name} is no longer in the graph; the file changed "
+                                 f"since it was indexed — run the command again")
+        return found
+
+    def graph(self, entry: OpEntry) -> Graph | None:
+        model = self.model(entry.file)
+        for graph in model.graphs:
+            if graph.name == entry.graph:
+                return graph
+        return None
+
+    def entry(self, file: Path, graph: str, name: str) -> OpEntry | None:
+        summary = self._files.get(file)
+        if summary is None:
+            return None
+        for candidate in self.find(name):
+            if candidate.file == file and candidate.graph == graph:
+                return candidate
+        return None
+
+
+def _parse_block(entry: OpEntry) -> Op | None:
+    from precision_tool.formats.ge_text import parse_text
+
+    try:
+        with open(entry.file, "rb") as handle:
+            handle.seek(entry.offset)
+            block = handle.read(entry.length)
+    except OSError:
+        return None
+    text = "graph {\n" + block.decode("utf-8", "surrogateescape") + "}\n"
+    try:
+        model = parse_text(text, entry.file)
+    except FormatError:
+        return None
+    ops = model.graphs[0].ops if model.graphs else []
+    if len(ops) != 1 or ops[0].name != entry.name:
+        return None  # the file changed; fall back to a full parse
+    return ops[0]
+
+
+# --- what `ni` shows about one op ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorFacts:
+    """One tensor found in the workspace: an NPU dump input/output or a golden .npy, with statistics."""
+
+    label: str  # "input 0", "output 1", or the golden key "conv1_Relu.0"
+    path: Path
+    dtype: str
+    layout: str
+    shape: tuple[int, ...]
+    stats: Any  # tensor_stats.TensorStats, or None when the data could not be read
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class OpReport:
+    """Everything `ni` shows for one op of one graph of one debug id."""
+
+    entry: OpEntry
+    op: Op
+    consumers: tuple[tuple[str, int, int], ...]  # (consumer, output index, consumer input index)
+    dump_files: tuple[tuple[Path, tuple[TensorFacts, ...]], ...]
+    golden: tuple[TensorFacts, ...]
+
+
+def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
+    """The NPU dump files of an op anywhere under npu/debug_N/dump (the file's op field is the name
+    with '/' and '.' replaced by '_')."""
+    from precision_tool.formats.npu_dump import parse_dump_name
+    from precision_tool.workspace import walk_files
+
+    root = workspace.dump_root(debug_id)
+    if not root.is_dir():
+        return []
+    wanted = op_name.replace("/", "_").replace(".", "_")
+    found = []
+    for path in walk_files(root):
+        if wanted not in path.name:
+            continue
+        name = parse_dump_name(path.name)
+        if name is not None and name.op_name == wanted:
+            found.append(path)
+    return sorted(found, key=lambda p: (parse_dump_name(p.name).timestamp_us, p.name))  # type: ignore[union-attr]
+
+
+def dump_facts(path: Path) -> tuple[TensorFacts, ...]:
+    """Statistics of every input and output of one dump file; a bad file is one fact with a problem."""
+    from precision_tool.analysis.tensor_stats import tensor_stats
+    from precision_tool.formats.npu_dump import data_type_name, format_name, read_dump_header, read_tensor
+
+    try:
+        dump = read_dump_header(path)
+    except FormatError as exc:
+        return (TensorFacts("file", path, "", "", (), None, exc.problem),)
+    facts = []
+    for tensor in (*dump.inputs, *dump.outputs):
+        problem = None
+        stats = None
+        try:
+            stats = tensor_stats(read_tensor(dump, tensor))
+        except (FormatError, ValueError) as exc:
+            problem = str(exc)
+        facts.append(TensorFacts(f"{tensor.kind} {tensor.index}", path, data_type_name(tensor.data_type),
+                                 format_name(tensor.format), tuple(tensor.shape), stats, problem))
+    return tuple(facts)
+
+
+def golden_facts(workspace: Workspace, original_names: list[str]) -> tuple[TensorFacts, ...]:
+    """Statistics of the golden tensors of the op's original TF ops (every output slot found)."""
+    from precision_tool.formats.golden import golden_key, scan_golden_dir
+
+    golden = scan_golden_dir(workspace.golden_dir)
+    if not golden:
+        return ()
+    facts = []
+    for name in original_names:
+        prefix = golden_key(name, 0)[:-1]  # 'conv1_Relu.'
+        for key in sorted(k for k in golden if k.startswith(prefix) and k[len(prefix):].isdigit()):
+            facts.append(_npy_facts(key, golden[key]))
+    return tuple(facts)
+
+
+def _npy_facts(label: str, path: Path) -> TensorFacts:
+    import numpy as np
+
+    from precision_tool.analysis.tensor_stats import tensor_stats
+
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        return TensorFacts(label, path, "", "", (), None, f"cannot read: {exc}")
+    return TensorFacts(label, path, str(array.dtype), "", tuple(array.shape), tensor_stats(array))
+
+
+def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> OpReport:
+    op = index.op(entry)
+    dumps: tuple[tuple[Path, tuple[TensorFacts, ...]], ...] = ()
+    golden: tuple[TensorFacts, ...] = ()
+    if with_tensors:
+        dumps = tuple((p, dump_facts(p)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
+        golden = golden_facts(index.workspace, op.original_op_names or [])
+    return OpReport(entry, op, tuple(index.consumers(entry)), dumps, golden)
+
+
+def neighbourhood(index: GraphIndex, entry: OpEntry, depth: int) -> list[OpEntry]:
+    """The op and every op within `depth` data edges of it, both directions, in the same graph."""
+    seen = {entry.name: entry}
+    frontier = [entry]
+    for _ in range(depth):
+        following = []
+        for current in frontier:
+            names = [split_input(t)[0] for t in current.inputs if t and not t.endswith(":-1")]
+            names += [c[0] for c in index.consumers(current)]
+            for name in names:
+                if name in seen:
+                    continue
+                neighbour = next((e for e in index.find(name) if e.file == entry.file and e.graph == entry.graph),
+                                 None)
+                if neighbour is not None:
+                    seen[name] = neighbour
+                    following.append(neighbour)
+        frontier = following
+    return list(seen.values())

@@ -1,0 +1,91 @@
+"""`ni -s`: the subgraph around an op as a graphviz picture (.gv always, .svg when `dot` exists).
+
+Record nodes show each input and output port with its dtype and shape; the op asked about is filled.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from precision_tool.formats.ge_graph import Op, split_input
+
+INSTALL_HINT = ("install graphviz to get the picture (apt-get install graphviz, or conda install graphviz), "
+                "then run `dot -Tsvg FILE.gv -o FILE.svg`")
+
+
+@dataclass(frozen=True)
+class SavedGraph:
+    gv_path: Path
+    svg_path: Path | None
+    message: str | None  # why there is no svg
+
+
+def _record_escape(text: str) -> str:
+    for char in "\\{}|<>\"":
+        text = text.replace(char, "\\" + char)
+    return text
+
+
+def _port_label(prefix: str, index: int, desc: object | None) -> str:
+    if desc is None:
+        return f"<{prefix}{index}> {index}"
+    shape = ",".join(str(d) for d in getattr(desc, "shape", ()))
+    dtype = str(getattr(desc, "dtype", "")).replace("DT_", "")
+    return f"<{prefix}{index}> {index}: {_record_escape(dtype)} [{shape}]"
+
+
+def subgraph_source(center: Op, ops: list[Op]) -> str:
+    """DOT source: one record node per op, data edges between known ops, control edges dashed."""
+    names = {op.name: f"n{i}" for i, op in enumerate(ops)}
+    lines = ["digraph op_graph {", "  rankdir=TB;", '  node [shape=record, fontname="Helvetica", fontsize=10];']
+    for op in ops:
+        data_inputs = [t for t in op.inputs if t and not t.endswith(":-1")]
+        ins = "|".join(_port_label("i", i, op.input_descs[i] if i < len(op.input_descs) else None)
+                       for i in range(len(data_inputs)))
+        outs = "|".join(_port_label("o", i, d) for i, d in enumerate(op.output_descs))
+        middle = f"{_record_escape(op.type)}\\n{_record_escape(op.name)}"
+        label = "{" + (("{" + ins + "}|") if ins else "") + middle + (("|{" + outs + "}") if outs else "") + "}"
+        style = ', style=filled, fillcolor="#ffd27f"' if op.name == center.name else ""
+        lines.append(f'  {names[op.name]} [label="{label}"{style}];')
+    for op in ops:
+        position = 0
+        for text in op.inputs:
+            producer, out_idx = split_input(text)
+            if out_idx < 0:
+                if producer in names:
+                    lines.append(f"  {names[producer]} -> {names[op.name]} [style=dashed];")
+                continue
+            if producer in names:
+                producer_op = next(o for o in ops if o.name == producer)
+                tail = f"{names[producer]}:o{out_idx}" if out_idx < len(producer_op.output_descs) else names[producer]
+                lines.append(f"  {tail} -> {names[op.name]}:i{position};")
+            position += 1
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def save_subgraph(center: Op, ops: list[Op], folder: Path, depth: int) -> SavedGraph:
+    """Write <op>_<depth>.gv under `folder` and render .svg with `dot` when it is installed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{center.name.replace('/', '_').replace('.', '_')}_{depth}"
+    gv_path = folder / f"{stem}.gv"
+    temp = gv_path.with_name(f".{gv_path.name}.{os.getpid()}.tmp")
+    temp.write_text(subgraph_source(center, ops), encoding="utf-8")
+    os.replace(temp, gv_path)
+    dot = shutil.which("dot")
+    if dot is None:
+        return SavedGraph(gv_path, None, f"`dot` was not found: {INSTALL_HINT.replace('FILE', str(gv_path.with_suffix('')))}")
+    svg_path = gv_path.with_suffix(".svg")
+    svg_temp = svg_path.with_name(f".{svg_path.name}.{os.getpid()}.tmp")
+    proc = subprocess.run([dot, "-Tsvg", str(gv_path), "-o", str(svg_temp)], capture_output=True, text=True,
+                          timeout=300)
+    if proc.returncode != 0:
+        if svg_temp.exists():
+            svg_temp.unlink()
+        return SavedGraph(gv_path, None, f"dot failed: {proc.stderr.strip()[:300]}")
+    os.replace(svg_temp, svg_path)
+    return SavedGraph(gv_path, svg_path, None)

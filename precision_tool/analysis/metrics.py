@@ -358,14 +358,18 @@ class _Computation:
         x_range, y_range = x_max - x_min, y_max - y_min
         s_cos, s_p, s_q = [], [], []
         m2_x = m2_y = 0.0
+        floors: tuple[np.ndarray, np.ndarray] | None = None
         need_cosine = not self.scalar and not (
             (nx <= EPS and ny < EPS) or nx**0.5 <= EPS or ny**0.5 <= EPS
         )
         for x, y in self._leaves():
             if need_cosine:
                 s_cos.append((x / nx * (y / ny)).sum())
-            s_p.append(_kl_floor(x, x_min, x_range).sum())
-            s_q.append(_kl_floor(y, y_min, y_range).sum())
+            p, q = _kl_floor(x, x_min, x_range), _kl_floor(y, y_min, y_range)
+            s_p.append(p.sum())
+            s_q.append(q.sum())
+            if len(self.ranges) == 1:
+                floors = (p, q)  # one leaf: keep them for sweep 3 instead of recomputing
             m2_x += _sum_squares_about(x, mean_x)
             m2_y += _sum_squares_about(y, mean_y)
         sum_p, sum_q = self._sum(s_p), self._sum(s_q)
@@ -373,8 +377,10 @@ class _Computation:
         # sweep 3: the KL sum itself
         s_kl = []
         for x, y in self._leaves():
-            p = _kl_floor(x, x_min, x_range)
-            q = _kl_floor(y, y_min, y_range)
+            if floors is not None:
+                p, q = floors
+            else:
+                p, q = _kl_floor(x, x_min, x_range), _kl_floor(y, y_min, y_range)
             np.divide(p, sum_p, out=p)
             np.divide(q, sum_q, out=q)
             ratio = np.divide(p, q)

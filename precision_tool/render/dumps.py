@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
@@ -27,6 +28,8 @@ _SHOW_PROBLEMS = 50  # lines of skipped/failed files shown before "... and N mor
 def number(value: float | None) -> str:
     if value is None:
         return "-"
+    if math.isnan(value) or math.isinf(value):
+        return str(value)
     if value == int(value) and abs(value) < 1e15:
         return str(int(value))
     return f"{value:.6g}"

@@ -130,7 +130,7 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         dump = read_dump_header(dump_path)
         tensor = dump.tensor(ref[1], ref[2])
         array, layout, note = host_array(tensor, read_tensor(dump, tensor))
-        notes.append(f"{dump_path}  {tensor.label}  layout {layout}")
+        notes.append(f"layout {layout}; {tensor.label} of {dump_path}")
         notes.extend(dump.warnings)
         if note:
             notes.append(note)

@@ -51,8 +51,9 @@ def _desc(rng: random.Random, origin: str, index: int) -> TensorDesc:
 
 
 def synthetic_build_model(op_count: int, path: str | Path = "synthetic_Build.txt", seed: int = 7,
-                          all_kinds: bool = True) -> Model:
-    """A one-graph model of `op_count` ops in a chain-with-skips; each op carries ~20 attributes."""
+                          all_kinds: bool = True, light: bool = False) -> Model:
+    """A one-graph model of `op_count` ops in a chain-with-skips; each op carries ~20 attributes
+    (`light`: a handful, for checks against protobuf's slow parser)."""
     rng = random.Random(seed)
     ops: list[Op] = []
     names: list[str] = []
@@ -81,6 +82,9 @@ def synthetic_build_model(op_count: int, path: str | Path = "synthetic_Build.txt
                                  f' "_ub_size": 262144, "_core_num": 32, "_id": {i}}}',
             "alpha": rng.random(),
         }
+        if light:
+            for key in ("compile_info_json", "_session_graph_id", "_fe_imply_type", "op_para_size", "_kernelname"):
+                del attrs[key]
         if fusion:
             attrs["pass_name" if "Ub" not in fusion else "pass_name_ub"] = fusion
         if i % 7 == 0:
@@ -102,9 +106,12 @@ def synthetic_build_model(op_count: int, path: str | Path = "synthetic_Build.txt
                 "dts": AttrList([attr_dtype(0), attr_dtype(3)], "dt", "VT_LIST_DATA_TYPE"),
             })
         outputs = [_desc(rng, originals[-1], 0)]
+        if light:
+            outputs[0].attrs = {"_datadump_origin_name": originals[-1]}
         op = Op(
             name=name, type=op_type, id=i, stream_id=i % 3, inputs=inputs,
-            input_descs=[_desc(rng, originals[0], 0) for _ in inputs if not _.endswith(":-1")],
+            input_descs=[_desc(rng, originals[0], 0) if not light else TensorDesc("DT_FLOAT", "ND", (i % 5, 3))
+                         for _ in inputs if not _.endswith(":-1")],
             output_descs=outputs, attrs=attrs,
             extra={"workspace": [0], "workspace_bytes": [0]},
         )

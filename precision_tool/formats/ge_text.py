@@ -47,6 +47,8 @@ _LIST_ITEM = re.compile(rf"\s*({_QUOTED}|[^\s,\]\"']+)\s*,?")
 class _Problem(Exception):
     """A parse problem at the current field unit; turned into a FormatError with line and column."""
 
+    token: tuple[str, ...] = ()
+
 
 def parse_text(text: str, path: Path) -> Model:
     """Parse protobuf text of a ModelDef into the model. FormatError names file, line and column."""
@@ -55,11 +57,10 @@ def parse_text(text: str, path: Path) -> Model:
         return fast
     tokens = _TOKEN.findall(text)
     reader = TreeReader(bytes_from_text)
-    token: tuple[str, ...] = ()
     try:
-        tree, token = _build_tree(tokens, reader)
+        tree, _ = _build_tree(tokens, reader)
     except _Problem as problem:
-        raise FormatError(path, _where(text, tokens, token, str(problem))) from None
+        raise FormatError(path, _where(text, tokens, problem.token, str(problem))) from None
     try:
         return reader.model(tree, path)
     except ValueError as exc:
@@ -142,11 +143,16 @@ def _build_tree(tokens: list[tuple[str, str, str, str, str]],
             else:
                 raise _Problem(f"unexpected {bad!r}")
     except (ValueError, OverflowError) as exc:
-        raise _Problem(str(exc)) from None
-    except _Problem:
+        problem = _Problem(str(exc))
+        problem.token = token
+        raise problem from None
+    except _Problem as problem:
+        problem.token = token
         raise
     if stack:
-        raise _Problem(f"the file ends inside a {message} block ({len(stack)} unclosed)")
+        problem = _Problem(f"the file ends inside a {message} block ({len(stack)} unclosed)")
+        problem.token = ()
+        raise problem
     return root, token
 
 
@@ -517,6 +523,8 @@ def flat_lists(text: str) -> list[Any]:
     text = text.rstrip().replace("\\", "\\\\").replace('"', '\\"')
     text = '",\n"'.join(map(str.lstrip, text.split("\n")))
     text = _NON_STRING_SEPARATOR.sub('","', text + '",\n')
+    if text.count(': \\"') != text.count('\\"",\n'):  # a string not closed on its line, or two fields
+        raise _NotFlat()
     text = text.replace(': \\"', '","').replace('\\"",\n', '",\n')
     text = text.replace(' {",\n', ' {",[\n').replace('\n"}"', "]").replace(",]", "]")
     try:

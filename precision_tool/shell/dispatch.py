@@ -49,8 +49,6 @@ def show(console: Console, result: Any) -> None:
 
 def unknown_command_message(word: str, names: list[str]) -> str:
     close = difflib.get_close_matches(word, names, n=3, cutoff=0.5)
-    if not close:
-        close = [n for n in names if n.startswith(word[:1])][:3]
     hint = f"; did you mean {', '.join(close)}?" if close else "; type `help` for the commands"
     return f"unknown command '{word}'{hint}"
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -50,3 +52,25 @@ def run_line(child: pexpect.spawn, line: str, timeout: float = 20) -> str:
 @pytest.fixture
 def run():
     return run_line
+
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def wait_for_text(child: pexpect.spawn, text: str, timeout: float = 10) -> str:
+    """Read the screen until `text` shows, ignoring the escape codes a redraw puts between characters."""
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            seen += child.read_nonblocking(4096, timeout=0.2)
+        except pexpect.TIMEOUT:
+            pass
+        if text in ANSI.sub("", seen):
+            return seen
+    raise AssertionError(f"{text!r} never appeared; screen: {ANSI.sub('', seen)!r}")
+
+
+@pytest.fixture
+def wait_text():
+    return wait_for_text

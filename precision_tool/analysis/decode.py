@@ -127,8 +127,13 @@ def decode_dumps(
         import multiprocessing
 
         chunks = _chunks(jobs, workers * 4)
-        context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
-        with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        if target is None:
+            # Plain decoding is kernel copies (no GIL held): threads, no process start-up.
+            pool_type: Any = concurrent.futures.ThreadPoolExecutor(max_workers=workers * 2)
+        else:
+            context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+            pool_type = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        with pool_type as pool:
             futures = {pool.submit(_decode_many, chunk, out_dir, target): len(chunk) for chunk in chunks}
             for future in concurrent.futures.as_completed(futures):
                 for result in future.result():

@@ -412,16 +412,17 @@ def _shape(message: Any) -> tuple[int, ...]:
     return tuple(message.dim)
 
 
-_PARSER: list[Any] = []  # [DumpData class, DecodeError], filled on first use (protobuf is imported lazily)
+_PARSER: tuple[Any, Any] | None = None  # (DumpData class, DecodeError), set on first use; protobuf loads lazily
 
 
 def _parse_header(path: str | os.PathLike[str], data: bytes) -> Any:
-    if not _PARSER:
+    global _PARSER
+    if _PARSER is None:
         from google.protobuf.message import DecodeError
 
         from precision_tool.formats.dump_proto import dump_data_class
 
-        _PARSER.extend((dump_data_class(), DecodeError))
+        _PARSER = (dump_data_class(), DecodeError)  # one assignment: safe when threads race here
     message_class, decode_error = _PARSER
     try:
         return message_class.FromString(data)

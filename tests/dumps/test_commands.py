@@ -143,3 +143,15 @@ def test_dump_file_completion(dump_workspace) -> None:
     tensors = complete_dump_files(CompletionRequest(["pt"], first + ":", None, workspace))
     assert tensors == [f"{first}:input:0", f"{first}:input:1", f"{first}:output:0"]
     assert complete_dump_files(CompletionRequest(["dc", "x", "-f"], "nh", "-f", workspace)) == ["NHWC"]
+
+
+def test_dc_empty_folder_and_unwritable_output(cli, tmp_path: Path, dump_workspace) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "x.npy").write_bytes(b"")
+    result = cli("dc", str(tmp_path / "empty"), data=tmp_path / "ws")
+    assert result.status == 1 and "holds no dump files (ignored 1 file(s)" in result.out + result.err
+    root = dump_workspace()
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file")
+    result = cli("dc", "net/conv1", "-o", str(blocker / "sub"), data=root)
+    assert result.status == 1 and "cannot create the output folder" in result.out + result.err

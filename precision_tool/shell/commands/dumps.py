@@ -92,8 +92,15 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
 
     files, ignored = _dc_inputs(args.target, ctx.workspace)
     out_dir = Path(args.output).expanduser() if args.output else ctx.workspace.decode_dir("dump_convert")
+    if not files:
+        raise UsageError(f"dc: {args.target} holds no dump files"
+                         + (f" (ignored {len(ignored)} file(s) with non-dump suffixes)" if ignored else ""))
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"dc: output {out_dir} is a file, not a folder")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"dc: cannot create the output folder {out_dir} ({exc.strerror})") from None
     with ctx.progress() as progress:
         task = progress.add_task("decoding", total=len(files))
         report = decode_dumps(files, out_dir, target_format=args.format, workers=ctx.settings.workers,

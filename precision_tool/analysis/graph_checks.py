@@ -88,7 +88,9 @@ def lossy_casts(index: GraphIndex) -> list[CastGroup]:
         pair = _cast_pair(index.op(entry))
         if pair is None or cast_loses_information(*pair) is None:
             continue
-        groups.setdefault(pair, []).append(entry.name)
+        names = groups.setdefault(pair, [])
+        if entry.name not in names:
+            names.append(entry.name)
     return [CastGroup(src, dst, cast_loses_information(src, dst) or "", tuple(names))
             for (src, dst), names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
 

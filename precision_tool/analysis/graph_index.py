@@ -224,7 +224,8 @@ class GraphIndex:
                 for path, is_build in self.graph_files(debug_id, graph_filter):
                     summary = self._files.get(path)
                     if summary is None:
-                        if progress is not None and read_cached(self.workspace, path, debug_id, is_build) is None:
+                        if (progress is not None and path.stat().st_size > 5_000_000
+                                and read_cached(self.workspace, path, debug_id, is_build) is None):
                             progress(f"parsing {path.name} (once; cached under temp/cache/graphs)")
                         try:
                             summary, model = index_file(self.workspace, path, debug_id, is_build)

@@ -15,7 +15,6 @@ Writes, under the workspace:
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from dataclasses import dataclass
@@ -411,22 +410,16 @@ def write_overflow_run(overflow_root: Path, graph: NpuGraph, values: Values, *, 
 
 
 # --- fusion_result.json --------------------------------------------------------------------------------
-def fusion_result(graph: NpuGraph) -> dict[str, Any]:
-    def table(entries: dict[str, Any]) -> dict[str, dict[str, str]]:
-        return {name: {"effect_times": str(c.effect_times), "match_times": str(c.match_times)}
-                for name, c in sorted(entries.items())}
+def write_fusion_file(path: Path, graph: NpuGraph) -> None:
+    """What the fusion passes matched and changed, in the compiler's one-object shape."""
+    from precision_tool.formats.fusion_result import GraphFusion, PassCount, write_fusion_result
 
-    return {"graph_fusion": table(graph.graph_fusion), "session_and_graph_id": "0_1",
-            "ub_fusion": table(graph.ub_fusion)}
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    import os
+    def passes(entries: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(PassCount(name, c.match_times, c.effect_times) for name, c in sorted(entries.items()))
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(path.name + ".tmp")
-    temp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    write_fusion_result([GraphFusion("0_1", passes(graph.graph_fusion), passes(graph.ub_fusion))], path,
+                        shape="object")
 
 
 # --- the whole NPU side --------------------------------------------------------------------------------
@@ -458,5 +451,5 @@ def write_npu_side(root: Path, graph: NpuGraph, feeds: dict[str, Any]) -> NpuSid
     scaled = simulate(graph, feeds, SimOptions(planted_fault=True, loss_scale=OVERFLOW_LOSS_SCALE))
     overflows = write_overflow_run(root / "overflow" / "dump", graph, scaled, stamp=stamps[2],
                                    start_us=start_us + 2_000_000)
-    write_json_atomic(root / "fusion" / "fusion_result.json", fusion_result(graph))
+    write_fusion_file(root / "fusion" / "fusion_result.json", graph)
     return NpuSideReport(len(graph.ops), count, tuple(overflows), time.perf_counter() - started)

@@ -329,6 +329,9 @@ def _convert(array: Any, npu_format: str, layout: str, header: Any, match: Tenso
     from precision_tool.formats.layouts import LayoutError, from_device
 
     target = header.original_shape or (match.golden.origin_shape if match.golden else None) or ()
+    # The original shape is written in the graph's origin layout; naming it lets small weights whose
+    # shape fits several readings (3x3x3x16 FRACTAL_Z) convert instead of being refused as ambiguous.
+    original_format = match.golden.layout if match.golden and not match.golden.guess_layout else None
     if layout in ("NCHW", "NHWC") and len(golden_shape) == 4 and len(target) == 4 \
             and tuple(golden_shape) != tuple(target):
         swapped = (target[0], target[2], target[3], target[1]) if layout == "NCHW" \
@@ -336,7 +339,8 @@ def _convert(array: Any, npu_format: str, layout: str, header: Any, match: Tenso
         if tuple(golden_shape) == swapped:
             layout = "NHWC" if layout == "NCHW" else "NCHW"
     try:
-        converted = from_device(array, npu_format, layout, target or None, sub_format=header.sub_format)
+        converted = from_device(array, npu_format, layout, target or None,
+                                original_format=original_format, sub_format=header.sub_format)
     except LayoutError as exc:
         raise FormatError(dump_path, f"{header.label}: cannot convert {npu_format} to {layout}: {exc}") from None
     if converted.ndim == len(golden_shape) and converted.shape != tuple(golden_shape) and all(

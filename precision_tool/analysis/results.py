@@ -307,6 +307,8 @@ class CompareSummary:
     """The first op whose outputs fail while its inputs pass: where the error is born."""
     first_failure: FirstFailure | None = None
     min_output_cosine: float = math.nan
+    npu_vs_npu: bool = False
+    """Both sides are NPU dumps (the header has two Address columns): the right side is not golden."""
 
 
 def group_ops(table: ResultTable) -> list[OpResult]:
@@ -359,4 +361,5 @@ def summarize(table: ResultTable, threshold: float = 0.98) -> CompareSummary:
         tensors_compared=compared, tensors_not_compared=len(table.rows) - compared,
         abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
         min_output_cosine=min(outputs) if outputs else math.nan,
+        npu_vs_npu=table.header.count("Address") == 2,
     )

@@ -32,12 +32,12 @@ def _tensor_line(tensors: Sequence[TensorCosine], threshold: float) -> Text:
     return line if tensors else Text("-", style="dim")
 
 
-def op_panel(op: OpResult, threshold: float) -> Panel:
+def op_panel(op: OpResult, threshold: float, right_label: str = "golden") -> Panel:
     body = Table.grid(padding=(0, 1))
     body.add_column(style="dim")
     body.add_column()
     body.add_row("NPU", Text(op.npu_op, style="op"))
-    body.add_row("golden", op.golden_op)
+    body.add_row(right_label, op.golden_op)
     body.add_row("type", op.op_type)
     body.add_row("inputs", _tensor_line(op.inputs, threshold))
     body.add_row("outputs", _tensor_line(op.outputs, threshold))
@@ -53,7 +53,8 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
         line = Text("first divergent op: ", style="bold")
         line.append(f"[{op.index}] {op.npu_op}", style="op")
         worst = min((t.cosine for t in op.failing_outputs(thr)), default=math.nan)
-        line.append(f" ({op.op_type}; golden {op.golden_op}) — its outputs fail (cosine {worst:.6f} ≤ {thr}) "
+        right = "other NPU run" if summary.npu_vs_npu else "golden"
+        line.append(f" ({op.op_type}; {right} {op.golden_op}) — its outputs fail (cosine {worst:.6f} ≤ {thr}) "
                     "while its inputs pass: the error is born here; later failures may only inherit it")
         lines.append(line)
     failure = summary.first_failure
@@ -79,7 +80,7 @@ def summary_view(summary: CompareSummary, limit: int, title: str | None = None) 
         f"{summary.tensors_not_compared} not compared; {len(summary.abnormal_ops)} ops with output cosine ≤ "
         f"{summary.threshold}", style="dim"))
     for op in summary.abnormal_ops[:limit]:
-        parts.append(op_panel(op, summary.threshold))
+        parts.append(op_panel(op, summary.threshold, "NPU (other)" if summary.npu_vs_npu else "golden"))
     if len(summary.abnormal_ops) > limit:
         parts.append(Text(f"... {len(summary.abnormal_ops) - limit} more (vcs -l N shows more)", style="dim"))
     parts.extend(divergence_lines(summary))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from precision_tool.errors import CommandFailed, PrecisionToolError
-from precision_tool.render.messages import error_line, note_line
+from precision_tool.render.messages import note_line, show_error
 from precision_tool.shell.command import Command, CommandParser, Context
 
 
@@ -40,7 +40,7 @@ def _auto_check(args: argparse.Namespace, ctx: Context) -> None:
             result = section.run(args, ctx)
         except PrecisionToolError as exc:
             failed.append(section.name)
-            ctx.note(error_line(f"{section.name}: {exc}"))
+            show_error(ctx.console, f"{section.name}: {exc}")
             continue
         if result is not None:
             from precision_tool.shell.dispatch import show

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu_dump import (
-    MAPPING_FILE, DumpFile, DumpName, TensorHeader, dump_name_of, format_name,
+    MAPPING_FILE, DumpFile, DumpName, TensorHeader, format_name,
     count_dump_tensors, npy_descr_of, parse_dump_name, read_dump_header, read_mapping, read_tensor, sanitize_op_name,
 )
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from precision_tool.atomic import atomic_path
 from precision_tool.errors import FormatError, UsageError, WorkspaceError
 from precision_tool.formats import tfdbg_v1, tfdbg_v2
 from precision_tool.formats.golden import golden_file_name
@@ -216,19 +217,10 @@ def write_npy_atomic(path: Path, array: Any) -> int:
     if not array.flags.c_contiguous:  # (np.ascontiguousarray would turn a scalar into shape (1,))
         array = array.copy(order="C")
     header = npy_bytes_header(array)
-    temp = path.with_name(f".{path.name}.part")
-    try:
-        with open(temp, "wb") as handle:
-            handle.write(header)
-            if array.size:
-                handle.write(array.data if array.ndim else array.tobytes())
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
+    with atomic_path(path) as temp, open(temp, "wb") as handle:
+        handle.write(header)
+        if array.size:
+            handle.write(array.data if array.ndim else array.tobytes())
     return len(header) + array.nbytes
 
 

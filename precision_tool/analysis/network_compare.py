@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import signal
 import time
 from collections import OrderedDict
@@ -49,6 +48,7 @@ from precision_tool.analysis.results import (
     shape_text,
     summarize,
 )
+from precision_tool.atomic import atomic_path, write_text_atomic
 from precision_tool.errors import CommandFailed, FormatError, PrecisionToolError, WorkspaceError
 
 RUN_FILE = "run.json"
@@ -503,9 +503,7 @@ def run_specs(
 
 def _write_run_file(result_dir: Path, specs: Sequence[RunSpec]) -> None:
     data = {"runs": [spec.__dict__ for spec in specs]}
-    temp = result_dir / (RUN_FILE + ".tmp")
-    temp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(temp, result_dir / RUN_FILE)
+    write_text_atomic(result_dir / RUN_FILE, json.dumps(data, indent=1))
 
 
 def read_run_file(result_dir: Path) -> list[RunSpec]:
@@ -694,9 +692,8 @@ def compare_pair(
         save_dir.mkdir(parents=True, exist_ok=True)
         for array, name in ((a, a_name), (b, b_name)):
             target = save_dir / (name.replace(":", ".").replace("/", "_") + ".txt")
-            temp = target.with_name(target.name + ".tmp")
-            np.savetxt(temp, array.reshape(-1).astype(np.float64), fmt="%.8g")
-            os.replace(temp, target)
+            with atomic_path(target) as temp:
+                np.savetxt(temp, array.reshape(-1).astype(np.float64), fmt="%.8g")
             saved.append(target)
     return PairReport(a_name, b_name, tuple(a.shape), tuple(b.shape), a.dtype.name, b.dtype.name, int(a.size),
                       int(bad_index.size) == 0, atol, rtol, int(bad_index.size), error_items, first_items,

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 import struct
-import tempfile
 from dataclasses import dataclass, field
 from enum import IntEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from precision_tool.atomic import write_atomic
 from precision_tool.errors import FormatError
 
 if TYPE_CHECKING:
@@ -677,21 +676,3 @@ def _fill(item: Any, spec: TensorSpec, data_type: int, shape: tuple[int, ...], s
     item.size = size
     item.address = spec.address
     item.sub_format = spec.sub_format
-
-
-def write_atomic(path: Path, chunks: Sequence[bytes | bytearray | memoryview]) -> None:
-    """Write chunks to a temp file beside `path`, then rename: readers never see half a file."""
-    folder = path.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name[:80]}.", suffix=".part", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 import venv
 from pathlib import Path
 

@@ -10,23 +10,14 @@ import argparse
 
 from precision_tool.errors import CommandFailed, PrecisionToolError
 from precision_tool.render.messages import note_line, show_error
+from precision_tool.shell.arg_types import positive_int
 from precision_tool.shell.command import Command, CommandParser, Context
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
 
 
 def _parser(parser: CommandParser) -> None:
     parser.add_argument("-c", "--compare", action="store_true",
                         help="run the whole-network comparison (vc) first")
-    parser.add_argument("-l", "--limit", type=_positive_int, default=3,
+    parser.add_argument("-l", "--limit", type=positive_int, default=3,
                         help="how many abnormal ops / overflows each check shows (default 3)")
 
 

@@ -8,37 +8,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from precision_tool.shell.arg_types import cosine_threshold, non_negative_float, positive_int
 from precision_tool.shell.command import AcSection, Command, CommandParser, Context
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
-def _threshold(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not -1.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError("a cosine threshold lies in [-1, 1]")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must not be negative")
-    return value
 
 
 # --- vc ------------------------------------------------------------------------------------------
@@ -50,7 +21,7 @@ def _vc_parser(parser: CommandParser) -> None:
     parser.add_argument("-g", dest="graph", metavar="GRAPH",
                         help="compiled graph (ge_proto *_Build.txt or atc JSON); without it NPU dumps are "
                              "matched to golden tensors by name only")
-    parser.add_argument("-j", dest="workers", type=_positive_int, metavar="N",
+    parser.add_argument("-j", dest="workers", type=positive_int, metavar="N",
                         help="worker processes (default: WORKERS setting, 0 = one per core)")
     parser.add_argument("--resume", action="store_true",
                         help="finish the newest interrupted comparison instead of starting a new one")
@@ -148,9 +119,9 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
 def _vcs_parser(parser: CommandParser) -> None:
     parser.add_argument("-f", dest="path", metavar="FILE|DIR",
                         help="result CSV or folder (default: the newest vector_compare result folder)")
-    parser.add_argument("-c", dest="threshold", type=_threshold, metavar="THRESHOLD",
+    parser.add_argument("-c", dest="threshold", type=cosine_threshold, metavar="THRESHOLD",
                         help="cosine at or below this is abnormal (default: COSINE_THRESHOLD, 0.98)")
-    parser.add_argument("-l", dest="limit", type=_positive_int, default=3, metavar="LIMIT",
+    parser.add_argument("-l", dest="limit", type=positive_int, default=3, metavar="LIMIT",
                         help="how many abnormal ops to show (default 3)")
 
 
@@ -188,11 +159,11 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> list[Any]:
 def _cp_parser(parser: CommandParser) -> None:
     parser.add_argument("left", metavar="A", help="tensor A: a .npy file or DUMPFILE:output:0 / DUMPFILE:input:1")
     parser.add_argument("right", metavar="B", help="tensor B (the reference side), same forms as A")
-    parser.add_argument("-p", dest="items", type=_positive_int, default=20, metavar="N",
+    parser.add_argument("-p", dest="items", type=positive_int, default=20, metavar="N",
                         help="how many error items and first items to list (default 20)")
-    parser.add_argument("-al", dest="atol", type=_non_negative_float, default=1e-4, metavar="ATOL",
+    parser.add_argument("-al", dest="atol", type=non_negative_float, default=1e-4, metavar="ATOL",
                         help="absolute tolerance (default 1e-4)")
-    parser.add_argument("-rl", dest="rtol", type=_non_negative_float, default=1e-4, metavar="RTOL",
+    parser.add_argument("-rl", dest="rtol", type=non_negative_float, default=1e-4, metavar="RTOL",
                         help="relative tolerance (default 1e-4)")
     parser.add_argument("-s", dest="save", action="store_true",
                         help="also save both tensors as .txt under temp/tensor_compare")

@@ -180,7 +180,7 @@ def _save_text(array: Any, path: Path) -> Path:
     import numpy as np
 
     from precision_tool.analysis.decode import saveable
-    from precision_tool.formats.npu_dump import write_atomic
+    from precision_tool.atomic import write_atomic
     import io
 
     values = saveable(np.asarray(array))

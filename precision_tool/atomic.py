@@ -1,0 +1,40 @@
+"""Atomic file writes: readers never see half a file, and a failure leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterable, Iterator
+
+
+@contextmanager
+def atomic_path(path: Path) -> Iterator[Path]:
+    """Yield a temp path beside `path` to write; on success it replaces `path`, on any failure it is removed.
+
+    The temp file is created by whoever writes it, so it gets the usual permissions (umask).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name[:80]}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
+    try:
+        yield temp
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            temp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+def write_atomic(path: Path, chunks: Iterable[bytes | bytearray | memoryview]) -> None:
+    """Write byte chunks to `path` atomically."""
+    with atomic_path(path) as temp, open(temp, "wb") as handle:
+        for chunk in chunks:
+            handle.write(chunk)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_atomic(path, [text.encode("utf-8")])

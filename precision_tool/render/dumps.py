@@ -49,10 +49,16 @@ def decode_report(report: "DecodeReport") -> list[RenderableType]:
     if report.ignored:
         out.append(note_line(f"ignored {len(report.ignored)} file(s) that are not dumps (by suffix), "
                              f"e.g. {report.ignored[0].name}"))
-    for problem in report.skipped[:_SHOW_PROBLEMS]:
-        out.append(warning_line(f"not converted: {problem.line()}"))
-    if len(report.skipped) > _SHOW_PROBLEMS:
-        out.append(warning_line(f"... and {len(report.skipped) - _SHOW_PROBLEMS} more tensors not converted"))
+    # One line per reason: a folder of ops holds many ND tensors that have no axes to convert.
+    by_reason: dict[str, list[Any]] = {}
+    for problem in report.skipped:
+        by_reason.setdefault(problem.message, []).append(problem)
+    for reason, problems in by_reason.items():
+        files = {p.path for p in problems}
+        example = problems[0]
+        out.append(warning_line(
+            f"not converted ({reason}): {len(problems)} tensor(s) in {len(files)} file(s), "
+            f"e.g. {example.path.name} {example.label or ''}".rstrip()))
     for problem in report.failed[:_SHOW_PROBLEMS]:
         out.append(error_line(problem.line()))
     if len(report.failed) > _SHOW_PROBLEMS:

@@ -8,10 +8,14 @@ decoded only as far as needed (plain quoted strings are sliced, not unescaped).
 
 from __future__ import annotations
 
+import gc
 import math
+import os
+import pickle
 import re
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge_graph import (
@@ -26,7 +30,9 @@ from precision_tool.formats.ge_graph import (
     list_item_kind,
     list_val_type,
 )
-from precision_tool.formats.ge_tree import SCHEMA, B, E, F, I, O, S, TreeReader, V, bytes_from_text
+from precision_tool.formats.ge_tree import (
+    MAX_DETAILED_WARNINGS, SCHEMA, B, E, F, I, O, S, TreeReader, V, bytes_from_text,
+)
 
 _DQ = r'"[^"\\\n]*(?:\\.[^"\\\n]*)*"'
 _SQ = r"'[^'\\\n]*(?:\\.[^'\\\n]*)*'"
@@ -52,6 +58,24 @@ class _Problem(Exception):
 
 def parse_text(text: str, path: Path) -> Model:
     """Parse protobuf text of a ModelDef into the model. FormatError names file, line and column."""
+    with _gc_paused():
+        return _parse_text(text, path)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of small objects are made: it would otherwise
+    rescan them over and over (it doubles the parse time) although the parse makes no cycles."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _parse_text(text: str, path: Path) -> Model:
     fast = parse_text_fast(text, path)
     if fast is not None:
         return fast
@@ -535,6 +559,10 @@ def flat_lists(text: str) -> list[Any]:
 
 def _body(value: str, to_bytes: bool = False) -> Any:
     """A string field's value from the fast path: text-format escapes still in it when it has '\\'."""
+    quotes = value.count('\\"')
+    if quotes and value.count("\\") == quotes == value.count('"'):  # only \" escapes (JSON in a string)
+        plain = value.replace('\\"', '"')
+        return plain.encode("utf-8", "surrogateescape") if to_bytes else plain
     if not _STRING_BODY.fullmatch(value):
         raise _NotFlat()
     data = _ESCAPE.sub(_unescape_one, value.encode("utf-8", "surrogateescape"))
@@ -546,6 +574,8 @@ class FlatReader(TreeReader):
 
     def __init__(self) -> None:
         super().__init__(bytes_from_text)
+        # set when a helper process parses a run of ops: called where the split marker sits
+        self.split_ops: Callable[[], list[Op]] | None = None
 
     def text(self, value: Any) -> str:
         if type(value) is not str:
@@ -585,6 +615,9 @@ class FlatReader(TreeReader):
         for key, value in self.pairs(flat):
             if key == "op {":
                 ops.append(self.flat_op(value))
+            elif key == _SPLIT_KEY and self.split_ops is not None:
+                ops.extend(self.split_ops())  # the ops the helper process parsed, in their place
+                self.split_ops = None
             elif key == "attr {":
                 rest.setdefault("attr", []).append(self.generic(value, "AttrEntry"))
             else:
@@ -628,10 +661,14 @@ class FlatReader(TreeReader):
                 stream_id = int(value)
             elif key == "subgraph_name":
                 subgraphs.append(text(value))
+            elif key == "workspace" or key == "workspace_bytes":
+                found = extra.get(key)
+                if found is None:
+                    extra[key] = [_int_of(value)]
+                else:
+                    found.append(_int_of(value))
             else:
-                self.put(extra, key, value, "OpDef")
-        if extra:
-            extra = self._extra("OpDef", extra)
+                self.put(extra, key, value, "OpDef")  # put has normalised and checked every field
         return Op(name, op_type, op_id, stream_id, inputs, input_descs, output_descs, attrs,
                   dst_names, dst_indexes, subgraphs, extra)
 
@@ -647,13 +684,16 @@ class FlatReader(TreeReader):
             elif key == "dtype":
                 dtype = value if value[:1].isalpha() else _scalar(value, E, False)
             elif key == "shape {":
-                shape = tuple(int(v) for k, v in self.pairs(value) if k == "dim" or self._odd(k, "ShapeDef"))
+                if type(value) is list and not len(value) % 2 and value[0::2].count("dim") * 2 == len(value):
+                    shape = tuple(map(int, value[1::2]))
+                else:
+                    shape = tuple(int(v) for k, v in self.pairs(value) if k == "dim" or self._odd(k, "ShapeDef"))
             elif key == "layout":
                 layout = self.text(value)
+            elif key == "size" or key == "real_dim_cnt":
+                extra[key] = _int_of(value)
             else:
-                self.put(extra, key, value, "TensorDescriptor")
-        if extra:
-            extra = self._extra("TensorDescriptor", extra)
+                self.put(extra, key, value, "TensorDescriptor")  # put has normalised and checked every field
         return TensorDesc(dtype, layout, shape, attrs, extra)
 
     def _odd(self, key: str, message: str) -> bool:
@@ -664,12 +704,16 @@ class FlatReader(TreeReader):
 
     def flat_attr(self, flat: list[Any], attrs: dict[str, Any], owner: str) -> None:
         if len(flat) == 4 and flat[0] == "key" and flat[2] == "value {":
-            key = self.text(flat[1])
+            key = flat[1]
+            if type(key) is not str or "\\" in key or '"' in key:
+                key = self.text(key)
             value = flat[3]
             if len(value) == 2:
                 kind, item = value
                 if kind == "s":
-                    attrs[key] = self.text(item)
+                    if type(item) is not str or "\\" in item or '"' in item:
+                        item = self.text(item)
+                    attrs[key] = item
                     return
                 if kind == "i":
                     attrs[key] = int(item)
@@ -748,14 +792,150 @@ class FlatReader(TreeReader):
         return tree
 
 
+def _int_of(text: str) -> int:
+    """An integer field's value: plain decimals directly, anything else by the text-format rules."""
+    if text.isdigit() and (text[0] != "0" or len(text) == 1):
+        return int(text)
+    return _parse_int(text)
+
+
 def spec_name(key: str) -> str:
     return key[:-2] if key.endswith(" {") else key
 
 
 def parse_text_fast(text: str, path: Path) -> Model | None:
-    """The fast path; None when the file is not one field per line (or anything looks odd)."""
+    """The fast path; None when the file is not one field per line (or anything looks odd).
+    Big files are parsed by two processes (see _parse_split) when the machine has two cores."""
+    if len(text) >= PARALLEL_MIN_CHARS and _cores() >= 2 and hasattr(os, "fork"):
+        split = _split_region(text)
+        if split is not None:
+            try:
+                return _parse_split(text, path, *split)
+            except (_NotFlat, ValueError, TypeError, AttributeError, KeyError, OSError, pickle.PickleError):
+                pass  # anything odd: the one-process fast path below decides
     try:
         flat = flat_lists(text)
         return FlatReader().flat_model(flat, path)
     except (_NotFlat, ValueError, TypeError, AttributeError, KeyError):
         return None
+
+
+# --- two processes ------------------------------------------------------------------------------------
+# A big graph is cut at a top-level op boundary near the middle: a forked helper process parses the run of
+# whole op blocks from there to the end of that graph's ops, the main process parses the rest, in which a
+# marker line stands where the cut-out ops belong. The helper sends its ops back pickled (unpickling
+# is ~10x faster than parsing). The cut is checked, not trusted: the helper's text must be op blocks only
+# (balanced, each `op {` at the graph's level) and the marker must land in a top-level graph; otherwise
+# the one-process path runs.
+PARALLEL_MIN_CHARS = 8_000_000
+_SPLIT_KEY = "split-marker"  # not an identifier: anywhere but a graph's field list it fails the fast path
+_TOP_OP = "\n  op {\n"
+_TOP_OP_END = "\n  }\n"
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _split_region(text: str) -> tuple[int, int] | None:
+    """(start, end) of a run of whole top-level op blocks from near the middle to the end of that graph's
+    op list; None when the file does not look like that."""
+    start = text.find(_TOP_OP, len(text) // 2)
+    if start < 0:
+        return None
+    start += 1
+    position = start
+    while text.startswith("  op {\n", position):
+        close = text.find(_TOP_OP_END, position)
+        if close < 0:
+            return None
+        position = close + len(_TOP_OP_END)
+    if position - start < len(text) // 8:
+        return None  # too little to be worth a process
+    return start, position
+
+
+def _parse_split(text: str, path: Path, start: int, end: int) -> Model:
+    """Parse text[start:end] (op blocks) in a forked process and the rest here, then join them."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the helper: parse, send, exit without running any of the parent's clean-up
+        status = 1
+        try:
+            os.close(read_fd)
+            payload = pickle.dumps(_parse_op_run(text[start:end]), protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(write_fd, "wb") as out:
+                out.write(payload)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_fd)
+    collected = False
+
+    def helper_ops() -> list[Op]:
+        nonlocal collected
+        with os.fdopen(read_fd, "rb") as handle:
+            payload = handle.read()
+        _, status = os.waitpid(pid, 0)
+        collected = True
+        if status != 0 or not payload:
+            raise _NotFlat()
+        ops, warnings, counts = pickle.loads(payload)
+        for group, message in warnings:
+            reader.warn(group, message)
+        for group, count in counts.items():
+            reader._counts[group] = reader._counts.get(group, 0) + count - sum(1 for g, _ in warnings if g == group)
+        return ops  # type: ignore[no-any-return]
+
+    reader = FlatReader()
+    reader.split_ops = helper_ops
+    try:
+        flat = flat_lists(text[:start] + f"  {_SPLIT_KEY}: 0\n" + text[end:])
+        model = reader.flat_model(flat, path)
+        if reader.split_ops is not None:
+            raise _NotFlat()  # the marker was not in a top-level graph
+        return model
+    finally:
+        if not collected:
+            try:
+                os.close(read_fd)
+            except OSError:
+                pass
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+
+
+class _RecordingReader(FlatReader):
+    """The helper's reader: keeps every detailed warning with its group, so the parent can replay them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grouped: list[tuple[str, str]] = []
+
+    def warn(self, group: str, message: str) -> None:
+        count = self._counts.get(group, 0) + 1
+        self._counts[group] = count
+        if count <= MAX_DETAILED_WARNINGS:
+            self.grouped.append((group, message))
+
+
+def _parse_op_run(region: str) -> tuple[list[Op], list[tuple[str, str]], dict[str, int]]:
+    """The ops of a run of op blocks (the helper's share), with its warnings."""
+    reader = _RecordingReader()
+    flat = flat_lists("graph {\n" + region + "}\n")
+    if flat and flat[-1] == "":
+        flat = flat[:-1]
+    if len(flat) != 2 or flat[0] != "graph {":
+        raise _NotFlat()
+    ops = []
+    for key, value in reader.pairs(flat[1]):
+        if key != "op {":
+            raise _NotFlat()
+        ops.append(reader.flat_op(value))
+    return ops, reader.grouped, dict(reader._counts)

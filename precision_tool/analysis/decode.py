@@ -20,6 +20,7 @@ from precision_tool.formats.npu_dump import (
     MAPPING_FILE, DumpFile, DumpName, TensorHeader, format_name,
     count_dump_tensors, npy_descr_of, parse_dump_name, read_dump_header, read_mapping, read_tensor, sanitize_op_name,
 )
+from precision_tool.atomic import write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
@@ -53,6 +54,7 @@ class DecodeReport:
     skipped: tuple[DecodeProblem, ...]  # tensors with no conversion to the target (ND → NCHW ...)
     failed: tuple[DecodeProblem, ...]  # bad files, and tensors whose conversion cannot be determined
     ignored: tuple[Path, ...] = ()  # files in the folder that are not dumps (by suffix)
+    renamed: tuple[tuple[str, str], ...] = ()  # (short file name, over-long real name), listed in mapping.csv
 
     @property
     def ok(self) -> bool:
@@ -66,6 +68,36 @@ def decoded_name(dump_path: str | os.PathLike[str], kind: str, index: int,
     if shape is not None:
         base += "." + "x".join(str(int(d)) for d in shape)
     return base + ".npy"
+
+
+def short_file_name(name: str, suffix: str) -> str | None:
+    """A stand-in for a file name the file system cannot take (>= 255 characters, the reference's limit):
+    the hex uuid3 of the name plus `suffix`, as msaccucmp names them; None when `name` is short enough."""
+    if len(name) < MAX_FILE_NAME and len(name.encode()) < MAX_FILE_NAME:
+        return None
+    import uuid
+
+    return uuid.uuid3(uuid.NAMESPACE_DNS, name).hex + suffix
+
+
+def record_mapping(folder: Path, rows: Iterable[tuple[str, str]]) -> Path | None:
+    """Add `short_name,real_name` rows to the folder's mapping.csv (rewritten atomically; existing rows
+    kept, a short name mapped again takes the new real name). None when there is nothing to add."""
+    import csv
+    import io
+
+    rows = list(rows)
+    if not rows:
+        return None
+    path = Path(folder) / MAPPING_FILE
+    mapping = read_mapping(folder)
+    mapping.update(rows)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    for short, real in mapping.items():
+        writer.writerow([short, real])
+    write_atomic(path, [buffer.getvalue().encode("utf-8")])
+    return path
 
 
 def saveable(array: "np.ndarray") -> "np.ndarray":
@@ -113,13 +145,34 @@ def decode_dumps(
     written: list[Path] = []
     skipped: list[DecodeProblem] = []
     failed: list[DecodeProblem] = []
+    renamed: list[tuple[str, str]] = []
     if jobs:
         out_dir.mkdir(parents=True, exist_ok=True)
     workers = max(1, min(workers, len(jobs) // 4 or 1))
+    try:
+        _run_jobs(jobs, out_dir, target, workers, on_file_done, (written, skipped, failed, renamed))
+    finally:
+        # Whatever was written gets its mapping rows, even when the run stops half-way.
+        _write_renames(out_dir, renamed, failed)
+    return DecodeReport(out_dir, target, len(jobs), tuple(sorted(written)), tuple(skipped), tuple(failed),
+                        tuple(ignored), tuple(renamed))
+
+
+def _write_renames(out_dir: Path, renamed: list[tuple[str, str]], failed: list[DecodeProblem]) -> None:
+    try:
+        record_mapping(out_dir, renamed)
+    except (FormatError, OSError) as exc:
+        failed.append(DecodeProblem(out_dir / MAPPING_FILE, f"cannot record the long file names ({exc})"))
+
+
+_Lists = tuple[list[Path], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
+
+
+def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
+              on_file_done: Callable[[int], None] | None, lists: _Lists) -> None:
     if workers == 1:
         for path in jobs:
-            result = _decode_one(path, out_dir, target)
-            _collect(result, written, skipped, failed)
+            _collect(_decode_one(path, out_dir, target), lists)
             if on_file_done:
                 on_file_done(1)
     else:
@@ -137,21 +190,17 @@ def decode_dumps(
             futures = {pool.submit(_decode_many, chunk, out_dir, target): len(chunk) for chunk in chunks}
             for future in concurrent.futures.as_completed(futures):
                 for result in future.result():
-                    _collect(result, written, skipped, failed)
+                    _collect(result, lists)
                 if on_file_done:
                     on_file_done(futures[future])
-    return DecodeReport(out_dir, target, len(jobs), tuple(sorted(written)), tuple(skipped), tuple(failed),
-                        tuple(ignored))
 
 
-_Result = tuple[list[Path], list[DecodeProblem], list[DecodeProblem]]
+_Result = tuple[list[Path], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
 
 
-def _collect(result: _Result, written: list[Path], skipped: list[DecodeProblem],
-             failed: list[DecodeProblem]) -> None:
-    written.extend(result[0])
-    skipped.extend(result[1])
-    failed.extend(result[2])
+def _collect(result: _Result, lists: _Lists) -> None:
+    for target, items in zip(lists, result):
+        target.extend(items)  # type: ignore[attr-defined]
 
 
 def _chunks(items: list[Path], count: int) -> list[list[Path]]:
@@ -170,11 +219,13 @@ def _decode_one(path: Path, out_dir: Path, target: str | None) -> _Result:
     staged: list[tuple[Path, Path]] = []
     skipped: list[DecodeProblem] = []
     failed: list[DecodeProblem] = []
+    renamed: list[tuple[str, str]] = []
     try:
         dump = read_dump_header(path)
+        real = dump.real_name
         for tensor in dump.tensors:
             try:
-                staged.append(_decode_tensor(dump, tensor, out_dir, target))
+                staged.append(_decode_tensor(dump, real, tensor, out_dir, target, renamed))
             except UnsupportedConversion as exc:
                 skipped.append(DecodeProblem(path, str(exc), tensor.label))
             except LayoutError as exc:
@@ -182,10 +233,10 @@ def _decode_one(path: Path, out_dir: Path, target: str | None) -> _Result:
     except PrecisionToolError as exc:
         _discard(staged)
         message = exc.problem if isinstance(exc, FormatError) and exc.path == str(path) else str(exc)
-        return [], [], [DecodeProblem(path, message)]
+        return [], [], [DecodeProblem(path, message)], []
     except OSError as exc:
         _discard(staged)
-        return [], [], [DecodeProblem(path, f"cannot write the decoded data ({exc.strerror or exc})")]
+        return [], [], [DecodeProblem(path, f"cannot write the decoded data ({exc.strerror or exc})")], []
     except BaseException:
         _discard(staged)
         raise
@@ -193,7 +244,7 @@ def _decode_one(path: Path, out_dir: Path, target: str | None) -> _Result:
     for temp, final in staged:
         os.replace(temp, final)
         written.append(final)
-    return written, skipped, failed
+    return written, skipped, failed, renamed
 
 
 def _discard(staged: list[tuple[Path, Path]]) -> None:
@@ -204,10 +255,11 @@ def _discard(staged: list[tuple[Path, Path]]) -> None:
             pass
 
 
-def _decode_tensor(dump: DumpFile, tensor: TensorHeader, out_dir: Path, target: str | None) -> tuple[Path, Path]:
+def _decode_tensor(dump: DumpFile, real: str, tensor: TensorHeader, out_dir: Path, target: str | None,
+                   renamed: list[tuple[str, str]]) -> tuple[Path, Path]:
     plain = npy_descr_of(tensor.data_type) if target is None else None
     if plain is not None:
-        final = _output_path(dump, out_dir, decoded_name(dump.path, tensor.kind, tensor.index))
+        final = _output_path(out_dir, decoded_name(real, tensor.kind, tensor.index), renamed)
         temp = _temp_for(final)
         _copy_as_npy(dump, tensor, plain, temp)
         return temp, final
@@ -218,20 +270,23 @@ def _decode_tensor(dump: DumpFile, tensor: TensorHeader, out_dir: Path, target: 
         from precision_tool.formats.layouts import from_device
 
         array = from_device(array, tensor.format, target, tensor.original_shape, sub_format=tensor.sub_format)
-        name = decoded_name(dump.path, tensor.kind, tensor.index, array.shape)
+        name = decoded_name(real, tensor.kind, tensor.index, array.shape)
     else:
-        name = decoded_name(dump.path, tensor.kind, tensor.index)
-    final = _output_path(dump, out_dir, name)
+        name = decoded_name(real, tensor.kind, tensor.index)
+    final = _output_path(out_dir, name, renamed)
     temp = _temp_for(final)
     with open(temp, "wb") as handle:
         np.save(handle, np.ascontiguousarray(saveable(array)), allow_pickle=False)
     return temp, final
 
 
-def _output_path(dump: DumpFile, out_dir: Path, name: str) -> Path:
-    if len(name.encode()) > MAX_FILE_NAME:
-        raise FormatError(dump.path, f"the decoded file name would be {len(name)} characters, over the limit of {MAX_FILE_NAME}")
-    return out_dir / name
+def _output_path(out_dir: Path, name: str, renamed: list[tuple[str, str]]) -> Path:
+    """`out_dir/name`, or a hashed stand-in (listed in `renamed` for mapping.csv) when the name is too long."""
+    short = short_file_name(name, ".npy")
+    if short is None:
+        return out_dir / name
+    renamed.append((short, name))
+    return out_dir / short
 
 
 def _temp_for(final: Path) -> Path:

@@ -185,15 +185,17 @@ _ML_DTYPES: dict[int, str] = {
     DataType.FLOAT8_E4M3FN: "float8_e4m3fn",
     DataType.FLOAT8_E8M0: "float8_e8m0fnu",
 }
+_SUB_BYTE = ("the element format is known but how the runtime packs these sub-byte elements into a dump "
+             "block (elements per byte, nibble/bit order) is documented nowhere this tool could check; "
+             "decode the block yourself from the raw bytes")
 _UNSUPPORTED = {
     DataType.STRING: "strings have no fixed element size",
     DataType.STRING_REF: "string references have no fixed element size",
     DataType.DUAL: "DUAL tensors have no documented element layout",
-    DataType.HIFLOAT8: "HIFLOAT8 has no library decoder yet",
-    DataType.FLOAT6_E3M2: "FLOAT6 dumps have no documented packing",
-    DataType.FLOAT6_E2M3: "FLOAT6 dumps have no documented packing",
-    DataType.FLOAT4_E2M1: "FLOAT4 dumps have no documented packing",
-    DataType.FLOAT4_E1M2: "FLOAT4 dumps have no documented packing",
+    DataType.FLOAT6_E3M2: _SUB_BYTE,
+    DataType.FLOAT6_E2M3: _SUB_BYTE,
+    DataType.FLOAT4_E2M1: _SUB_BYTE,
+    DataType.FLOAT4_E1M2: _SUB_BYTE,
 }
 
 
@@ -215,6 +217,8 @@ def numpy_dtype_of(data_type: int) -> "np.dtype[Any]":
         return np.dtype("uint8")
     if data_type == DataType.COMPLEX32:
         return np.dtype("complex64")
+    if data_type == DataType.HIFLOAT8:
+        return np.dtype("float32")  # decoded by hand (formats/hifloat8.py)
     if data_type in _UNSUPPORTED:
         raise ValueError(f"{data_type_name(data_type)}: {_UNSUPPORTED[data_type]}")
     raise ValueError(f"unknown data type number {data_type}")
@@ -226,6 +230,8 @@ def stored_bytes(data_type: int, count: int) -> int:
         return (count + 7) // 8
     if data_type == DataType.COMPLEX32:
         return count * 4
+    if data_type == DataType.HIFLOAT8:
+        return count
     return count * numpy_dtype_of(data_type).itemsize
 
 
@@ -317,13 +323,30 @@ def dump_name_of(path: str | os.PathLike[str], mapping: dict[str, str] | None = 
     if name is not None:
         return name
     if mapping is None:
-        mapping = _cached_mapping(os.path.dirname(os.path.abspath(path)))
+        mapping = folder_mapping(os.path.dirname(os.path.abspath(path)))
     real = mapping.get(base)
     return parse_dump_name(real) if real else None
 
 
+def real_file_name(path: str | os.PathLike[str]) -> str:
+    """The dump's real file name: its own name, or the name mapping.csv gives a numbered file."""
+    base = os.path.basename(path)
+    if parse_dump_name(base) is not None:
+        return base
+    return folder_mapping(os.path.dirname(os.path.abspath(path))).get(base, base)
+
+
+def folder_mapping(folder: str) -> dict[str, str]:
+    """A folder's mapping.csv ({} when absent or unreadable), re-read when the file changes."""
+    try:
+        stat = os.stat(os.path.join(folder, MAPPING_FILE))
+    except OSError:
+        return {}
+    return _cached_mapping(folder, stat.st_mtime_ns, stat.st_size)
+
+
 @lru_cache(maxsize=64)
-def _cached_mapping(folder: str) -> dict[str, str]:
+def _cached_mapping(folder: str, _mtime_ns: int, _size: int) -> dict[str, str]:
     try:
         return read_mapping(folder)
     except FormatError:
@@ -406,6 +429,11 @@ class DumpFile:
     def tensors(self) -> tuple[TensorHeader, ...]:
         return self.inputs + self.outputs
 
+    @property
+    def real_name(self) -> str:
+        """The file's real dump name (mapping.csv resolves numbered names), for output names and titles."""
+        return real_file_name(self.path)
+
 
 def _shape(message: Any) -> tuple[int, ...]:
     return tuple(message.dim)
@@ -433,7 +461,11 @@ def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None)
     """Read a dump file's header (no tensor data). FormatError on anything that does not add up."""
     if not isinstance(path, Path):
         path = Path(path)
-    file_size, header_length, header_bytes = _read_header_bytes(path)
+    file_size, header_length, header_bytes, is_nano = _read_header_bytes(path)
+    if name is None:
+        name = dump_name_of(path)
+    if is_nano:
+        return _nano_dump_file(path, name, file_size, header_length, header_bytes)
     message = _parse_header(path, header_bytes)
     offset = 8 + header_length
     inputs: list[TensorHeader] = []
@@ -463,8 +495,6 @@ def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None)
         )
     if offset < file_size:
         warnings.append(f"{file_size - offset} bytes after the last data block are ignored")
-    if name is None:
-        name = dump_name_of(path)
     attrs = tuple((a.name, a.value) for a in message.attr)
     return DumpFile(
         path=path, name=name, op_name=message.op_name, version=message.version,
@@ -476,7 +506,10 @@ def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None)
 def count_dump_tensors(path: str | os.PathLike[str]) -> tuple[int, int]:
     """(inputs, outputs) of a dump, checking only that the blocks fit the file: the cheap read `ls dump` needs
     (data types and formats are checked when tensors are read)."""
-    file_size, header_length, header_bytes = _read_header_bytes(path)
+    file_size, header_length, header_bytes, is_nano = _read_header_bytes(path)
+    if is_nano:
+        dump = _nano_dump_file(Path(path), None, file_size, header_length, header_bytes)
+        return len(dump.inputs), len(dump.outputs)
     message = _parse_header(path, header_bytes)
     inputs, outputs = message.input, message.output
     needed = 8 + header_length + sum([item.size for item in inputs]) + sum([item.size for item in outputs])
@@ -488,8 +521,8 @@ def count_dump_tensors(path: str | os.PathLike[str]) -> tuple[int, int]:
     return len(inputs), len(outputs)
 
 
-def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes]:
-    """(file size, header length, header bytes), checking the 8-byte length against the file."""
+def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes, bool]:
+    """(file size, header length, header bytes, is nano), checking the 8-byte length against the file."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
@@ -501,8 +534,7 @@ def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes]:
         head = os.pread(fd, 12, 0)
         if len(head) < 8:
             raise FormatError(path, f"only {file_size} bytes, shorter than the 8-byte header length; not an NPU dump")
-        if len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC:
-            raise FormatError(path, "this is a nano (TLV) dump; only the protobuf dump layout is supported")
+        is_nano = len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC
         (header_length,) = struct.unpack_from("<Q", head, 0)
         if header_length > file_size - 8 or header_length > _MAX_HEADER_BYTES:
             raise FormatError(
@@ -513,7 +545,41 @@ def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes]:
         header_bytes = os.pread(fd, header_length, 8)
     finally:
         os.close(fd)
-    return file_size, header_length, header_bytes
+    return file_size, header_length, header_bytes, is_nano
+
+
+def _nano_dump_file(path: Path, name: DumpName | None, file_size: int, header_length: int,
+                    header_bytes: bytes) -> DumpFile:
+    """A DumpFile from a nano (TLV) header; its blocks must fill the file exactly (formats.md §2.2)."""
+    from precision_tool.formats.nano_dump import NanoHeaderError, parse_nano_header
+
+    try:
+        header = parse_nano_header(header_bytes)
+    except NanoHeaderError as exc:
+        raise FormatError(path, f"nano (TLV) dump: {exc}") from None
+    offset = 8 + header_length
+    tensors: dict[str, list[TensorHeader]] = {"input": [], "output": []}
+    for item in header.inputs + header.outputs:
+        fmt = item.format & 0xFF
+        if not is_known_format(fmt):
+            raise FormatError(path, f"{item.kind} {item.index} has unknown format number {fmt}; "
+                                    "the file is damaged or newer than this tool")
+        tensors[item.kind].append(TensorHeader(
+            kind=item.kind, index=item.index, data_type=item.data_type, format=fmt,
+            shape=item.shape or (), original_shape=item.original_shape or (), size=item.size, offset=offset,
+            address=item.address, origin_name=item.origin_name, origin_output_index=item.origin_output_index,
+            raw_format=item.format,
+        ))
+        offset += item.size
+    if offset != file_size:
+        problem = "is truncated" if offset > file_size else f"has {file_size - offset} bytes after the last block"
+        raise FormatError(path, f"nano (TLV) dump: the header's block sizes need {offset} bytes but the file has "
+                                f"{file_size}; it {problem} (nano dumps must match exactly)")
+    return DumpFile(
+        path=path, name=name, op_name=name.op_name if name else "", version=f"nano {header.version}",
+        dump_time=name.timestamp_us if name else 0, inputs=tuple(tensors["input"]),
+        outputs=tuple(tensors["output"]), warnings=header.warnings, file_size=file_size,
+    )
 
 
 def _tensor_header(
@@ -561,6 +627,10 @@ def read_tensor(dump: DumpFile, tensor: TensorHeader) -> "np.ndarray":
     if tensor.data_type == DataType.COMPLEX32:
         halves = np.frombuffer(raw, dtype=np.float16).astype(np.float32)
         return halves.view(np.complex64).reshape(shape)
+    if tensor.data_type == DataType.HIFLOAT8:
+        from precision_tool.formats.hifloat8 import decode_hifloat8
+
+        return decode_hifloat8(np.frombuffer(raw, dtype=np.uint8)).reshape(shape)
     return np.frombuffer(raw, dtype=dtype).reshape(shape)
 
 
@@ -626,6 +696,12 @@ def _encode(spec: TensorSpec) -> tuple[int, bytes, tuple[int, ...]]:
     if data_type == DataType.COMPLEX32:
         pairs = np.ascontiguousarray(array, dtype=np.complex64).view(np.float32).astype(np.float16)
         return data_type, pairs.tobytes(), array.shape
+    if data_type == DataType.HIFLOAT8:
+        from precision_tool.formats.hifloat8 import encode_hifloat8
+
+        # uint8 arrays are taken as HiF8 codes as they are; anything else is rounded to HiF8
+        codes = np.ascontiguousarray(array) if array.dtype == np.uint8 else encode_hifloat8(array)
+        return data_type, codes.tobytes(), array.shape
     dtype = numpy_dtype_of(data_type)
     return data_type, np.ascontiguousarray(array, dtype=dtype).tobytes(), array.shape
 
@@ -638,8 +714,18 @@ def write_dump(
     outputs: Sequence[TensorSpec],
     dump_time_us: int = 0,
     version: str = "2.0",
+    variant: str = "protobuf",
 ) -> None:
-    """Write a dump file as the NPU runtime does (atomic: a temp name, then os.replace)."""
+    """Write a dump file as the NPU runtime does (atomic: a temp name, then os.replace).
+
+    `variant="nano"` writes the TLV layout instead (formats.md §2.2; no dump time or op name in it:
+    readers take both from the file name, so name the file with `dump_file_name`).
+    """
+    if variant == "nano":
+        _write_nano(Path(path), inputs, outputs)
+        return
+    if variant != "protobuf":
+        raise ValueError(f"unknown dump variant {variant!r} (protobuf or nano)")
     from precision_tool.formats.dump_proto import dump_data_class
 
     message = dump_data_class()()
@@ -676,3 +762,22 @@ def _fill(item: Any, spec: TensorSpec, data_type: int, shape: tuple[int, ...], s
     item.size = size
     item.address = spec.address
     item.sub_format = spec.sub_format
+
+
+def _write_nano(path: Path, inputs: Sequence[TensorSpec], outputs: Sequence[TensorSpec]) -> None:
+    from precision_tool.formats.nano_dump import NanoTensorSpec, encode_nano_header
+
+    blocks: list[bytes] = []
+    described: dict[str, list[NanoTensorSpec]] = {"input": [], "output": []}
+    for kind, specs in (("input", inputs), ("output", outputs)):
+        for spec in specs:
+            data_type, data, shape = _encode(spec)
+            described[kind].append(NanoTensorSpec(
+                data_type, int(spec.format), tuple(int(d) for d in shape),
+                None if spec.original_shape is None else tuple(int(d) for d in spec.original_shape),
+                len(data), spec.address, spec.origin_name if kind == "output" else None,
+                spec.origin_output_index if kind == "output" else None,
+            ))
+            blocks.append(data)
+    header = encode_nano_header(described["input"], described["output"])
+    write_atomic(path, [struct.pack("<Q", len(header)), header, *blocks])

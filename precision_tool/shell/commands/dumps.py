@@ -28,10 +28,17 @@ def _search_folders(workspace: "Workspace") -> list[Path]:
 
 
 def _find_by_basename(workspace: "Workspace", base: str) -> Path | None:
+    """A dump file by name, or the numbered file that a folder's mapping.csv gives that real name."""
+    from precision_tool.formats.npu_dump import MAPPING_FILE, folder_mapping
+
     for folder in _search_folders(workspace):
         for dirpath, _dirs, files in os.walk(folder, followlinks=True):
             if base in files:
                 return Path(dirpath) / base
+            if MAPPING_FILE in files:
+                for short, real in folder_mapping(dirpath).items():
+                    if real == base and short in files:
+                        return Path(dirpath) / short
     return None
 
 
@@ -137,12 +144,14 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         dump = read_dump_header(dump_path)
         tensor = dump.tensor(ref[1], ref[2])
         array, layout, note = host_array(tensor, read_tensor(dump, tensor))
-        notes.append(f"layout {layout}; {tensor.label} of {dump_path}")
+        real = dump.real_name
+        notes.append(f"layout {layout}; {tensor.label} of {dump_path}"
+                     + (f" (mapping.csv: {real})" if real != dump_path.name else ""))
         notes.extend(dump.warnings)
         if note:
             notes.append(note)
-        title = f"{dump.op_name or dump_path.name} {tensor.label}"
-        text_path = ctx.workspace.decode_dir("dump_decode") / f"{dump_path.name}.{tensor.kind}.{tensor.index}.txt"
+        title = f"{dump.op_name or real} {tensor.label}"
+        text_path = ctx.workspace.decode_dir("dump_decode") / f"{real}.{tensor.kind}.{tensor.index}.txt"
     else:
         path = Path(text).expanduser()
         if not path.is_file():
@@ -156,10 +165,19 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         if path.suffix != ".npy":
             raise UsageError(f"pt: {path} is not a .npy file; for a dump tensor write {path}:output:0")
         array = load_npy(path)
-        title = path.name
+        title = _real_npy_name(path)
+        if title != path.name:
+            notes.append(f"{path.name} stands for {title} (mapping.csv)")
         text_path = path.with_suffix(".txt")
     saved = _save_text(array, text_path) if args.save_text else None
     return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved)
+
+
+def _real_npy_name(path: Path) -> str:
+    """A decoded file's real name: hashed stand-ins for over-long names are listed in the folder's mapping.csv."""
+    from precision_tool.formats.npu_dump import folder_mapping
+
+    return folder_mapping(str(path.parent.absolute())).get(path.name, path.name)
 
 
 def load_npy(path: Path) -> Any:
@@ -177,11 +195,17 @@ def load_npy(path: Path) -> Any:
 
 
 def _save_text(array: Any, path: Path) -> Path:
+    import io
+
     import numpy as np
 
-    from precision_tool.analysis.decode import saveable
+    from precision_tool.analysis.decode import record_mapping, saveable, short_file_name
     from precision_tool.atomic import write_atomic
-    import io
+
+    short = short_file_name(path.name, ".txt")
+    if short is not None:  # too long for the file system: a hashed name, listed in mapping.csv
+        record_mapping(path.parent, [(short, path.name)])
+        path = path.with_name(short)
 
     values = saveable(np.asarray(array))
     if values.dtype == np.bool_:

@@ -16,7 +16,7 @@ import pytest
 
 from precision_tool.analysis.decode import decode_dumps
 from precision_tool.formats.layouts import to_device
-from precision_tool.formats.npu_dump import DataType, Format, TensorSpec, dump_file_name, write_dump
+from precision_tool.formats.npu_dump import DataType, Format, TensorSpec, dump_file_name, read_mapping, write_dump
 
 pytestmark = pytest.mark.reference
 
@@ -138,3 +138,95 @@ def test_hwcn_from_nc1hwc0_is_right_where_the_reference_is_not(reference_tool: P
     run_reference(reference_tool, source, tmp_path / "ref", "HWCN")
     theirs = [np.load(p) for p in (tmp_path / "ref").glob("*.npy")]
     assert all(t.shape != ours.shape or not np.array_equal(t, ours) for t in theirs)
+
+
+# --- nano (TLV) dumps, HIFLOAT8, over-long names --------------------------------------------------------
+NANO_PLAIN = ("f32", "f16", "f64", "i8", "u8", "i16", "u16", "i32", "i64", "u32", "u64", "bool", "c64", "c128")
+
+
+def write_nano_corpus(folder: Path) -> dict[str, list[str]]:
+    """Nano dumps of every type the reference maps from nano numbers, and of the device layouts."""
+    rng = np.random.default_rng(11)
+    stamp = iter(range(1_718_260_503_000_000, 1_718_260_503_100_000))
+    targets: dict[str, list[str]] = {}
+
+    def dump(op: str, inputs: list[TensorSpec], outputs: list[TensorSpec], formats: list[str]) -> None:
+        name = dump_file_name("Op", op, len(targets) + 1, 1, next(stamp))
+        write_dump(folder / name, op_name=op, inputs=inputs, outputs=outputs, variant="nano")
+        targets[name] = formats
+
+    arrays = {
+        "f32": rng.standard_normal((3, 5)).astype(np.float32), "f16": rng.standard_normal((4, 4)).astype(np.float16),
+        "f64": rng.standard_normal((7,)), "i8": rng.integers(-128, 127, (2, 9), dtype=np.int8),
+        "u8": rng.integers(0, 255, (9,), dtype=np.uint8), "i16": rng.integers(-999, 999, (3, 3), dtype=np.int16),
+        "u16": rng.integers(0, 9999, (5,), dtype=np.uint16), "i32": rng.integers(-9999, 9999, (2, 3, 4), dtype=np.int32),
+        "i64": rng.integers(-9999, 9999, (6,), dtype=np.int64), "u32": rng.integers(0, 9999, (6,), dtype=np.uint32),
+        "u64": rng.integers(0, 9999, (6,), dtype=np.uint64), "bool": rng.integers(0, 2, (8,)).astype(bool),
+        "c64": (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(np.complex64),
+        "c128": rng.standard_normal(4) + 1j * rng.standard_normal(4),
+    }
+    assert tuple(arrays) == NANO_PLAIN
+    for label, array in arrays.items():
+        dump(f"nano/{label}", [TensorSpec(array)], [TensorSpec(array[::-1].copy(), origin_name=f"nano/{label}",
+                                                               origin_output_index=0)], [])
+    dump("nano/bf16", [], [TensorSpec(rng.standard_normal((3, 4)).astype(ml_dtypes.bfloat16))], [])
+    x = rng.standard_normal((2, 20, 5, 7)).astype(np.float16)
+    spec = TensorSpec(to_device(x, "NCHW", "NC1HWC0"), format=Format.NC1HWC0, original_shape=x.shape)
+    w = rng.standard_normal((40, 20, 3, 3)).astype(np.float32)
+    dump("nano/conv", [spec, TensorSpec(to_device(w, "NCHW", "FRACTAL_Z"), format=Format.FRACTAL_Z,
+                                        original_shape=w.shape)], [spec], ["NCHW"])
+    m = rng.standard_normal((2, 33, 47)).astype(np.float16)
+    dump("nano/matmul", [], [TensorSpec(to_device(m, "ND", "FRACTAL_NZ"), format=Format.FRACTAL_NZ,
+                                        original_shape=m.shape)], ["ND"])
+    return targets
+
+
+@pytest.mark.parametrize("fmt", [None, "NCHW", "ND"])
+def test_nano_dumps_convert_like_the_reference(reference_tool: Path, tmp_path: Path, fmt: str | None) -> None:
+    folder = tmp_path / "nano"
+    folder.mkdir()
+    targets = write_nano_corpus(folder)
+    files = sorted(folder / name for name, formats in targets.items() if fmt is None or fmt in formats)
+    source = folder if fmt is None else tmp_path / "src"
+    if fmt is not None:
+        source.mkdir()
+        for path in files:
+            (source / path.name).symlink_to(path)
+    run_reference(reference_tool, source, tmp_path / "ref", fmt)
+    report = decode_dumps(files, tmp_path / "ours", target_format=fmt)
+    assert report.ok and not report.skipped and len(report.written) >= len(files)
+    assert_same(tmp_path / "ours", tmp_path / "ref", {p.name for p in report.written})
+
+
+def test_hifloat8_agrees_with_the_reference_except_where_its_decoder_breaks_the_definition(
+        reference_tool: Path, tmp_path: Path) -> None:
+    """The reference decodes dot 0001 / 001 codes with the wrong field widths and 0xEF as +inf; all else agrees."""
+    codes = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    name = dump_file_name("Cast", "hif8", 1, 1, 1_718_260_502_000_000)
+    write_dump(tmp_path / "src" / name, op_name="hif8", inputs=[],
+               outputs=[TensorSpec(codes, data_type=DataType.HIFLOAT8)])
+    run_reference(reference_tool, tmp_path / "src", tmp_path / "ref", None)
+    theirs = np.load(tmp_path / "ref" / f"{name}.output.0.npy").reshape(-1)
+    report = decode_dumps([tmp_path / "src" / name], tmp_path / "ours")
+    ours = np.load(report.written[0])
+    assert ours.shape == (16, 16) and ours.dtype == np.float32
+    ours = ours.reshape(-1).astype(np.float64)
+    same = (ours == theirs) | (np.isnan(ours) & np.isnan(theirs))
+    differing = {int(c) for c in np.flatnonzero(~same)}
+    assert differing == set(range(0x08, 0x20)) | set(range(0x88, 0xA0)) | {0xEF}
+    assert ours[0x18] == 0.5 and ours[0xEF] == -np.inf  # CANN's numeric_limits: 0x18 is 0.5; sign | 0x6F is inf
+
+
+def test_long_decoded_names_get_the_reference_hashed_names_and_mapping_rows(reference_tool: Path,
+                                                                            tmp_path: Path) -> None:
+    stem = dump_file_name("MatMul", "m", 1, 1, 1_718_260_502_000_000)
+    op_name = "net/" + "y" * (250 - len(stem) - 3)
+    source = tmp_path / "src"
+    m = np.arange(3 * 33 * 47, dtype=np.float32).reshape(3, 33, 47)
+    write_dump(source / dump_file_name("MatMul", op_name, 1, 1, 1_718_260_502_000_000), op_name=op_name,
+               inputs=[TensorSpec(m[0])], outputs=[TensorSpec(m)])
+    run_reference(reference_tool, source, tmp_path / "ref", None)
+    report = decode_dumps(sorted(source.iterdir()), tmp_path / "ours")
+    assert report.ok and len(report.renamed) == 2
+    assert_same(tmp_path / "ours", tmp_path / "ref", {p.name for p in report.written})
+    assert read_mapping(tmp_path / "ours") == read_mapping(tmp_path / "ref")

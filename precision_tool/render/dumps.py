@@ -46,6 +46,9 @@ def decode_report(report: "DecodeReport") -> list[RenderableType]:
     ))
     for written in report.written[:5] if len(report.written) <= 5 else ():
         out.append(note_line(f"  {written.name}"))
+    if report.renamed:
+        out.append(note_line(f"{len(report.renamed)} decoded name(s) reached 255 characters: saved under hashed "
+                             f"names, listed with their real names in {report.out_dir / 'mapping.csv'}"))
     if report.ignored:
         out.append(note_line(f"ignored {len(report.ignored)} file(s) that are not dumps (by suffix), "
                              f"e.g. {report.ignored[0].name}"))

@@ -131,6 +131,14 @@ def test_record_mapping_refuses_a_damaged_mapping_file(tmp_path: Path) -> None:
     assert (tmp_path / "mapping.csv").read_text() == "a,b,c\n"
 
 
+def test_dc_says_where_the_long_names_went(cli, tmp_path: Path) -> None:
+    path, _ = long_dump(tmp_path / "dumps")
+    result = cli("dc", str(path), "-o", str(tmp_path / "out"), data=tmp_path / "ws")
+    assert result.status == 0, result.out + result.err
+    assert "2 decoded name(s) reached 255 characters" in result.out and "mapping.csv" in result.out
+    assert len(read_mapping(tmp_path / "out")) == 2
+
+
 def test_pt_shows_the_real_name_of_a_hashed_npy(cli, tmp_path: Path) -> None:
     path, m = long_dump(tmp_path / "dumps")
     report = decode_dumps([path], tmp_path / "out")

@@ -17,7 +17,8 @@ from precision_tool.errors import FormatError
 from precision_tool.formats.layouts import from_device, to_device
 from precision_tool.formats.nano_dump import NANO_MAGIC, PROTO_TO_NANO_TYPE
 from precision_tool.formats.npu_dump import (
-    DataType, Format, TensorSpec, count_dump_tensors, dump_file_name, read_dump_header, read_tensor, write_dump,
+    DataType, Format, TensorHeader, TensorSpec, count_dump_tensors, dump_file_name, read_dump_header, read_tensor,
+    write_dump,
 )
 
 NANO_TYPES = {
@@ -54,7 +55,7 @@ def write_both(folder: Path, stem: str, inputs: list[TensorSpec], outputs: list[
     return folder / "pb" / name, folder / "nano" / name
 
 
-def comparable(tensor) -> object:
+def comparable(tensor: TensorHeader) -> TensorHeader:
     return dataclasses.replace(tensor, offset=0)
 
 

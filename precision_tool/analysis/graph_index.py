@@ -14,7 +14,6 @@ import bisect
 import hashlib
 import json
 import os
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +24,6 @@ from precision_tool.formats.ge_graph import Graph, Model, Op, load_graph, split_
 from precision_tool.workspace import Workspace
 
 CACHE_VERSION = 1
-_OP_BLOCK = re.compile(rb"^  op \{\n", re.M)
-_GRAPH_BLOCK = re.compile(rb"^graph \{\n", re.M)
 
 
 @dataclass(frozen=True)
@@ -77,15 +74,23 @@ def _stamp(path: Path) -> tuple[int, int]:
 
 
 def op_blocks(data: bytes, op_count: int) -> list[tuple[int, int]] | None:
-    """(offset, length) of each top-level op block in a one-field-per-line text graph, or None."""
-    if len(_GRAPH_BLOCK.findall(data)) == 0:
+    """(offset, length) of each top-level op block in a one-field-per-line text graph, or None.
+    A loop of bytes.find (C speed, ~50 ms on 70 MB), not a line-anchored regex (~1 s)."""
+    if not (data.startswith(b"graph {\n") or b"\ngraph {\n" in data):
         return None
     blocks = []
-    for match in _OP_BLOCK.finditer(data):
-        end = data.find(b"\n  }\n", match.end() - 1)
+    find = data.find
+    position = 0
+    while True:
+        found = find(b"\n  op {\n", position)
+        if found < 0:
+            break
+        start = found + 1
+        end = find(b"\n  }\n", start + 6)
         if end < 0:
             return None
-        blocks.append((match.start(), end + 5 - match.start()))
+        blocks.append((start, end + 5 - start))
+        position = end + 4
     return blocks if len(blocks) == op_count else None
 
 
@@ -161,11 +166,12 @@ def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool) 
     if cached is not None:
         return cached, None
     size, mtime_ns = _stamp(path)
-    model = load_graph(path)
-    data = path.read_bytes() if not _is_json(path) else None
-    summary = summarize(model, data, debug_id, is_build)
+    is_json = _is_json(path)
+    # a text graph gets a light parse (no descriptors): `ni` later parses just the op's own block
+    model = load_graph(path, light=not is_json)
+    summary = summarize(model, path.read_bytes() if not is_json else None, debug_id, is_build)
     write_cache(workspace, summary, size, mtime_ns)
-    return summary, model
+    return summary, model if is_json else None
 
 
 def _is_json(path: Path) -> bool:

@@ -44,6 +44,9 @@ _TOKEN = re.compile(
     rf"\s*(?:#[^\n]*\s*)*(?:([A-Za-z_]\w*)\s*(?::\s*({_SCALAR})|:?\s*([{{<]))|([}}>])|(\S))[ \t]*[;,]?"
 )
 _PIECE = re.compile(_QUOTED)
+# the attributes a light parse keeps (with every "<op name>_kernelname"): what an op index shows
+SUMMARY_ATTRS = frozenset({"_datadump_original_op_names", "pass_name", "pass_name_ub", "_kernelname",
+                           "_ge_attr_op_kernel_lib_name", "_parent_node_index"})
 _ESCAPE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))",
                      re.DOTALL)
 _SIMPLE_ESCAPES = {b"n": b"\n", b"t": b"\t", b"r": b"\r", b"\\": b"\\", b"'": b"'", b'"': b'"',
@@ -57,10 +60,12 @@ class _Problem(Exception):
     token: tuple[str, ...] = ()
 
 
-def parse_text(text: str, path: Path) -> Model:
-    """Parse protobuf text of a ModelDef into the model. FormatError names file, line and column."""
+def parse_text(text: str, path: Path, light: bool = False) -> Model:
+    """Parse protobuf text of a ModelDef into the model. FormatError names file, line and column.
+    `light` (for indexes): ops keep only the attributes in SUMMARY_ATTRS and no tensor descriptors,
+    which the fast path then does not decode (their structure is still checked)."""
     with _gc_paused():
-        return _parse_text(text, path)
+        return _parse_text(text, path, light)
 
 
 @contextmanager
@@ -104,10 +109,10 @@ def _tune_malloc() -> None:
     mallopt(m_top_pad, 1 << 28)
 
 
-def _parse_text(text: str, path: Path) -> Model:
+def _parse_text(text: str, path: Path, light: bool) -> Model:
     if len(text) >= PARALLEL_MIN_CHARS:
         _tune_malloc()
-    fast = parse_text_fast(text, path)
+    fast = parse_text_fast(text, path, light)
     if fast is not None:
         return fast
     tokens = _TOKEN.findall(text)
@@ -603,8 +608,9 @@ def _body(value: str, to_bytes: bool = False) -> Any:
 class FlatReader(TreeReader):
     """Builds the model straight from the flat lists (the hot path: ops, descriptors, attributes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, light: bool = False) -> None:
         super().__init__(bytes_from_text)
+        self.light = light
         # set when a helper process parses a run of ops: called where the split marker sits
         self.split_ops: Callable[[], list[Op]] | None = None
 
@@ -675,15 +681,19 @@ class FlatReader(TreeReader):
         subgraphs: list[str] = []
         extra: dict[str, Any] = {}
         text = self.text
+        light = self.light
         for key, value in self.pairs(flat):
             if key == "attr {":
-                self.flat_attr(value, attrs, name)
+                if not light or self.wanted_in_summary(value):
+                    self.flat_attr(value, attrs, name)
             elif key == "input":
                 inputs.append(text(value))
             elif key == "input_desc {":
-                input_descs.append(self.flat_desc(value))
+                if not light:
+                    input_descs.append(self.flat_desc(value))
             elif key == "output_desc {":
-                output_descs.append(self.flat_desc(value))
+                if not light:
+                    output_descs.append(self.flat_desc(value))
             elif key == "dst_name":
                 dst_names.append(text(value))
             elif key == "dst_index":
@@ -732,6 +742,13 @@ class FlatReader(TreeReader):
             else:
                 self.put(extra, key, value, "TensorDescriptor")  # put has normalised and checked every field
         return TensorDesc(dtype, layout, shape, attrs, extra)
+
+    def wanted_in_summary(self, flat: list[Any]) -> bool:
+        """In a light parse: is this attribute entry one the summary needs (or oddly shaped)?"""
+        if len(flat) == 4 and flat[0] == "key" and type(flat[1]) is str:
+            key = flat[1]
+            return key in SUMMARY_ATTRS or key.endswith("_kernelname") or "\\" in key or '"' in key
+        return True
 
     def _odd(self, key: str, message: str) -> bool:
         if key.endswith(" {") or not key.isidentifier():
@@ -840,19 +857,19 @@ def spec_name(key: str) -> str:
     return key[:-2] if key.endswith(" {") else key
 
 
-def parse_text_fast(text: str, path: Path) -> Model | None:
+def parse_text_fast(text: str, path: Path, light: bool = False) -> Model | None:
     """The fast path; None when the file is not one field per line (or anything looks odd).
     Big files are parsed by two processes (see _parse_split) when the machine has two cores."""
     if len(text) >= PARALLEL_MIN_CHARS and _cores() >= 2 and hasattr(os, "fork"):
         split = _split_region(text)
         if split is not None:
             try:
-                return _parse_split(text, path, *split)
+                return _parse_split(text, path, *split, light=light)
             except (_NotFlat, ValueError, TypeError, AttributeError, KeyError, OSError, pickle.PickleError):
                 pass  # anything odd: the one-process fast path below decides
     try:
         flat = flat_lists(text)
-        return FlatReader().flat_model(flat, path)
+        return FlatReader(light).flat_model(flat, path)
     except (_NotFlat, ValueError, TypeError, AttributeError, KeyError):
         return None
 
@@ -896,7 +913,7 @@ def _split_region(text: str) -> tuple[int, int] | None:
     return start, position
 
 
-def _parse_split(text: str, path: Path, start: int, end: int) -> Model:
+def _parse_split(text: str, path: Path, start: int, end: int, light: bool = False) -> Model:
     """Parse text[start:end] (op blocks) in a forked process and the rest here, then join them."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -904,7 +921,7 @@ def _parse_split(text: str, path: Path, start: int, end: int) -> Model:
         status = 1
         try:
             os.close(read_fd)
-            result, keep = _parse_op_run(text[start:end])  # `keep`: not freed, the exit drops it all
+            result, keep = _parse_op_run(text[start:end], light)  # `keep`: not freed, the exit drops it all
             payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write_fd, "wb") as out:
                 out.write(payload)
@@ -929,7 +946,7 @@ def _parse_split(text: str, path: Path, start: int, end: int) -> Model:
             reader._counts[group] = reader._counts.get(group, 0) + count - sum(1 for g, _ in warnings if g == group)
         return ops  # type: ignore[no-any-return]
 
-    reader = FlatReader()
+    reader = FlatReader(light)
     reader.split_ops = helper_ops
     try:
         flat = flat_lists(text[:start] + f"  {_SPLIT_KEY}: 0\n" + text[end:])
@@ -953,8 +970,8 @@ def _parse_split(text: str, path: Path, start: int, end: int) -> Model:
 class _RecordingReader(FlatReader):
     """The helper's reader: keeps every detailed warning with its group, so the parent can replay them."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, light: bool) -> None:
+        super().__init__(light)
         self.grouped: list[tuple[str, str]] = []
 
     def warn(self, group: str, message: str) -> None:
@@ -964,10 +981,10 @@ class _RecordingReader(FlatReader):
             self.grouped.append((group, message))
 
 
-def _parse_op_run(region: str) -> tuple[tuple[list[Op], list[tuple[str, str]], dict[str, int]], Any]:
+def _parse_op_run(region: str, light: bool) -> tuple[tuple[list[Op], list[tuple[str, str]], dict[str, int]], Any]:
     """The ops of a run of op blocks (the helper's share), with its warnings; and the intermediate
     lists, which the helper never frees (its exit is faster than freeing millions of objects)."""
-    reader = _RecordingReader()
+    reader = _RecordingReader(light)
     flat = flat_lists("graph {\n" + region + "}\n")
     if flat and flat[-1] == "":
         flat = flat[:-1]

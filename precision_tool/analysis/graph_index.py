@@ -23,7 +23,7 @@ from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.ge_graph import Graph, Model, Op, load_graph, split_input
 from precision_tool.workspace import Workspace
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ class OpEntry:
     inputs: tuple[str, ...]
     offset: int  # byte offset of the op's `  op {` block in a text graph; -1 when unknown (JSON)
     length: int
+    subgraphs: tuple[str, ...] = ()  # the graphs this op owns (subgraph_name, e.g. of a PartitionedCall)
 
     @property
     def has_block(self) -> bool:
@@ -108,7 +109,7 @@ def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool) -
             entries.append(OpEntry(debug_id, model.path, graph.name, op.name, op.type, op.id, op.stream_id,
                                    op.fusion_pass, op.kernel_name, op.kernel_lib,
                                    tuple(names) if names is not None else None, tuple(op.inputs),
-                                   offset, length))
+                                   offset, length, tuple(op.subgraph_names)))
     return GraphFile(debug_id, model.path, is_build, tuple(g.name for g in model.graphs), tuple(entries),
                      tuple(model.warnings), False)
 
@@ -120,7 +121,7 @@ def _to_json(summary: GraphFile, size: int, mtime_ns: int) -> dict[str, Any]:
         "graphs": list(summary.graph_names), "warnings": list(summary.warnings),
         "ops": [[graph_numbers.get(e.graph, 0), e.name, e.type, e.id, e.stream_id, e.fusion_pass,
                  e.kernel_name, e.kernel_lib, list(e.original_names) if e.original_names is not None else None,
-                 list(e.inputs), e.offset, e.length] for e in summary.ops],
+                 list(e.inputs), e.offset, e.length, list(e.subgraphs)] for e in summary.ops],
     }
 
 
@@ -128,8 +129,9 @@ def _from_json(tree: dict[str, Any], path: Path, debug_id: int, is_build: bool) 
     graphs = tuple(tree["graphs"])
     ops = tuple(
         OpEntry(debug_id, path, graphs[g], name, op_type, op_id, stream, fusion, kernel, lib,
-                tuple(orig) if orig is not None else None, tuple(inputs), offset, length)
-        for g, name, op_type, op_id, stream, fusion, kernel, lib, orig, inputs, offset, length in tree["ops"]
+                tuple(orig) if orig is not None else None, tuple(inputs), offset, length, tuple(subgraphs))
+        for g, name, op_type, op_id, stream, fusion, kernel, lib, orig, inputs, offset, length, subgraphs
+        in tree["ops"]
     )
     return GraphFile(debug_id, path, is_build, graphs, ops, tuple(tree["warnings"]), True)
 
@@ -202,6 +204,7 @@ class GraphIndex:
         self._names: list[str] | None = None
         self._by_name: dict[str, list[OpEntry]] | None = None
         self._consumers: dict[tuple[Path, str, str], list[tuple[str, int, int]]] | None = None
+        self._owners: dict[tuple[Path, str], OpEntry] | None = None
         self.failures: list[str] = []
         self._warming: threading.Thread | None = None
 
@@ -243,7 +246,7 @@ class GraphIndex:
                         self._files[path] = summary
                         if model is not None:
                             self._models[path] = model
-                        self._names = self._by_name = self._consumers = None
+                        self._names = self._by_name = self._consumers = self._owners = None
                     result.append(summary)
         return result
 
@@ -358,6 +361,25 @@ class GraphIndex:
                 self._consumers = index
             return list(self._consumers.get((entry.file, entry.graph, entry.name), ()))
 
+    def subgraph_owner(self, file: Path, graph: str) -> OpEntry | None:
+        """The op of the same file whose subgraph_name lists `graph` (e.g. its PartitionedCall)."""
+        with self._lock:
+            if self._owners is None:
+                owners: dict[tuple[Path, str], OpEntry] = {}
+                for summary in self._files.values():
+                    for op in summary.ops:
+                        for name in op.subgraphs:
+                            owners.setdefault((summary.path, name), op)
+                self._owners = owners
+            return self._owners.get((file, graph))
+
+    def graph_op_count(self, file: Path, graph: str) -> int | None:
+        """How many ops a graph of an indexed file has; None when the file has no such graph."""
+        summary = self._files.get(file)
+        if summary is None or graph not in summary.graph_names:
+            return None
+        return sum(1 for op in summary.ops if op.graph == graph)
+
     # --- details ----------------------------------------------------------------------------------
     def model(self, path: Path) -> Model:
         """The whole parsed model of one file (parsed once per process)."""
@@ -433,6 +455,23 @@ class TensorFacts:
 
 
 @dataclass(frozen=True)
+class SubgraphRelations:
+    """How an op sits among a model's graphs: the subgraphs it owns (name, op count or None when the
+    file has no such graph), the op owning its graph, and for a subgraph's Data op the producer in the
+    owner's graph it stands for (input number `_parent_node_index` of the owner)."""
+
+    subgraphs: tuple[tuple[str, int | None], ...] = ()
+    owner: OpEntry | None = None
+    parent_node_index: int | None = None
+    real_input: tuple[str, str, int] | None = None  # (graph, producer, output index)
+    problem: str | None = None  # why a Data op could not be resolved
+
+    @property
+    def empty(self) -> bool:
+        return not self.subgraphs and self.owner is None and self.parent_node_index is None
+
+
+@dataclass(frozen=True)
 class OpReport:
     """Everything `ni` shows for one op of one graph of one debug id."""
 
@@ -441,6 +480,28 @@ class OpReport:
     consumers: tuple[tuple[str, int, int], ...]  # (consumer, output index, consumer input index)
     dump_files: tuple[tuple[Path, tuple[TensorFacts, ...]], ...]
     golden: tuple[TensorFacts, ...]
+    relations: SubgraphRelations = SubgraphRelations()
+
+
+def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRelations:
+    """The op's subgraphs, its graph's owner op, and a Data op's real input through _parent_node_index."""
+    subgraphs = tuple((name, index.graph_op_count(entry.file, name)) for name in op.subgraph_names)
+    owner = index.subgraph_owner(entry.file, entry.graph)
+    parent_index = op.parent_node_index
+    real_input = None
+    problem = None
+    if parent_index is not None:
+        if owner is None:
+            problem = f"no op of {entry.file.name} lists graph {entry.graph!r} as its subgraph"
+        else:
+            inputs = [split_input(t) for t in owner.inputs if t and not t.endswith(":-1")]
+            if 0 <= parent_index < len(inputs):
+                producer, out_idx = inputs[parent_index]
+                real_input = (owner.graph, producer, out_idx)
+            else:
+                problem = (f"_parent_node_index {parent_index} but {owner.name} has {len(inputs)} data "
+                           f"input(s)")
+    return SubgraphRelations(subgraphs, owner, parent_index, real_input, problem)
 
 
 def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
@@ -519,7 +580,8 @@ def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> O
     if with_tensors:
         dumps = tuple((p, dump_facts(p)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
         golden = golden_facts(index.workspace, op.original_op_names or [])
-    return OpReport(entry, op, tuple(index.consumers(entry)), dumps, golden)
+    return OpReport(entry, op, tuple(index.consumers(entry)), dumps, golden,
+                    subgraph_relations(index, entry, op))
 
 
 def neighbourhood(index: GraphIndex, entry: OpEntry, depth: int) -> list[OpEntry]:

@@ -77,6 +77,7 @@ def op_panel(report: OpReport, show_attrs: bool) -> Panel:
     row("FusionPass", op.fusion_pass or "-")
     originals = op.original_op_names
     row("OriginalOps", ", ".join(originals) if originals else "-")
+    _relation_rows(report, row)
     lines.append("Inputs\n", style="bold")
     position = 0
     for text in op.inputs:
@@ -115,6 +116,24 @@ def op_panel(report: OpReport, show_attrs: bool) -> Panel:
         parts.append(attrs)
     title = Text(f"debug_{entry.debug_id} · {entry.graph} · {op.name}")
     return Panel(Group(*parts), title=title, title_align="left", subtitle=entry.file.name)
+
+
+def _relation_rows(report: OpReport, row: Any) -> None:
+    """Subgraph rows: what the op owns, who owns its graph, and what a subgraph Data op really reads."""
+    relations = report.relations
+    for i, (name, count) in enumerate(relations.subgraphs):
+        size = f"{count} ops" if count is not None else "not in this file"
+        row("Subgraphs" if i == 0 else "", f"{name} ({size})")
+    if relations.owner is not None:
+        owner = relations.owner
+        row("ParentOp", f"[{owner.type}] {owner.name} (graph {owner.graph})")
+    if relations.parent_node_index is not None:
+        if relations.real_input is not None:
+            graph, producer, out_idx = relations.real_input
+            row("RealInput", f"{producer}:{out_idx} (graph {graph}, input {relations.parent_node_index} "
+                             f"of the parent op)")
+        else:
+            row("RealInput", f"? ({relations.problem})")
 
 
 def candidates(name: str, names: list[str]) -> Text:

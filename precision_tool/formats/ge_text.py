@@ -85,6 +85,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 _MALLOC_TUNED = False
+TUNE_MALLOC_MIN_CHARS = 8_000_000
 
 
 def _tune_malloc() -> None:
@@ -110,7 +111,7 @@ def _tune_malloc() -> None:
 
 
 def _parse_text(text: str, path: Path, light: bool) -> Model:
-    if len(text) >= PARALLEL_MIN_CHARS:
+    if len(text) >= TUNE_MALLOC_MIN_CHARS:
         _tune_malloc()
     fast = parse_text_fast(text, path, light)
     if fast is not None:

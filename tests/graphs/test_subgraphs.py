@@ -61,7 +61,10 @@ def test_two_process_and_light_parses_match_the_full_parse(tmp_path: Path) -> No
     from precision_tool.formats.ge_synthetic import synthetic_build_model
 
     path = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
-    write_graph_text(synthetic_build_model(1500), path)
+    model = synthetic_build_model(1500)
+    model.graphs[0].attrs = {"_graph_attr": attr_int(3)}  # a field after the ops the helper takes
+    model.graphs.append(partitioned_model().graphs[1])
+    write_graph_text(model, path)
     text = path.read_text(encoding="utf-8", errors="surrogateescape")
     # odd but readable content in both halves: unknown fields and a missing producer give warnings
     blocks = text.split("\n  op {\n")
@@ -73,7 +76,8 @@ def test_two_process_and_light_parses_match_the_full_parse(tmp_path: Path) -> No
     split = ge_text._split_region(text)
     assert split is not None and split[0] > len(text) // 2
     parallel = ge_text._parse_split(text, path, *split)
-    assert parallel.graphs == serial.graphs and parallel.attrs == serial.attrs
+    assert parallel.graphs == serial.graphs and parallel.attrs == serial.attrs and len(serial.graphs) == 2
+    assert serial.graphs[0].attrs == {"_graph_attr": 3} and len(serial.graphs[0].ops) == 1500
     assert parallel.warnings == serial.warnings and len(serial.warnings) == 5
     assert any("ghost" in w for w in serial.warnings) and any("mystery_2" in w for w in serial.warnings)
     # the light parse (what the op index uses) gives the same summary

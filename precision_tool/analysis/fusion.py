@@ -7,11 +7,11 @@ check copies it into precision_data/fusion/ the first time it sees one there.
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from precision_tool.atomic import atomic_path
 from precision_tool.formats.fusion_result import GraphFusion, PassCount, parse_fusion_result
 from precision_tool.workspace import Workspace
 
@@ -35,10 +35,8 @@ def find_fusion_file(workspace: Workspace, cwd: Path | None = None) -> tuple[Pat
     local = (cwd or Path.cwd()) / "fusion_result.json"
     if local.is_file() and (not target.is_file() or local.resolve() != target.resolve()):
         if not target.is_file() or local.stat().st_mtime_ns > target.stat().st_mtime_ns:
-            Workspace.ensure_dir(target.parent)
-            temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            shutil.copyfile(local, temp)
-            os.replace(temp, target)
+            with atomic_path(target) as temp:
+                shutil.copyfile(local, temp)
             return target, local
     return (target, None) if target.is_file() else (None, None)
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from precision_tool.atomic import write_atomic
 from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.ge_graph import Graph, Model, Op, load_graph, split_input
 from precision_tool.workspace import Workspace
@@ -154,10 +154,8 @@ def write_cache(workspace: Workspace, summary: GraphFile, size: int, mtime_ns: i
     cache = _cache_path(workspace, summary.path)
     try:
         Workspace.ensure_dir(cache.parent)
-        temp = cache.with_name(f".{cache.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        temp.write_text(json.dumps(_to_json(summary, size, mtime_ns), separators=(",", ":")),
-                        encoding="utf-8", errors="surrogateescape")
-        os.replace(temp, cache)
+        text = json.dumps(_to_json(summary, size, mtime_ns), separators=(",", ":"))
+        write_atomic(cache, [text.encode("utf-8", errors="surrogateescape")])
     except OSError:
         pass  # a read-only workspace still works, just without the cache
 

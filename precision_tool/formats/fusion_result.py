@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError
 
 
@@ -127,7 +128,4 @@ def write_fusion_result(graphs: list[GraphFusion], path: str | os.PathLike[str],
         text = "".join(json.dumps(as_json(g), indent=4) + "\n" for g in graphs)
     else:
         raise ValueError(f"unknown shape {shape!r}")
-    path = Path(path)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
+    write_text_atomic(Path(path), text)

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence, Union
 
+from precision_tool.atomic import write_atomic
+
 # The proto DataType enum (formats.md §3), number → name. Unknown names read from a file are kept as is.
 DATA_TYPE_NAMES: dict[int, str] = {
     0: "DT_UNDEFINED", 1: "DT_FLOAT", 2: "DT_FLOAT16", 3: "DT_INT8", 4: "DT_UINT8", 5: "DT_INT16",
@@ -459,12 +461,5 @@ def write_graph_json(model: Model, path: str | os.PathLike[str]) -> None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(temp, "w", encoding="utf-8", errors="surrogateescape", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temp, path)
-    finally:
-        if temp.exists():
-            temp.unlink()
+    # surrogateescape: names that were not UTF-8 in the file we read are written back byte for byte
+    write_atomic(path, [text.encode("utf-8", errors="surrogateescape")])

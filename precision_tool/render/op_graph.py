@@ -5,12 +5,12 @@ Record nodes show each input and output port with its dtype and shape; the op as
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from precision_tool.atomic import atomic_path, write_text_atomic
 from precision_tool.formats.ge_graph import Op, split_input
 
 INSTALL_HINT = ("install graphviz to get the picture (apt-get install graphviz, or conda install graphviz), "
@@ -68,24 +68,26 @@ def subgraph_source(center: Op, ops: list[Op]) -> str:
     return "\n".join(lines) + "\n"
 
 
+class _DotFailed(Exception):
+    """`dot` exited non-zero; the half-written .svg is discarded."""
+
+
 def save_subgraph(center: Op, ops: list[Op], folder: Path, depth: int) -> SavedGraph:
     """Write <op>_<depth>.gv under `folder` and render .svg with `dot` when it is installed."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{center.name.replace('/', '_').replace('.', '_')}_{depth}"
     gv_path = folder / f"{stem}.gv"
-    temp = gv_path.with_name(f".{gv_path.name}.{os.getpid()}.tmp")
-    temp.write_text(subgraph_source(center, ops), encoding="utf-8")
-    os.replace(temp, gv_path)
+    write_text_atomic(gv_path, subgraph_source(center, ops))
     dot = shutil.which("dot")
     if dot is None:
         return SavedGraph(gv_path, None, f"`dot` was not found: {INSTALL_HINT.replace('FILE', str(gv_path.with_suffix('')))}")
     svg_path = gv_path.with_suffix(".svg")
-    svg_temp = svg_path.with_name(f".{svg_path.name}.{os.getpid()}.tmp")
-    proc = subprocess.run([dot, "-Tsvg", str(gv_path), "-o", str(svg_temp)], capture_output=True, text=True,
-                          timeout=300)
-    if proc.returncode != 0:
-        if svg_temp.exists():
-            svg_temp.unlink()
-        return SavedGraph(gv_path, None, f"dot failed: {proc.stderr.strip()[:300]}")
-    os.replace(svg_temp, svg_path)
+    try:
+        with atomic_path(svg_path) as svg_temp:
+            proc = subprocess.run([dot, "-Tsvg", str(gv_path), "-o", str(svg_temp)], capture_output=True,
+                                  text=True, timeout=300)
+            if proc.returncode != 0:
+                raise _DotFailed(proc.stderr.strip()[:300])
+    except _DotFailed as failure:
+        return SavedGraph(gv_path, None, f"dot failed: {failure}")
     return SavedGraph(gv_path, svg_path, None)

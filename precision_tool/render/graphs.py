@@ -180,8 +180,12 @@ def cast_table(groups: list[Any], limit: int) -> Table:
 def similarity_tables(results: list[Any], limit: int) -> list[Any]:
     out: list[Any] = []
     for result in results:
-        table = Table(title=(f"debug_0 vs debug_1 · {result.left.name} vs {result.right.name} · "
-                             f"{result.identical}/{result.compared} ops identical"), title_justify="left")
+        title = (f"debug_0 vs debug_1 · {result.left.name} vs {result.right.name} · "
+                 f"{result.identical}/{result.compared} ops identical")
+        if not result.differences:  # a title alone says it; an empty table would squeeze it into a column
+            out.append(Text(title, style="ok"))
+            continue
+        table = Table(title=title, title_justify="left")
         table.add_column("op")
         table.add_column("type")
         table.add_column("difference")

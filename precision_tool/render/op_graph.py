@@ -61,8 +61,9 @@ def subgraph_source(center: Op, ops: list[Op]) -> str:
                 continue
             if producer in names:
                 producer_op = next(o for o in ops if o.name == producer)
-                tail = f"{names[producer]}:o{out_idx}" if out_idx < len(producer_op.output_descs) else names[producer]
-                lines.append(f"  {tail} -> {names[op.name]}:i{position};")
+                # :s / :n make edges leave an output port downwards and enter an input port from above
+                tail = f"{names[producer]}:o{out_idx}:s" if out_idx < len(producer_op.output_descs) else names[producer]
+                lines.append(f"  {tail} -> {names[op.name]}:i{position}:n;")
             position += 1
     lines.append("}")
     return "\n".join(lines) + "\n"

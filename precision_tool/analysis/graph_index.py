@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from precision_tool.atomic import write_atomic
 from precision_tool.errors import FormatError, WorkspaceError
-from precision_tool.formats.ge_graph import Graph, Model, Op, load_graph, split_input
+from precision_tool.formats.ge_graph import Graph, Model, Op, data_edges, load_graph, split_input
 from precision_tool.workspace import Workspace
 
 CACHE_VERSION = 2
@@ -347,15 +347,9 @@ class GraphIndex:
                 index: dict[tuple[Path, str, str], list[tuple[str, int, int]]] = {}
                 for summary in self._files.values():
                     for op in summary.ops:
-                        position = 0
-                        for text in op.inputs:
-                            producer, out_idx = split_input(text)
-                            if out_idx < 0:
-                                continue
-                            if producer:
-                                index.setdefault((summary.path, op.graph, producer), []).append(
-                                    (op.name, out_idx, position))
-                            position += 1
+                        for producer, out_idx, position in data_edges(op.inputs):
+                            index.setdefault((summary.path, op.graph, producer), []).append(
+                                (op.name, out_idx, position))
                 self._consumers = index
             return list(self._consumers.get((entry.file, entry.graph, entry.name), ()))
 

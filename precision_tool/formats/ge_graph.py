@@ -332,6 +332,19 @@ def split_input(text: str) -> tuple[str, int]:
     return text, 0
 
 
+def data_edges(inputs: Sequence[str]) -> Iterator[tuple[str, int, int]]:
+    """(producer, its output index, input position) of each data input; control edges (':-1') are skipped
+    and do not count as positions, empty inputs count but name no producer."""
+    position = 0
+    for text in inputs:
+        producer, out_idx = split_input(text)
+        if out_idx < 0:
+            continue
+        if producer:
+            yield producer, out_idx, position
+        position += 1
+
+
 @dataclass
 class Graph:
     """One GraphDef; ops in file order. Name lookups build an index on first use."""
@@ -359,14 +372,8 @@ class Graph:
         if self._consumers is None:
             index: dict[str, list[tuple[Op, int, int]]] = {}
             for op in self.ops:
-                position = 0
-                for text in op.inputs:
-                    producer, out_idx = split_input(text)
-                    if out_idx < 0:
-                        continue
-                    if producer:
-                        index.setdefault(producer, []).append((op, out_idx, position))
-                    position += 1
+                for producer, out_idx, position in data_edges(op.inputs):
+                    index.setdefault(producer, []).append((op, out_idx, position))
             self._consumers = index
         return list(self._consumers.get(name, ()))
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precision_tool.atomic import atomic_path, write_text_atomic
-from precision_tool.formats.ge_graph import Op, split_input
+from precision_tool.formats.ge_graph import Op, data_edges
 
 INSTALL_HINT = ("install graphviz to get the picture (apt-get install graphviz, or conda install graphviz), "
                 "then run `dot -Tsvg FILE.gv -o FILE.svg`")
@@ -51,20 +51,17 @@ def subgraph_source(center: Op, ops: list[Op]) -> str:
         label = "{" + (("{" + ins + "}|") if ins else "") + middle + (("|{" + outs + "}") if outs else "") + "}"
         style = ', style=filled, fillcolor="#ffd27f"' if op.name == center.name else ""
         lines.append(f'  {names[op.name]} [label="{label}"{style}];')
+    by_name = {op.name: op for op in ops}
     for op in ops:
-        position = 0
-        for text in op.inputs:
-            producer, out_idx = split_input(text)
-            if out_idx < 0:
-                if producer in names:
-                    lines.append(f"  {names[producer]} -> {names[op.name]} [style=dashed];")
-                continue
+        for producer in op.control_inputs:
             if producer in names:
-                producer_op = next(o for o in ops if o.name == producer)
+                lines.append(f"  {names[producer]} -> {names[op.name]} [style=dashed];")
+        for producer, out_idx, position in data_edges(op.inputs):
+            if producer in names:
                 # :s / :n make edges leave an output port downwards and enter an input port from above
-                tail = f"{names[producer]}:o{out_idx}:s" if out_idx < len(producer_op.output_descs) else names[producer]
+                has_port = out_idx < len(by_name[producer].output_descs)
+                tail = f"{names[producer]}:o{out_idx}:s" if has_port else names[producer]
                 lines.append(f"  {tail} -> {names[op.name]}:i{position}:n;")
-            position += 1
     lines.append("}")
     return "\n".join(lines) + "\n"
 

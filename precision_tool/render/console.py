@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO
+from typing import IO, Any
 
 from rich.console import Console
+from rich.text import Text
 from rich.theme import Theme
 
 THEME = Theme(
@@ -36,3 +37,15 @@ def make_console(file: IO[str] | None = None, width: int | None = None, stderr: 
         force_interactive=None if file is None else False,
         legacy_windows=False if sys.platform != "win32" else None,
     )
+
+
+def show(console: Console, result: Any) -> None:
+    """Render what a handler returned: None, a string, a rich renderable, or a list of them."""
+    if result is None:
+        return
+    if isinstance(result, (list, tuple)):
+        for item in result:
+            show(console, item)
+        return
+    # A line of text stays one line (paths and messages copy and grep whole); the terminal wraps it.
+    console.print(result, soft_wrap=isinstance(result, (str, Text)))

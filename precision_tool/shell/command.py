@@ -51,7 +51,9 @@ class Context:
 
     def note(self, renderable: Any) -> None:
         """Show something now (warnings during a long run); final results are returned instead."""
-        self.console.print(renderable)
+        from precision_tool.render.console import show
+
+        show(self.console, renderable)
 
     def progress(self, transient: bool = True) -> "Progress":
         from precision_tool.render.progress import make_progress

@@ -8,11 +8,10 @@ import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
-from typing import Any
 
-from rich.console import Console
 
 from precision_tool.errors import CommandFailed, PrecisionToolError, UsageError
+from precision_tool.render.console import show
 from precision_tool.render.messages import show_error
 from precision_tool.shell.command import Context
 
@@ -34,17 +33,6 @@ def split_line(line: str) -> list[str]:
         return shlex.split(line, comments=True)
     except ValueError as exc:  # unbalanced quotes
         raise UsageError(f"cannot read the command line: {exc}") from None
-
-
-def show(console: Console, result: Any) -> None:
-    """Render what a handler returned: None, a string, a rich renderable, or a list of them."""
-    if result is None:
-        return
-    if isinstance(result, (list, tuple)):
-        for item in result:
-            show(console, item)
-        return
-    console.print(result)
 
 
 def unknown_command_message(word: str, names: list[str]) -> str:

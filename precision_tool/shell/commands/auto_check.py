@@ -33,10 +33,7 @@ def _auto_check(args: argparse.Namespace, ctx: Context) -> None:
             failed.append(section.name)
             show_error(ctx.console, f"{section.name}: {exc}")
             continue
-        if result is not None:
-            from precision_tool.shell.dispatch import show
-
-            show(ctx.console, result)
+        ctx.note(result)
     if failed:
         raise CommandFailed(f"ac: {len(failed)} check(s) failed: {', '.join(failed)}")
 

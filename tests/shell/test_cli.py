@@ -96,7 +96,7 @@ def test_python_dash_m_is_equivalent(tmp_path):
     assert proc.returncode == 0 and "auto check" in proc.stdout
 
 
-def test_unexpected_error_is_one_line_with_log(cli, tmp_path):
+def test_workspace_whose_temp_is_a_file_still_runs(cli, tmp_path):
     # A workspace whose temp/ is a file makes writing the log and history impossible; still no traceback.
     (tmp_path / "temp").write_text("not a folder")
     result = cli(data=tmp_path, stdin="run echo fine\n")

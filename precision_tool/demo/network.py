@@ -179,14 +179,16 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(argv[0]).resolve()
     _prepare_environment(root)
     from precision_tool.demo import npu_graph, npu_sim
+    from precision_tool.workspace import Workspace
 
     run = prepare(root)
     roots = [n.name for n in run.graph_def.node if n.op == "ResourceApplyGradientDescent"] + [LOSS_NAME]
     graph = npu_graph.derive_npu_graph(run.graph_def, roots=roots, data_nodes=["input", "labels"],
                                        fold=run.fold, graph_name=graph_name())
     loss = run_golden_step(run)
-    print(f"golden step on CPU: loss {loss:.6f}, tfdbg dump in {root / 'tf' / 'tf_debug'}")
-    report = npu_sim.write_npu_side(root, graph, run.feeds)
+    workspace = Workspace(root)
+    print(f"golden step on CPU: loss {loss:.6f}, tfdbg dump in {workspace.tf_debug_dir}")
+    report = npu_sim.write_npu_side(workspace, graph, run.feeds)
     print(report)
     return 0
 

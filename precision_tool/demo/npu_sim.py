@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from precision_tool.workspace import Workspace
 from precision_tool.demo.npu_graph import FLOAT16, FLOAT32, NpuGraph, NpuOp, NpuTensor
 
 PLANTED_FAULT_OP = "bn2/FusedBatchNormV3"
@@ -342,13 +343,15 @@ def write_op_dump(folder: Path, op: NpuOp, graph: NpuGraph, values: Values, task
     return path
 
 
-def write_run(debug_dir: Path, graph: NpuGraph, values: Values, *, stamp: str, start_us: int,
-              fixed_kernel: bool) -> int:
+def write_run(workspace: Workspace, debug_id: int, graph: NpuGraph, values: Values, *, stamp: str,
+              start_us: int, fixed_kernel: bool) -> int:
     """One NPU run: the Build graph and a dump of every task. Returns the number of dump files."""
     from precision_tool.formats.ge_graph import write_graph_text
 
-    write_graph_text(ge_model(graph, fixed_kernel=fixed_kernel), debug_dir / "graph" / GRAPH_FILE_NAME)
-    folder = debug_dir / "dump" / stamp / "0" / graph.name / "1" / "0"
+    model = ge_model(graph, fixed_kernel=fixed_kernel)
+    write_graph_text(model, workspace.graph_dir(debug_id) / GRAPH_FILE_NAME)
+    # dump/<time>/<device>/<model name>/<model id>/<iteration>/, as the NPU runtime lays it out
+    folder = workspace.dump_root(debug_id) / stamp / "0" / graph.name / "1" / "0"
     tasks = task_table(graph, start_us)
     for op in graph.ops:
         if op.has_task:
@@ -436,20 +439,18 @@ class NpuSideReport:
                 f"first overflow: {first}, {self.seconds:.1f} s")
 
 
-def write_npu_side(root: Path, graph: NpuGraph, feeds: dict[str, Any]) -> NpuSideReport:
+def write_npu_side(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any]) -> NpuSideReport:
     """debug_0 (planted fault), debug_1 (kernel fixed), the overflow run, and fusion_result.json."""
     started = time.perf_counter()
     now = time.time()
     stamps = [time.strftime("%Y%m%d%H%M%S", time.localtime(now + k)) for k in range(3)]
     start_us = int(now * 1_000_000)
     faulty = simulate(graph, feeds, SimOptions(planted_fault=True))
-    count = write_run(root / "npu" / "debug_0", graph, faulty, stamp=stamps[0], start_us=start_us,
-                      fixed_kernel=False)
+    count = write_run(workspace, 0, graph, faulty, stamp=stamps[0], start_us=start_us, fixed_kernel=False)
     fixed = simulate(graph, feeds, SimOptions(planted_fault=False))
-    write_run(root / "npu" / "debug_1", graph, fixed, stamp=stamps[1], start_us=start_us + 1_000_000,
-              fixed_kernel=True)
+    write_run(workspace, 1, graph, fixed, stamp=stamps[1], start_us=start_us + 1_000_000, fixed_kernel=True)
     scaled = simulate(graph, feeds, SimOptions(planted_fault=True, loss_scale=OVERFLOW_LOSS_SCALE))
-    overflows = write_overflow_run(root / "overflow" / "dump", graph, scaled, stamp=stamps[2],
+    overflows = write_overflow_run(workspace.overflow_root, graph, scaled, stamp=stamps[2],
                                    start_us=start_us + 2_000_000)
-    write_fusion_file(root / "fusion" / "fusion_result.json", graph)
+    write_fusion_file(workspace.fusion_file, graph)
     return NpuSideReport(len(graph.ops), count, tuple(overflows), time.perf_counter() - started)

@@ -125,6 +125,8 @@ def pair_view(report: Any) -> Group:
     share = 100.0 * report.error_count / report.size if report.size else 0.0
     head.add_row(f"|a-b| > {report.atol} + {report.rtol}·|b|", f"{report.error_count} of {report.size} ({share:.4f}%)")
     parts: list[Any] = [head]
+    for note in getattr(report, "conversions", ()):
+        parts.append(Text("layout: " + note, style="dim"))
     for title, items in (("first error items", report.error_items), ("first items", report.first_items)):
         table = Table(title=title, title_justify="left", show_edge=False)
         for name in ("index", "A", "B", "|A-B|"):

@@ -154,7 +154,10 @@ def test_cli_vc_vcs_cp_ac(tmp_path: Path, cli, make_net) -> None:  # type: ignor
     assert pair.status == 0, pair.err
     assert re.search(r"allclose\s+True", pair.out) and "CosineSimilarity" in pair.out
     assert list((net.root / "temp" / "tensor_compare").glob("*.txt"))
-    bad = cli("cp", str(golden), f"{dump}:output:0", data=net.root)
+    converted = cli("cp", f"{dump}:output:0", str(golden), data=net.root)
+    assert converted.status == 0 and "NC1HWC0 [1,1,8,8,16] converted to NCHW [1,4,8,8]" in converted.out
+    dense = next(p for p in net.dump_dir.iterdir() if ".dense_MatMul." in p.name)
+    bad = cli("cp", str(golden), f"{dense}:output:0", data=net.root)
     assert bad.status == 1 and "cannot be compared" in bad.out + bad.err
     missing = cli("vcs", "-f", str(tmp_path / "nope"), data=net.root)
     assert missing.status == 1 and "does not exist" in missing.out + missing.err

@@ -1,0 +1,66 @@
+"""Fixes found by comparing with msaccucmp: `cp` on device layouts, SGT/lxslice dump names, fusion-group
+keys, dump iterations, empty tensors, NPU-vs-NPU rows, quant ops, NaN outputs in summaries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from precision_tool.analysis import network_compare as nc
+from precision_tool.errors import FormatError
+
+
+def _write_dump(folder: Path, name: str, outputs, inputs=(), op_type: str = "Relu", ts: int = 1) -> Path:  # type: ignore[no-untyped-def]
+    from precision_tool.formats.npu_dump import dump_file_name, write_dump
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / dump_file_name(op_type, name, 1, 0, ts)
+    write_dump(path, op_name=name, inputs=list(inputs), outputs=list(outputs), dump_time_us=ts)
+    return path
+
+
+# --- 1. cp converts device layouts to the host layout -----------------------------------------------
+@pytest.mark.parametrize(("host", "device", "shape", "wanted"), [
+    ("NCHW", "NC1HWC0", (1, 40, 4, 4), "NCHW"),
+    ("NHWC", "NC1HWC0", (2, 5, 6, 20), "NHWC"),
+    ("NCHW", "FRACTAL_Z", (20, 5, 3, 3), "NCHW"),
+    ("HWCN", "FRACTAL_Z", (3, 3, 5, 20), "HWCN"),
+    ("ND", "FRACTAL_NZ", (3, 2, 20, 40), "ND"),
+    ("NCDHW", "NDC1HWC0", (1, 20, 3, 4, 5), "NCDHW"),
+])
+def test_cp_converts_a_device_layout_dump_to_the_golden_layout(
+    tmp_path: Path, host: str, device: str, shape: tuple[int, ...], wanted: str, cli  # type: ignore[no-untyped-def]
+) -> None:
+    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu_dump import Format, TensorSpec
+
+    rng = np.random.default_rng(1)
+    value = rng.standard_normal(shape).astype(np.float16)
+    dump = _write_dump(tmp_path / "d", "op/x", [TensorSpec(to_device(value, host, device), Format[device], shape)])
+    golden = tmp_path / "golden.npy"
+    np.save(golden, value.astype(np.float32))
+    report = nc.compare_pair(f"{dump}:output:0", str(golden))
+    assert report.allclose and report.metrics.values[0] == "1.000000"
+    assert report.left_shape == shape
+    assert len(report.conversions) == 1 and f"converted to {wanted} {list(shape)}".replace(" ", "") in \
+        report.conversions[0].replace(" ", "")
+    shown = cli("cp", f"{dump}:output:0", str(golden), data=tmp_path)
+    assert shown.status == 0 and f"{device}" in shown.out and f"converted to {wanted}" in shown.out
+
+
+def test_cp_refuses_when_converted_shapes_differ(tmp_path: Path) -> None:
+    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu_dump import Format, TensorSpec
+
+    value = np.ones((1, 16, 4, 4), np.float16)
+    dump = _write_dump(tmp_path / "d", "op/x", [TensorSpec(to_device(value, "NCHW", "NC1HWC0"), Format.NC1HWC0,
+                                                           (1, 16, 4, 4))])
+    golden = tmp_path / "golden.npy"
+    np.save(golden, np.ones((1, 4, 4, 8), np.float32))  # fewer elements
+    with pytest.raises(FormatError, match="after converting the device layout"):
+        nc.compare_pair(str(golden), f"{dump}:output:0")
+    np.save(golden, np.ones((4, 64), np.float32))  # same element count, but not a layout of it
+    with pytest.raises(FormatError, match=r"NC1HWC0 \[1,1,4,4,16\] converted to NCHW"):
+        nc.compare_pair(f"{dump}:output:0", str(golden))

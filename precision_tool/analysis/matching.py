@@ -10,6 +10,7 @@ Without a graph, NPU dumps are matched to golden tensors by op name (a fallback 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -112,7 +113,35 @@ class DumpIndex:
         return self.by_op.get(sanitize_op_name(op_name))
 
 
-def index_dumps(folder: Path, *, recursive: bool = True) -> DumpIndex:
+_LXSLICE = re.compile(r"_lxslice[0-9]+")
+_LXSLICE_AT_END = re.compile(r"_lxslice[0-9]+$")
+_SGT_GRAPH = re.compile(r"sgt_graph_[0-9]+")
+
+
+def graph_op_name(name: str) -> str:
+    """A graph op name as msaccucmp reads it: every `_lxslice<k>` removed (FFTS+ manual slicing)."""
+    return _LXSLICE.sub("", name) if "_lxslice" in name else name
+
+
+def dump_op_key(op_field: str, *, with_graph: bool) -> str | None:
+    """The op a dump file's op field belongs to, by msaccucmp's rules (formats.md §2.1); None: skip the file.
+
+    With a graph every `_lxslice<k>` is removed. Without one a trailing `_lxslice<k>` is cut, then the
+    `..._sgt_graph_<n>_` prefix of a sub-graph task; a name still holding `_lxslice` is not an op's dump.
+    """
+    if with_graph and "_lxslice" in op_field:
+        return _LXSLICE.sub("", op_field)
+    if "_lxslice" in op_field:
+        op_field = _LXSLICE_AT_END.sub("", op_field)
+    if "_sgt_graph" in op_field:
+        last = list(_SGT_GRAPH.finditer(op_field))
+        if last and last[-1].end() != len(op_field):
+            op_field = op_field[last[-1].end() + 1:]
+    return None if "_lxslice" in op_field else op_field
+
+
+def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = False) -> DumpIndex:
+    """Index the dump files of `folder` by op (`with_graph`: the op names are matched to a graph's)."""
     index = DumpIndex()
     best: dict[str, tuple[int, str, Path]] = {}
     files: Iterable[Path]
@@ -132,11 +161,15 @@ def index_dumps(folder: Path, *, recursive: bool = True) -> DumpIndex:
         if name.extra and name.task_type not in (None, 0, 1, 4):
             index.ignored.append(f"{path.name} (task type {name.task_type})")
             continue
+        op_key = dump_op_key(name.op_name, with_graph=with_graph)
+        if op_key is None:
+            index.ignored.append(f"{path.name} (an _lxslice part of an op)")
+            continue
         index.names[path] = name
         rank = (name.timestamp_us, path.name, path)
-        current = best.get(name.op_name)
+        current = best.get(op_key)
         if current is None or rank[:2] > current[:2]:
-            best[name.op_name] = rank
+            best[op_key] = rank
     index.by_op = {op: value[2] for op, value in best.items()}
     return index
 
@@ -222,6 +255,16 @@ class _GraphIndex:
         return self.output_golden(producer, producer_index)
 
 
+def _without_lxslice(ops: Sequence["Op"]) -> Sequence["Op"]:  # type: ignore[name-defined]  # noqa: F821
+    """The ops with `_lxslice<k>` removed from their names and inputs, as msaccucmp reads the graph."""
+    import dataclasses
+
+    if not any("_lxslice" in op.name or any("_lxslice" in i for i in op.inputs) for op in ops):
+        return ops
+    return [dataclasses.replace(op, name=graph_op_name(op.name), inputs=[graph_op_name(i) for i in op.inputs])
+            if "_lxslice" in op.name or any("_lxslice" in i for i in op.inputs) else op for op in ops]
+
+
 def plan_graph_compare(
     graph_ops: Sequence["Op"],  # type: ignore[name-defined]  # noqa: F821
     dumps: DumpIndex,
@@ -229,7 +272,8 @@ def plan_graph_compare(
     all_ops: Sequence["Op"] | None = None,  # type: ignore[name-defined]  # noqa: F821
 ) -> MatchPlan:
     """Rows of an NPU-vs-golden run from the ops of one graph (in file order) and a dump index."""
-    graph = _GraphIndex(all_ops if all_ops is not None else graph_ops)
+    graph_ops = _without_lxslice(graph_ops)
+    graph = _GraphIndex(_without_lxslice(all_ops) if all_ops is not None else graph_ops)
     groups: dict[tuple[str, ...], list["Op"]] = {}  # type: ignore[name-defined]  # noqa: F821
     for op in graph_ops:
         groups.setdefault(_group_key(op), []).append(op)

@@ -445,7 +445,7 @@ def plan_run(spec: RunSpec) -> tuple[MatchPlan, dict[str, str]]:
     npu_dir = Path(spec.npu_dir)
     if not npu_dir.is_dir():
         raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
-    dumps = index_dumps(npu_dir)
+    dumps = index_dumps(npu_dir, with_graph=spec.graph_path is not None)
     if not dumps.by_op:
         raise WorkspaceError(f"no NPU dump files in {npu_dir}; is it the dump folder of an NPU run?")
     if spec.right_dir is not None:

@@ -259,3 +259,93 @@ def make_net():  # type: ignore[no-untyped-def]
 def reference_helpers():  # type: ignore[no-untyped-def]
     """(run_reference, reference_python)."""
     return run_reference, reference_python
+
+
+# --- small hand-built cases (one rule each), run through ours and the reference ----------------------
+class Case:
+    """A graph, NPU dumps and golden tensors written by the project's writers under `root`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.data = root / "precision_data"
+        self.dump_dir = self.data / "npu" / "debug_0" / "dump" / "20240101000000" / "0" / GRAPH_NAME / "1" / "0"
+        self.golden_dir = self.data / "tf" / "dump"
+        self.graph_dir = self.data / "npu" / "debug_0" / "graph"
+        for folder in (self.dump_dir, self.golden_dir, self.graph_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        self.ops: list = []
+        self.clock = 1704067200000000
+        self.task = 0
+        self.graph_txt = self.graph_dir / "ge_proto_00001_Build.txt"
+        self.graph_json = root / "graph.json"
+
+    def golden(self, name: str, slot: int, array: np.ndarray) -> None:
+        from precision_tool.formats.golden import golden_file_name
+
+        self.clock += 1
+        np.save(self.golden_dir / golden_file_name(name, slot, self.clock), array)
+
+    def dump(self, op_type: str, name: str, inputs, outputs, folder: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
+        from precision_tool.formats.npu_dump import dump_file_name, write_dump
+
+        self.clock += 10
+        self.task += 1
+        path = (folder or self.dump_dir) / dump_file_name(op_type, name, self.task, 0, self.clock)
+        write_dump(path, op_name=name, inputs=inputs, outputs=outputs, dump_time_us=self.clock)
+        return path
+
+    def op(self, name: str, op_type: str, inputs=(), outputs=(), original=None, **extra) -> None:  # type: ignore[no-untyped-def]
+        from precision_tool.formats import ge_graph as g
+
+        attrs = {}
+        if original is not None:
+            attrs["_datadump_original_op_names"] = g.attr_list_str(original)
+        for key, value in extra.items():
+            attrs[key] = g.attr_str(str(value))
+        self.ops.append(g.Op(name=name, type=op_type, id=len(self.ops), inputs=list(inputs), input_descs=[],
+                             output_descs=list(outputs), attrs=attrs))
+
+    def write_graph(self) -> None:
+        from precision_tool.formats import ge_graph as g
+
+        model = g.Model(path=self.graph_txt, name="m", graphs=[g.Graph(name=GRAPH_NAME, ops=self.ops)])
+        g.write_graph_text(model, self.graph_txt)
+        g.write_graph_json(model, self.graph_json)
+
+    def run_ours(self) -> list[list[str]]:
+        from precision_tool.analysis import network_compare as nc
+
+        self.write_graph()
+        out = self.root / "ours"
+        out.mkdir(exist_ok=True)
+        spec = nc.RunSpec("case", str(self.dump_dir), "result.csv", golden_dir=str(self.golden_dir),
+                          graph_path=str(self.graph_txt))
+        nc.run_specs([spec], out, workers=1, threshold=0.98)
+        return read_rows(out / "result.csv")
+
+    def run_reference(self, tool: Path) -> list[list[str]]:
+        self.write_graph()
+        return read_rows(run_reference(tool, self.dump_dir, self.golden_dir, self.graph_json, self.root / "ref"))
+
+
+def read_rows(path: Path) -> list[list[str]]:
+    import csv
+
+    with open(path, newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def nd_desc(shape, dtype: str = "DT_FLOAT", **attrs):  # type: ignore[no-untyped-def]
+    return _desc(dtype, "ND", shape, origin_format="ND", **attrs)
+
+
+@pytest.fixture
+def make_case(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Case(root) factory plus the helpers tests need: (Case, nd_desc, desc, read_rows)."""
+    counter = [0]
+
+    def make() -> Case:
+        counter[0] += 1
+        return Case(tmp_path / f"case{counter[0]}")
+
+    return make, nd_desc, _desc, read_rows

@@ -64,3 +64,58 @@ def test_cp_refuses_when_converted_shapes_differ(tmp_path: Path) -> None:
     np.save(golden, np.ones((4, 64), np.float32))  # same element count, but not a layout of it
     with pytest.raises(FormatError, match=r"NC1HWC0 \[1,1,4,4,16\] converted to NCHW"):
         nc.compare_pair(f"{dump}:output:0", str(golden))
+
+
+def _noisy(rng, array: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    return (array + rng.standard_normal(array.shape).astype(np.float32) * 1e-2).astype(np.float32)
+
+
+# --- 2. FFTS+ names: `_lxslice<k>` and `..._sgt_graph_<n>_` --------------------------------------------
+def test_sgt_and_lxslice_dump_names_match_their_graph_ops_like_msaccucmp(
+    make_case, reference_tool: Path  # type: ignore[no-untyped-def]
+) -> None:
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    rng = np.random.default_rng(3)
+    case = make()
+    for name, op_type, field in (("sgt/Add", "Add", "partition0_rank1_new_sub_graph1_sgt_graph_0_sgt/Add"),
+                                 ("lx/Mul", "Mul", "lx/Mul_lxslice0"), ("plain/Relu", "Relu", "plain/Relu")):
+        value = rng.standard_normal(32).astype(np.float32)
+        case.golden(name, 0, value)
+        case.op(name, op_type, outputs=[nd_desc((32,))], original=[name])
+        case.dump(op_type, field, [], [TensorSpec(_noisy(rng, value))])
+    ours = case.run_ours()
+    assert ours == case.run_reference(reference_tool)
+    assert [row[7] for row in ours[1:]] == ["sgt/Add:output:0", "lx/Mul:output:0", "plain/Relu:output:0"]
+
+
+def test_dump_op_key_rules() -> None:
+    from precision_tool.analysis.matching import dump_op_key
+
+    assert dump_op_key("a_b_lxslice3", with_graph=True) == "a_b"
+    assert dump_op_key("a_lxslice1_b", with_graph=True) == "a_b"
+    assert dump_op_key("a_lxslice1_b", with_graph=False) is None  # not at the end: not an op's dump
+    assert dump_op_key("a_b_lxslice12", with_graph=False) == "a_b"
+    assert dump_op_key("p0_sgt_graph_3_conv_Relu", with_graph=False) == "conv_Relu"
+    assert dump_op_key("p0_sgt_graph_3", with_graph=False) == "p0_sgt_graph_3"
+
+
+def test_npu_vs_npu_matches_sgt_and_lxslice_names(make_case) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.analysis import network_compare as nc
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, _, _, read_rows = make_case
+    case = make()
+    right = case.root / "right"
+    right.mkdir()
+    value = np.arange(16, dtype=np.float32)
+    case.dump("Add", "p0_sgt_graph_0_net/Add", [], [TensorSpec(value)])
+    case.dump("Add", "net/Add", [], [TensorSpec(value)], folder=right)
+    case.dump("Mul", "net/Mul_lxslice1", [], [TensorSpec(value)])
+    case.dump("Mul", "net/Mul", [], [TensorSpec(value)], folder=right)
+    nc.run_specs([nc.RunSpec("n", str(case.dump_dir), "r.csv", right_dir=str(right))], case.root, workers=1,
+                 threshold=0.98)
+    rows = read_rows(case.root / "r.csv")
+    assert sorted(r[8] for r in rows[1:]) == ["net_Add:output:0", "net_Mul:output:0"]
+    assert all(r[10] == "1.000000" for r in rows[1:])

@@ -186,14 +186,17 @@ def find_graph_dump_dir(dump_dir: Path, graph_name: str) -> Path | None:
 
 
 # --- NPU vs golden through the graph --------------------------------------------------------------
-def _group_key(op: "Op") -> tuple[str, ...]:  # type: ignore[name-defined]  # noqa: F821
+def _group_key(op: "Op") -> str | tuple[str, ...]:  # type: ignore[name-defined]  # noqa: F821
+    """msaccucmp's fusion-op name: the L1 group number, else the single original name, else the op's own
+    name (attribute absent, empty, or ['']), all in one string namespace — so an op without the attribute
+    and an op whose only original name is that op share a group. Several original names: their own key."""
     if op.fusion_group is not None:
-        return ("l1", str(op.fusion_group))
+        return str(op.fusion_group)
     names = op.original_op_names
-    if names is None or not names:
-        return ("own", op.name)
+    if not names or (len(names) == 1 and names[0] == ""):
+        return op.name
     if len(names) == 1:
-        return ("orig", names[0])
+        return names[0]
     return ("multi", *names)
 
 
@@ -212,7 +215,7 @@ def _is_inner_node(op: "Op") -> bool:  # type: ignore[name-defined]  # noqa: F82
 class _GraphIndex:
     def __init__(self, ops: Sequence["Op"]) -> None:  # type: ignore[name-defined]  # noqa: F821
         self.by_name = {op.name: op for op in ops}
-        sizes: dict[tuple[str, ...], int] = {}
+        sizes: dict[str | tuple[str, ...], int] = {}
         for op in ops:
             key = _group_key(op)
             sizes[key] = sizes.get(key, 0) + 1
@@ -235,8 +238,9 @@ class _GraphIndex:
             names = op.original_op_names
             if names is None:
                 name = op.name
-            elif len(names) == 1 and self.group_size.get(op.name, 1) == 1:
-                name = names[0]
+            elif len(names) == 1 and names[0] and self.group_size.get(op.name, 1) == 1 \
+                    and _group_key(op) == names[0]:
+                name = names[0]  # msaccucmp's "rename node": alone in a group named by its original name
             else:
                 name = None
         if name is None:
@@ -274,7 +278,7 @@ def plan_graph_compare(
     """Rows of an NPU-vs-golden run from the ops of one graph (in file order) and a dump index."""
     graph_ops = _without_lxslice(graph_ops)
     graph = _GraphIndex(_without_lxslice(all_ops) if all_ops is not None else graph_ops)
-    groups: dict[tuple[str, ...], list["Op"]] = {}  # type: ignore[name-defined]  # noqa: F821
+    groups: dict[str | tuple[str, ...], list["Op"]] = {}  # type: ignore[name-defined]  # noqa: F821
     for op in graph_ops:
         groups.setdefault(_group_key(op), []).append(op)
     plans: list[GroupPlan] = []

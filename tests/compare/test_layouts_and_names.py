@@ -119,3 +119,28 @@ def test_npu_vs_npu_matches_sgt_and_lxslice_names(make_case) -> None:  # type: i
     rows = read_rows(case.root / "r.csv")
     assert sorted(r[8] for r in rows[1:]) == ["net_Add:output:0", "net_Mul:output:0"]
     assert all(r[10] == "1.000000" for r in rows[1:])
+
+
+# --- 3. fusion-group keys share one namespace --------------------------------------------------------
+def test_fusion_groups_are_keyed_like_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    rng = np.random.default_rng(6)
+    case = make()
+
+    def simple(name: str, golden: str | None, original, **extra) -> None:  # type: ignore[no-untyped-def]
+        value = rng.standard_normal(16).astype(np.float32)
+        if golden:
+            case.golden(golden, 0, value)
+        case.op(name, "Relu", [], [nd_desc((16,))], original=original, **extra)
+        case.dump("Relu", name, [], [TensorSpec(_noisy(rng, value))])
+
+    simple("a/op", "a/orig", ["a/orig"], _L1_fusion_sub_graph_no=7)  # L1 group of one: no golden
+    simple("b/op1", "b/op1", [""])
+    simple("b/op2", "b/op2", [""])
+    simple("cx", "cx", None)  # no attribute ...
+    simple("cy", None, ["cx"])  # ... and an op whose original name is cx: one group
+    ours = case.run_ours()
+    assert ours == case.run_reference(reference_tool)
+    assert [row[2] for row in ours[-2:]] == ["cx,cy", "cx,cy"] and ours[-1][0] == ours[-2][0]

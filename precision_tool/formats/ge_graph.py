@@ -446,10 +446,17 @@ def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
     if start in ("{", "["):
         from precision_tool.formats.ge_json import parse_json_text
 
-        return parse_json_text(text, path)
-    from precision_tool.formats.ge_text import parse_text
+        model = parse_json_text(text, path)
+    else:
+        from precision_tool.formats.ge_text import parse_text
 
-    return parse_text(text, path, light)
+        model = parse_text(text, path, light)
+    if not model.graphs:
+        # any JSON parses (`{}`, a fusion_result.json): a file with no graph at all is not a GE graph,
+        # and treating it as one with 0 ops would let `vc -g` "compare" nothing and report success
+        raise FormatError(path, "not a GE graph: no graph or op found; give a ge_proto_*.txt or an atc "
+                                "JSON graph (atc --mode=1 / --json)")
+    return model
 
 
 def write_graph_text(model: Model, path: str | os.PathLike[str]) -> None:

@@ -47,6 +47,11 @@ class Settings:
         return self.WORKERS if self.WORKERS > 0 else (os.cpu_count() or 1)
 
 
+def user_state_dir() -> Path:
+    """$XDG_STATE_HOME/precision_tool (~/.local/state/precision_tool): history and log without a workspace."""
+    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "precision_tool"
+
+
 def _check_value(name: str, value: Any, expected: type) -> Any:
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)

@@ -73,6 +73,7 @@ class CompletionRequest:
     current: str
     option: str | None  # the option the current word is a value of ('-n'), or None for a positional
     workspace: "Workspace"
+    table: "CommandTable | None" = None  # for commands that complete command names (help)
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,10 @@ class Command:
     aliases: tuple[str, ...] = ()
     description: str = ""
 
-    def parser(self) -> CommandParser:
+    def parser(self, prog: str | None = None) -> CommandParser:
+        """A fresh parser; `prog` is the name the user typed (an alias reads better in errors)."""
         parser = CommandParser(
-            prog=self.name,
+            prog=prog or self.name,
             description=self.description or self.summary,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )

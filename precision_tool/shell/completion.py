@@ -57,11 +57,14 @@ class ShellCompleter(Completer):
         if current.startswith("-"):
             return [o for o in command.options() if o.startswith(current)]
         option = words[-1] if len(words) > 1 and words[-1].startswith("-") else None
-        if option is not None and not _takes_value(command, option):
+        action = _action(command, option) if option is not None else None
+        if action is None or action.nargs == 0:
             option = None
+        elif action.choices:  # an option with fixed values (--backend auto|native|cann) offers them
+            return [str(c) for c in action.choices if str(c).startswith(current)]
         if command.completer is None:
             return []
-        request = CompletionRequest(words, current, option, self.workspace)
+        request = CompletionRequest(words, current, option, self.workspace, self.table)
         return [s for s in command.completer(request) if s.startswith(current)]
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
@@ -73,8 +76,9 @@ class ShellCompleter(Completer):
             yield Completion(suggestion, start_position=-len(current))
 
 
-def _takes_value(command, option: str) -> bool:  # type: ignore[no-untyped-def]
+def _action(command, option: str):  # type: ignore[no-untyped-def]
+    """The argparse action behind `option` in the command's parser, or None."""
     for action in command.parser()._actions:
         if option in action.option_strings:
-            return action.nargs != 0
-    return False
+            return action
+    return None

@@ -35,6 +35,14 @@ def split_line(line: str) -> list[str]:
         raise UsageError(f"cannot read the command line: {exc}") from None
 
 
+def log_file_in_use() -> str | None:
+    """Where tracebacks go: the file of the tool's log handler (set up by shell/main.py)."""
+    for handler in log.handlers:
+        if isinstance(handler, logging.FileHandler):
+            return handler.baseFilename
+    return None
+
+
 def unknown_command_message(word: str, names: list[str]) -> str:
     close = difflib.get_close_matches(word, names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else "; type `help` for the commands"
@@ -58,11 +66,12 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
                 status = subprocess.call(words)
                 return Outcome(ok=status == 0)
             raise UsageError(unknown_command_message(name, ctx.table.names()))
-        parser = command.parser()
-        args = parser.parse_args(rest)
-        if args.help:
+        parser = command.parser(prog=name)
+        # -h wins over everything else on the line, even over missing required arguments.
+        if "-h" in rest or "--help" in rest:
             console.print(parser.format_help().rstrip(), markup=False, highlight=False)
             return Outcome(ok=True)
+        args = parser.parse_args(rest)
         # What follows the command name, as typed (for `run`, which hands it to a shell).
         args.raw_line = line.strip()[len(name):].strip()
         show(console, command.handler(args, ctx))
@@ -83,7 +92,7 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
         log.exception("unexpected error running %r", line)
         if debug:
             console.print_exception()
-        where = ctx.workspace.log_file
+        where = log_file_in_use() or "no log file"
         show_error(console, f"unexpected error: {type(exc).__name__}: {exc} (full traceback in {where}; "
                    "--debug shows it here)")
         return Outcome(ok=False)

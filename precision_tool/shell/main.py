@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Sequence
 
 from precision_tool import __version__
-from precision_tool.config import LOG_LEVELS, load_settings
+from precision_tool.config import LOG_LEVELS, load_settings, user_state_dir
 from precision_tool.errors import PrecisionToolError
 from precision_tool.render.console import make_console
 from precision_tool.render.messages import show_error
@@ -35,9 +35,10 @@ def setup_logging(workspace: Workspace, level: str) -> None:
     logger.handlers.clear()
     logger.propagate = False
     if workspace.root.is_dir():
-        handler: logging.Handler = LazyDirFileHandler(workspace.log_file)
-    else:  # no workspace to write into: keep the log nowhere rather than create one
-        handler = logging.NullHandler()
+        path = workspace.log_file
+    else:  # no workspace to write into: a per-user log rather than creating a workspace
+        path = user_state_dir() / "precision_tool.log"
+    handler: logging.Handler = LazyDirFileHandler(path)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(level.upper() if level.upper() in LOG_LEVELS else "INFO")

@@ -12,6 +12,7 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from rich.text import Text
 
 from precision_tool import __version__
+from precision_tool.config import user_state_dir
 from precision_tool.shell.command import Context
 from precision_tool.shell.completion import ShellCompleter
 from precision_tool.shell.dispatch import execute
@@ -33,9 +34,8 @@ def history_for(ctx: Context) -> History:
         return LazyFileHistory(path)
     if ctx.workspace.root.is_dir():
         return LazyFileHistory(str(ctx.workspace.history_file))
-    state = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))
     try:
-        return LazyFileHistory(str(state / "precision_tool" / "history"))
+        return LazyFileHistory(str(user_state_dir() / "history"))
     except OSError:
         return InMemoryHistory()
 

@@ -20,6 +20,11 @@ def test_one_shot_help_and_exit_status(cli, tmp_path):
 def test_one_shot_command_help(cli, tmp_path):
     result = cli("ac", "-h", data=tmp_path)
     assert result.status == 0 and result.out.startswith("usage: ac")
+    # -h wins over a missing required argument, and an alias names itself
+    result = cli("dc", "-h", data=tmp_path)
+    assert result.status == 0 and result.out.startswith("usage: dc")
+    result = cli("quit", "now", data=tmp_path)
+    assert result.status == 1 and result.out.startswith("quit: unrecognized arguments: now")
 
 
 def test_unknown_option_is_one_line(cli, tmp_path):

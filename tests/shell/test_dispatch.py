@@ -55,3 +55,14 @@ def test_user_error_is_one_unwrapped_line_and_not_logged_as_a_bug(tmp_path):
     assert not outcome.ok
     assert out.getvalue().splitlines() == ["no NPU dumps in x; run the NPU training first"]
     assert not (tmp_path / "temp" / "precision_tool.log").exists()  # nothing was written, nothing created
+
+
+def test_without_a_workspace_the_traceback_goes_to_the_user_log(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    ctx, out = _context(tmp_path / "no_workspace")
+    execute("bug", ctx)
+    logging.getLogger("precision_tool").handlers[0].flush()
+    log = tmp_path / "state" / "precision_tool" / "precision_tool.log"
+    assert f"full traceback in {log};" in out.getvalue()
+    assert "RuntimeError: boom" in log.read_text()
+    assert not (tmp_path / "no_workspace").exists()

@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.errors import CommandFailed, UsageError
-from precision_tool.shell.command import Command, CommandParser, Context
+from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
 from precision_tool.shell.dispatch import ExitShell, unknown_command_message
 
 
@@ -36,6 +36,10 @@ def _help(args: argparse.Namespace, ctx: Context) -> object:
     return [table, footer]
 
 
+def _complete_command_names(request: CompletionRequest) -> list[str]:
+    return request.table.names() if request.table is not None and len(request.words) == 1 else []
+
+
 def _exit(args: argparse.Namespace, ctx: Context) -> None:
     raise ExitShell()
 
@@ -55,7 +59,8 @@ def _run(args: argparse.Namespace, ctx: Context) -> None:
 
 
 COMMANDS = [
-    Command("help", "list the commands, or explain one (help CMD)", _help_parser, _help),
+    Command("help", "list the commands, or explain one (help CMD)", _help_parser, _help,
+            completer=_complete_command_names),
     Command("exit", "leave the shell (also Ctrl-D)", lambda p: None, _exit, aliases=("quit",)),
     Command("run", "run a shell command line: run ls -l | head", _run_parser, _run),
 ]

@@ -1,0 +1,20 @@
+"""Tab completion decisions, on the real command table."""
+
+from __future__ import annotations
+
+from precision_tool.shell.completion import ShellCompleter
+from precision_tool.shell.table import build_table
+from precision_tool.workspace import Workspace
+
+
+def _suggest(tmp_path, text: str) -> list[str]:
+    return list(ShellCompleter(build_table(), Workspace(tmp_path)).suggestions(text))
+
+
+def test_command_names_options_and_fixed_values(tmp_path):
+    assert _suggest(tmp_path, "v") == ["vc", "vcs"]
+    assert _suggest(tmp_path, "help v") == ["vc", "vcs"]
+    assert _suggest(tmp_path, "ac --l") == ["--limit"]
+    assert _suggest(tmp_path, "vc --backend ") == ["auto", "native", "cann"]
+    assert _suggest(tmp_path, "vc --backend n") == ["native"]
+    assert _suggest(tmp_path, "help ac ") == []  # help takes one command

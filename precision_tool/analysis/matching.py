@@ -140,8 +140,21 @@ def dump_op_key(op_field: str, *, with_graph: bool) -> str | None:
     return None if "_lxslice" in op_field else op_field
 
 
-def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = False) -> DumpIndex:
-    """Index the dump files of `folder` by op (`with_graph`: the op names are matched to a graph's)."""
+def dump_iterations(folder: Path) -> dict[int, list[Path]]:
+    """The iteration folders of a dump tree (`.../<model_id>/<iteration>/files`, formats.md §2.1) by number."""
+    found: dict[int, list[Path]] = {}
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        dirnames.sort()
+        here = Path(dirpath)
+        if filenames and here != Path(folder) and here.name.isdigit() and here.parent.name.isdigit():
+            found.setdefault(int(here.name), []).append(here)
+    return dict(sorted(found.items()))
+
+
+def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = False,
+                step: int | None = None) -> DumpIndex:
+    """Index the dump files of `folder` by op (`with_graph`: the op names are matched to a graph's;
+    `step`: only files of that iteration folder, so iterations are never mixed)."""
     index = DumpIndex()
     best: dict[str, tuple[int, str, Path]] = {}
     files: Iterable[Path]
@@ -149,6 +162,10 @@ def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = Fals
         files = walk_files(folder)
     else:
         files = sorted(p for p in folder.iterdir() if p.is_file())
+    if step is not None:
+        files = list(files)
+        if any(p.parent.name.isdigit() and p.parent.parent.name.isdigit() for p in files):
+            files = [p for p in files if p.parent.name == str(step) and p.parent.parent.name.isdigit()]
     for path in files:
         if path.name == "mapping.csv" or path.suffix in (".npy", ".txt", ".json", ".csv", ".partial"):
             continue

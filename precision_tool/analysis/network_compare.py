@@ -22,6 +22,7 @@ from precision_tool.analysis.matching import (
     MatchPlan,
     OpPlan,
     TensorMatch,
+    dump_iterations,
     find_graph_dump_dir,
     index_dumps,
     plan_graph_compare,
@@ -71,6 +72,8 @@ class RunSpec:
     right_dir: str | None = None
     graph_path: str | None = None
     graph_name: str | None = None
+    step: int | None = None
+    """Only this dump iteration (the `<iteration>` folder); None: every dump file under npu_dir."""
 
     @property
     def npu_vs_npu(self) -> bool:
@@ -445,11 +448,11 @@ def plan_run(spec: RunSpec) -> tuple[MatchPlan, dict[str, str]]:
     npu_dir = Path(spec.npu_dir)
     if not npu_dir.is_dir():
         raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
-    dumps = index_dumps(npu_dir, with_graph=spec.graph_path is not None)
+    dumps = index_dumps(npu_dir, with_graph=spec.graph_path is not None, step=spec.step)
     if not dumps.by_op:
         raise WorkspaceError(f"no NPU dump files in {npu_dir}; is it the dump folder of an NPU run?")
     if spec.right_dir is not None:
-        right = index_dumps(Path(spec.right_dir))
+        right = index_dumps(Path(spec.right_dir), step=spec.step)
         if not right.by_op:
             raise WorkspaceError(f"no NPU dump files in {spec.right_dir}")
         return plan_npu_compare(dumps, right), {}
@@ -529,8 +532,30 @@ def interrupted_result_dir(workspace: Any) -> Path | None:
     return None
 
 
-def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None) -> list[RunSpec]:
-    """What `vc` with no arguments compares (see the module doc of the command)."""
+def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], what: str) -> int | None:
+    """The one dump iteration to compare in `folders`: `step`, else the lowest; a note when others exist.
+
+    Returns None when the folders hold a single iteration (or none: flat folders), so nothing is filtered.
+    """
+    found: set[int] = set()
+    for folder in folders:
+        found.update(dump_iterations(folder))
+    if step is not None:
+        if found and step not in found:
+            raise WorkspaceError(f"{what} has no dump iteration {step}; it holds iterations "
+                                 f"{', '.join(map(str, sorted(found)))} (vc --step N)")
+        return step if found else None
+    if len(found) <= 1:
+        return None
+    chosen = min(found)
+    notes.append(f"{what} holds dump iterations {', '.join(map(str, sorted(found)))}: comparing iteration "
+                 f"{chosen} only (`vc --step N` picks another; iterations are never mixed)")
+    return chosen
+
+
+def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
+                    step: int | None = None) -> list[RunSpec]:
+    """What `vc` with no arguments compares (see the module doc of the command); one dump iteration each."""
     from precision_tool.formats.ge_graph import load_graph
 
     notes = notes if notes is not None else []
@@ -556,25 +581,52 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None) 
                     else:
                         notes.append(f"graph {graph.name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
                         continue
+                try:
+                    chosen = choose_step([folder], step, notes, f"the dump of graph {graph.name}")
+                except WorkspaceError as exc:
+                    notes.append(f"{exc}; graph {graph.name} skipped")
+                    continue
                 name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
                 first = False
                 specs.append(RunSpec(f"{graph.name} vs golden", str(folder), name, golden_dir=str(golden_dir),
-                                     graph_path=str(graph_file), graph_name=graph.name))
+                                     graph_path=str(graph_file), graph_name=graph.name, step=chosen))
         if not specs:
+            chosen = choose_step([npu_dir], step, notes, f"the dump {npu_dir}")
             specs.append(RunSpec("NPU vs golden (by name)", str(npu_dir), f"result_{stamp}.csv",
-                                 golden_dir=str(golden_dir)))
+                                 golden_dir=str(golden_dir), step=chosen))
     else:
         notes.append(f"no golden tensors in {golden_dir}: NPU-vs-golden skipped (run `tf_dump` to make them)")
     if 1 in workspace.debug_ids():
         right = workspace.newest_dump_dir(1)
         if right is not None:
+            chosen = common_step(npu_dir, right, step, notes)
             specs.append(RunSpec("debug_0 vs debug_1", str(npu_dir), f"result_{stamp}_npu_vs_npu.csv",
-                                 right_dir=str(right)))
+                                 right_dir=str(right), step=chosen))
     if not specs:
         raise WorkspaceError(
             f"nothing to compare: no golden tensors in {golden_dir} and no second NPU run (npu/debug_1)"
         )
     return specs
+
+
+def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> int | None:
+    """NPU vs NPU: one iteration present in both runs (`step`, else the lowest common one); None when each
+    run holds a single iteration (they are compared whatever their numbers)."""
+    ours, theirs = set(dump_iterations(left)), set(dump_iterations(right))
+    both = (ours & theirs) if ours and theirs else (ours or theirs)
+    listed = f"(left: {', '.join(map(str, sorted(ours))) or '-'}; right: {', '.join(map(str, sorted(theirs))) or '-'})"
+    if step is not None:
+        if step not in both:
+            raise WorkspaceError(f"dump iteration {step} is not in both NPU runs {listed}")
+        return step
+    if len(ours) <= 1 and len(theirs) <= 1:
+        return None
+    if not both:
+        raise WorkspaceError(f"the NPU runs share no dump iteration {listed}; pick the folders with -lt/-rt")
+    chosen = min(both)
+    notes.append(f"the NPU runs hold several dump iterations {listed}: comparing iteration {chosen} only "
+                 "(`vc --step N` picks another; iterations are never mixed)")
+    return chosen
 
 
 def _safe(name: str) -> str:
@@ -587,12 +639,12 @@ def stamp_of(result_dir: Path) -> str:
 
 def compare_workspace(
     workspace: Any, settings: Any, *, progress: Progress | None = None,
-    on_warning: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None, step: int | None = None,
 ) -> list[CompareRun]:
     """`vc` with no arguments: newest debug_0 dump vs golden through debug_0's Build graphs (each graph
     against its own dump subfolder), and debug_0 vs debug_1 when both exist."""
     notes: list[str] = []
-    specs = workspace_specs(workspace, "{stamp}", notes)  # plan first: no result folder for a failed start
+    specs = workspace_specs(workspace, "{stamp}", notes, step)  # plan first: no result folder for a failed start
     for note in notes:
         if on_warning:
             on_warning(note)

@@ -32,3 +32,10 @@ def cosine_threshold(text: str) -> float:
     if not -1.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError("a cosine threshold lies in [-1, 1]")
     return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(_number(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError("must not be negative")
+    return value

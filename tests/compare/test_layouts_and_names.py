@@ -144,3 +144,57 @@ def test_fusion_groups_are_keyed_like_msaccucmp(make_case, reference_tool: Path)
     ours = case.run_ours()
     assert ours == case.run_reference(reference_tool)
     assert [row[2] for row in ours[-2:]] == ["cx,cy", "cx,cy"] and ours[-1][0] == ours[-2][0]
+
+
+# --- 4. one dump iteration per run -------------------------------------------------------------------
+def _two_iterations(make_case, debug_1: bool = False):  # type: ignore[no-untyped-def]
+    """debug_0 dumped at iterations 0 and 5 (5 is the negated data); optionally debug_1 the same."""
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    case = make()
+    rng = np.random.default_rng(4)
+    model = case.dump_dir.parent.parent
+    for k in range(3):
+        name = f"net/op{k}"
+        value = rng.standard_normal(64).astype(np.float32)
+        case.golden(name, 0, value)
+        case.op(name, "Relu", [], [nd_desc((64,))], original=[name])
+        runs = [model] + ([case.data / "npu" / "debug_1" / "dump" / "20240102000000" / "0" / model.name]
+                          if debug_1 else [])
+        for root in runs:
+            for iteration in (0, 5):
+                folder = root / "1" / str(iteration)
+                folder.mkdir(parents=True, exist_ok=True)
+                case.dump("Relu", name, [], [TensorSpec(value if iteration == 0 else -value)], folder=folder)
+    case.write_graph()
+    return case
+
+
+def test_vc_compares_one_iteration_and_says_others_exist(make_case, cli) -> None:  # type: ignore[no-untyped-def]
+    case = _two_iterations(make_case)
+    first = cli("vc", data=case.data)
+    assert first.status == 0, first.out + first.err
+    assert "iterations 0, 5: comparing iteration 0 only" in first.out + first.err
+    assert "3 ops, 3 tensors compared" in first.out  # not 6 rows mixed from two iterations
+    assert "0 ops with output cosine" in first.out
+    fifth = cli("vc", "--step", "5", data=case.data)
+    assert fifth.status == 0 and "3 ops with output cosine" in fifth.out
+    missing = cli("vc", "--step", "7", data=case.data)
+    assert missing.status == 1 and "no dump iteration 7" in missing.out + missing.err
+
+
+def test_debug_1_is_compared_at_one_common_iteration(make_case) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.config import Settings
+    from precision_tool.workspace import Workspace
+
+    case = _two_iterations(make_case, debug_1=True)
+    notes: list[str] = []
+    specs = nc.workspace_specs(Workspace(case.data), "s", notes, None)
+    assert [s.step for s in specs] == [0, 0] and specs[1].npu_vs_npu
+    assert any("comparing iteration 0 only" in n for n in notes)
+    runs = nc.compare_workspace(Workspace(case.data), Settings(), step=5)
+    npu = next(r for r in runs if r.spec.npu_vs_npu)
+    assert npu.summary.tensors_compared == 3 and npu.summary.min_output_cosine == pytest.approx(1.0)
+    golden = next(r for r in runs if not r.spec.npu_vs_npu)
+    assert golden.summary.tensors_compared == 3 and golden.summary.min_output_cosine == pytest.approx(-1.0)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from precision_tool.shell.arg_types import cosine_threshold, non_negative_float, positive_int
+from precision_tool.shell.arg_types import cosine_threshold, non_negative_float, non_negative_int, positive_int
 from precision_tool.shell.command import AcSection, Command, CommandParser, Context
 
 
@@ -23,6 +23,8 @@ def _vc_parser(parser: CommandParser) -> None:
                              "matched to golden tensors by name only")
     parser.add_argument("-j", dest="workers", type=positive_int, metavar="N",
                         help="worker processes (default: WORKERS setting, 0 = one per core)")
+    parser.add_argument("--step", dest="step", type=non_negative_int, metavar="N",
+                        help="compare dump iteration N (the <iteration> folder; default: the lowest one)")
     parser.add_argument("--resume", action="store_true",
                         help="finish the newest interrupted comparison instead of starting a new one")
     parser.add_argument("--backend", choices=("auto", "native", "cann"), default="auto",
@@ -71,13 +73,14 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
         npu_dir = getattr(args, "npu_dir", None)
         golden_dir = getattr(args, "golden_dir", None)
         graph = getattr(args, "graph", None)
+        step = getattr(args, "step", None)
+        notes: list[str] = []
         if npu_dir is None and golden_dir is None and graph is None:
-            notes: list[str] = []
-            specs = nc.workspace_specs(ws, "{stamp}", notes)
-            for note in notes:
-                warn(note)
+            specs = nc.workspace_specs(ws, "{stamp}", notes, step)
         else:
-            specs = [_explicit_spec(ws, npu_dir, golden_dir, graph)]
+            specs = [_explicit_spec(ws, npu_dir, golden_dir, graph, step, notes)]
+        for note in notes:
+            warn(note)
         result_dir = ws.new_result_dir()
         specs = [nc.RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)})
                  for s in specs]
@@ -88,7 +91,8 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
                             on_warning=warn)
 
 
-def _explicit_spec(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None) -> Any:
+def _explicit_spec(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
+                   step: int | None, notes: list[str]) -> Any:
     from precision_tool.analysis import network_compare as nc
     from precision_tool.errors import WorkspaceError
 
@@ -101,9 +105,11 @@ def _explicit_spec(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: 
     if graph is not None and not Path(graph).expanduser().is_file():
         raise WorkspaceError(f"graph file {graph} does not exist")
     if nc.has_golden_files(right):
+        chosen = nc.choose_step([left], step, notes, str(left))
         return nc.RunSpec("NPU vs golden", str(left), "result_{stamp}.csv", golden_dir=str(right),
-                          graph_path=str(Path(graph).expanduser()) if graph else None)
-    return nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right))
+                          graph_path=str(Path(graph).expanduser()) if graph else None, step=chosen)
+    chosen = nc.common_step(left, right, step, notes)
+    return nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right), step=chosen)
 
 
 def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
@@ -203,7 +209,8 @@ COMMANDS = [
             description="Compare every NPU op with its golden tensors through the compiled graph; rows go to\n"
                         "temp/vector_compare/<time>/result_<time>.csv (msaccucmp's format). With no options:\n"
                         "the newest npu/debug_0 dump vs tf/dump through debug_0's Build graphs, and\n"
-                        "debug_0 vs debug_1 when both exist."),
+                        "debug_0 vs debug_1 when both exist; one dump iteration (the lowest, or --step N),\n"
+                        "never several mixed."),
     Command("vcs", "summarise comparison results: abnormal ops and the first divergent op",
             _vcs_parser, _vcs, completer=_complete_path),
     Command("cp", "compare two tensors (.npy or DUMPFILE:output:0): errors, items, the ten metrics",

@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class TensorStats:
-    """max/min/mean are over the finite values (None when there are none); NaN and Inf are counted apart."""
+    """max/min/mean are over the finite values (None when there are none); NaN and Inf are counted apart.
+    For complex tensors max/min/mean are of the magnitudes |x| (`magnitudes` is True then)."""
 
     shape: tuple[int, ...]
     dtype: str
@@ -22,6 +23,25 @@ class TensorStats:
     nan_count: int
     inf_count: int
     zero_count: int
+    magnitudes: bool = False
+
+
+class NotNumeric(ValueError):
+    """The array holds strings, records, dates ...: there are no max/min/mean to show."""
+
+
+def non_numeric_reason(dtype: "np.dtype") -> str | None:
+    """None for numbers (bool, int, float, complex, ml_dtypes floats); else why there are no statistics."""
+    import numpy as np
+
+    dtype = np.dtype(dtype)
+    if dtype.kind in "biufc":
+        return None
+    if dtype.kind == "V" and dtype.fields is None and dtype.type.__module__.startswith("ml_dtypes"):
+        return None
+    if dtype.fields:
+        return f"dtype {dtype} is a structured (record) type, not numeric"
+    return f"dtype {dtype} is not numeric"
 
 
 def as_float_values(array: "np.ndarray") -> "np.ndarray":
@@ -38,6 +58,9 @@ def as_float_values(array: "np.ndarray") -> "np.ndarray":
 def tensor_stats(array: "np.ndarray") -> TensorStats:
     import numpy as np
 
+    reason = non_numeric_reason(np.asarray(array).dtype)
+    if reason is not None:
+        raise NotNumeric(reason)
     values = as_float_values(np.asarray(array))
     count = int(values.size)
     zero_count = int(count - np.count_nonzero(values))
@@ -62,4 +85,5 @@ def tensor_stats(array: "np.ndarray") -> TensorStats:
     return TensorStats(
         shape=tuple(int(d) for d in np.shape(array)), dtype=str(np.asarray(array).dtype), count=count,
         max=maximum, min=minimum, mean=mean, nan_count=nan_count, inf_count=inf_count, zero_count=zero_count,
+        magnitudes=values.dtype.kind == "c",
     )

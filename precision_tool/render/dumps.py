@@ -125,9 +125,10 @@ def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes
     summary.add_column()
     summary.add_row("shape", str(list(stats.shape)))
     summary.add_row("dtype", stats.dtype)
-    summary.add_row("max", number(stats.max))
-    summary.add_row("min", number(stats.min))
-    summary.add_row("mean", number(stats.mean))
+    of = " |x|" if stats.magnitudes else ""
+    summary.add_row(f"max{of}", number(stats.max))
+    summary.add_row(f"min{of}", number(stats.min))
+    summary.add_row(f"mean{of}", number(stats.mean))
     summary.add_row("NaN", str(stats.nan_count))
     summary.add_row("Inf", str(stats.inf_count))
     summary.add_row("zeros", f"{stats.zero_count} of {stats.count}")
@@ -141,6 +142,9 @@ def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes
         index = np.unravel_index(position, array.shape) if array.ndim > 1 else (position,)
         values.add_row(str(list(int(i) for i in index)), _value_text(value))
     parts: list[RenderableType] = [summary, values]
+    if stats.magnitudes:
+        parts.append(note_line("complex values: max/min/mean are of the magnitudes |x| (the values list shows "
+                               "real+imag)"))
     parts.extend(note_line(n) for n in notes)
     if saved_text is not None:
         parts.append(note_line(f"values written to {saved_text}"))

@@ -130,7 +130,7 @@ def _pt_parser(parser: CommandParser) -> None:
 
 def _pt(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.decode import host_array, split_tensor_ref
-    from precision_tool.analysis.tensor_stats import tensor_stats
+    from precision_tool.analysis.tensor_stats import non_numeric_reason, tensor_stats
     from precision_tool.formats.npu_dump import read_dump_header, read_tensor
     from precision_tool.render.dumps import tensor_print
 
@@ -154,6 +154,9 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         text_path = ctx.workspace.decode_dir("dump_decode") / f"{real}.{tensor.kind}.{tensor.index}.txt"
     else:
         path = Path(text).expanduser()
+        if path.is_dir():
+            raise UsageError(f"pt: {text} is a folder; pt prints one tensor (a .npy file or DUMPFILE:output:N). "
+                             f"To decode the dumps in a folder: dc {text}")
         if not path.is_file():
             try:
                 dump_path = resolve_dump_file(text, ctx.workspace)
@@ -165,6 +168,9 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         if path.suffix != ".npy":
             raise UsageError(f"pt: {path} is not a .npy file; for a dump tensor write {path}:output:0")
         array = load_npy(path)
+        reason = non_numeric_reason(array.dtype)
+        if reason is not None:
+            raise FormatError(text, f"{reason}; pt shows numeric tensors")
         title = _real_npy_name(path)
         if title != path.name:
             notes.append(f"{path.name} stands for {title} (mapping.csv)")

@@ -232,17 +232,34 @@ def compare_sources(
         return _Computation(npu, golden, leaf, is_scalar_shape(shape), npu_file, golden_file).run()
 
 
+_EMPTY_VALUES: dict[str, str] = {
+    "AccumulatedRelativeError": format_value(0), "RelativeEuclideanDistance": format_value(0),
+    "StandardDeviation": "(nan;nan),(nan;nan)", "MeanAbsoluteError": "nan", "RootMeanSquareError": "nan",
+    "MeanRelativeError": "nan",
+}
+"""What msaccucmp prints for a tensor with a 0 dimension (its sums are 0, its means nan)."""
+_EMPTY_FAILS = ("MaxAbsoluteError", "KullbackLeiblerDivergence", "MaxRelativeError")
+"""The metrics whose numpy max() fails on zero elements in msaccucmp."""
+
+
 def _compare_empty(shape: Sequence[int]) -> TensorMetrics:
-    """Zero elements: the cosine follows the scalar rule; every reduction fails as numpy's does."""
+    """Zero elements, as msaccucmp reports them: cosine 1 (scalar rule, else both norms are 0: '1.0'),
+    sums 0, means nan, and the max()-based metrics fail with numpy's message."""
     values: list[str] = []
     reasons: list[str] = []
     for name in METRIC_NAMES:
-        if name == "CosineSimilarity" and is_scalar_shape(shape):
-            values.append(format_value(1))
-            reasons.append("This tensor is scalar.")
-        else:
+        if name == "CosineSimilarity":
+            if is_scalar_shape(shape):
+                values.append(format_value(1))
+                reasons.append("This tensor is scalar.")
+            else:
+                values.append("1.0")
+        elif name in _EMPTY_FAILS:
             values.append(NAN_TEXT)
-            reasons.append(f"Failed to execute 'compare' in '{name}'. the tensor has no elements")
+            reasons.append(f"Failed to execute 'compare' in '{name}'. zero-size array to reduction operation "
+                           "maximum which has no identity")
+        else:
+            values.append(_EMPTY_VALUES[name])
     return TensorMetrics(tuple(values), tuple(reasons))
 
 

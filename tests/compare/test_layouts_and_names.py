@@ -198,3 +198,20 @@ def test_debug_1_is_compared_at_one_common_iteration(make_case) -> None:  # type
     assert npu.summary.tensors_compared == 3 and npu.summary.min_output_cosine == pytest.approx(1.0)
     golden = next(r for r in runs if not r.spec.npu_vs_npu)
     assert golden.summary.tensors_compared == 3 and golden.summary.min_output_cosine == pytest.approx(-1.0)
+
+
+# --- 5. empty tensors ----------------------------------------------------------------------------------
+def test_empty_tensors_rows_equal_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    case = make()
+    for name, shape, dtype in (("empty/Op", (2, 0), np.float32), ("empty2/Op", (3, 0, 4), np.float32),
+                               ("empty3/Op", (0, 5), np.float16)):
+        case.golden(name, 0, np.zeros(shape, np.float32))
+        case.op(name, "Slice", outputs=[nd_desc(shape, "DT_FLOAT16" if dtype == np.float16 else "DT_FLOAT")],
+                original=[name])
+        case.dump("Slice", name, [], [TensorSpec(np.zeros(shape, dtype))])
+    ours = case.run_ours()
+    assert ours == case.run_reference(reference_tool)
+    assert ours[1][8] == "[2,0]" and ours[1][9] == "1.000000" and ours[2][9] == "1.0"

@@ -444,6 +444,7 @@ class TensorFacts:
     shape: tuple[int, ...]
     stats: Any  # tensor_stats.TensorStats, or None when the data could not be read
     problem: str | None = None
+    note: str | None = None  # how the layout was reached ("from NC1HWC0[8,2,8,8,16], padding cut")
 
 
 @dataclass(frozen=True)
@@ -516,8 +517,38 @@ def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[P
     return sorted(found, key=lambda p: (parse_dump_name(p.name).timestamp_us, p.name))  # type: ignore[union-attr]
 
 
-def dump_facts(path: Path) -> tuple[TensorFacts, ...]:
-    """Statistics of every input and output of one dump file; a bad file is one fact with a problem."""
+DEVICE_LAYOUTS = ("NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "NDC1HWC0")
+HOST_LAYOUT = {"NC1HWC0": "NCHW", "FRACTAL_Z": "NCHW", "FRACTAL_NZ": "ND", "NDC1HWC0": "NCDHW"}
+
+
+def host_tensor(array: Any, tensor: Any, desc: Any) -> tuple[Any, str, str | None]:
+    """A dump tensor in its framework layout with the device padding cut: (array, layout, note).
+    The graph's descriptor names the origin layout; without it the usual host layout is assumed.
+    When the conversion cannot be determined the device array comes back and the note says so."""
+    from precision_tool.formats.layouts import LayoutError, from_device
+    from precision_tool.formats.npu_dump import format_name
+
+    device = format_name(tensor.format)
+    if device not in DEVICE_LAYOUTS:
+        return array, device, None
+    origin = desc.origin_format if desc is not None else None
+    origin = origin.upper() if origin else None
+    target = origin if origin and origin not in DEVICE_LAYOUTS else HOST_LAYOUT[device]
+    original_shape = tuple(tensor.original_shape) or (tuple(desc.origin_shape or ()) if desc is not None else ())
+    original_format = origin if origin and origin not in DEVICE_LAYOUTS and origin != "ND" else None
+    device_shape = "[" + ",".join(str(d) for d in array.shape) + "]"
+    try:
+        converted = from_device(array, tensor.format, target, original_shape or None,
+                                original_format=original_format, sub_format=tensor.sub_format)
+    except LayoutError as exc:
+        return array, device, f"device layout, padding included: {exc}"
+    return converted, target, f"from {device}{device_shape}, padding cut"
+
+
+def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
+    """Statistics of every input and output of one dump file, in the origin layout with the device
+    padding cut (so they match `pt` and the golden tensor); a bad file is one fact with a problem.
+    `op` (the graph's op) tells each tensor's origin layout."""
     from precision_tool.analysis.tensor_stats import tensor_stats
     from precision_tool.formats.npu_dump import data_type_name, format_name, read_dump_header, read_tensor
 
@@ -527,14 +558,19 @@ def dump_facts(path: Path) -> tuple[TensorFacts, ...]:
         return (TensorFacts("file", path, "", "", (), None, exc.problem),)
     facts = []
     for tensor in (*dump.inputs, *dump.outputs):
-        problem = None
+        descs = (op.input_descs if tensor.kind == "input" else op.output_descs) if op is not None else []
+        desc = descs[tensor.index] if 0 <= tensor.index < len(descs) else None
+        problem = note = None
         stats = None
+        layout, shape = format_name(tensor.format), tuple(tensor.shape)
         try:
-            stats = tensor_stats(read_tensor(dump, tensor))
+            array, layout, note = host_tensor(read_tensor(dump, tensor), tensor, desc)
+            shape = tuple(array.shape)
+            stats = tensor_stats(array)
         except (FormatError, ValueError) as exc:
             problem = str(exc)
         facts.append(TensorFacts(f"{tensor.kind} {tensor.index}", path, data_type_name(tensor.data_type),
-                                 format_name(tensor.format), tuple(tensor.shape), stats, problem))
+                                 layout, shape, stats, problem, note))
     return tuple(facts)
 
 
@@ -570,7 +606,7 @@ def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> O
     dumps: tuple[tuple[Path, tuple[TensorFacts, ...]], ...] = ()
     golden: tuple[TensorFacts, ...] = ()
     if with_tensors:
-        dumps = tuple((p, dump_facts(p)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
+        dumps = tuple((p, dump_facts(p, op)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
         golden = golden_facts(index.workspace, op.original_op_names or [])
     return OpReport(entry, op, tuple(index.consumers(entry)), dumps, golden,
                     subgraph_relations(index, entry, op))

@@ -46,8 +46,12 @@ def _stats_line(facts: TensorFacts) -> str:
     s = facts.stats
     def num(v: Any) -> str:
         return "-" if v is None else f"{v:.6g}"
-    return (f"{facts.label} [{facts.dtype}][{facts.layout}]{_shape(facts.shape)} max {num(s.max)} "
+    # a golden .npy has no layout name: show only its shape ("scalar" for shape [])
+    layout = f"[{facts.layout}]" if facts.layout else ""
+    shape = _shape(facts.shape) if facts.shape or facts.layout else " scalar"
+    line = (f"{facts.label} [{facts.dtype}]{layout}{shape} max {num(s.max)} "
             f"min {num(s.min)} mean {num(s.mean)} nan {s.nan_count} inf {s.inf_count} zero {s.zero_count}")
+    return line + (f"  ({facts.note})" if facts.note else "")
 
 
 def attr_text(value: Any) -> str:

@@ -22,3 +22,38 @@ def test_json_without_graph_is_not_a_graph(cli, make_workspace, tf_ge_model: Mod
     write_graph_json(tf_ge_model, graph_dir / "ge_proto_00000004_Real.json")
     real = cli("ls", "-g", "Real", "-t", "Softmax", data=root)
     assert real.status == 0 and "[Softmax][] softmax" in real.out
+
+
+def test_ni_stats_cut_device_padding(cli, make_workspace, tf_ge_model: Model) -> None:
+    import numpy as np
+
+    from precision_tool.formats.golden import golden_file_name
+    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu_dump import Format, TensorSpec, dump_file_name, write_dump
+
+    root = make_workspace({0: tf_ge_model})
+    dump_dir = root / "npu" / "debug_0" / "dump" / "20240613143502" / "0" / "ge_default_1" / "1" / "0"
+    dump_dir.mkdir(parents=True)
+    rng = np.random.default_rng(1)
+    host = (rng.standard_normal((1, 8, 8, 4)) + 3).astype(np.float16)  # no zeros; 4 of 16 channels
+    device = to_device(host, "NHWC", "NC1HWC0")
+    # input 0 converts (origin NHWC from the graph); output 0's original shape fits no reading → fallback
+    write_dump(dump_dir / dump_file_name("Relu", "conv1/Relu", 7, 0, 1718260502000001), op_name="conv1/Relu",
+               inputs=[TensorSpec(device, format=Format.NC1HWC0, original_shape=(1, 8, 8, 4))],
+               outputs=[TensorSpec(device, format=Format.NC1HWC0, original_shape=(5, 7))])
+    golden = root / "tf" / "dump"
+    golden.mkdir(parents=True)
+    np.save(golden / golden_file_name("conv1/Relu", 0, 1718260502000002), host.astype(np.float32))
+    np.save(golden / golden_file_name("conv1/Relu", 1, 1718260502000003), np.float32(2.5))
+    result = cli("ni", "conv1/Relu", data=root)
+    assert result.status == 0, result.err
+    out = result.out
+    mean = f"{float(host.astype(np.float32).mean()):.6g}"
+    assert (f"input 0 [FLOAT16][NHWC][1,8,8,4] max {float(host.max()):.6g} min {float(host.min()):.6g} "
+            f"mean {mean} nan 0 inf 0 zero 0  (from NC1HWC0[1,1,8,8,16], padding cut)") in out
+    padded = 1 * 8 * 8 * 12
+    assert f"output 0 [FLOAT16][NC1HWC0][1,1,8,8,16]" in out and f"zero {padded}  (device layout, padding included" in out
+    # golden rows: dtype and shape, no empty layout brackets; a 0-d tensor says scalar
+    assert f"conv1_Relu.0 [float32][1,8,8,4] max" in out and f"mean {mean}" in out
+    assert "conv1_Relu.1 [float32] scalar max 2.5" in out
+    assert "[float32][]" not in out

@@ -85,7 +85,7 @@ def locate_tf_dumps(path: Path, kind: str = "auto") -> TfDumpLocation:
     if kind not in ("auto", "v1", "v2"):
         raise UsageError(f"--format must be auto, v1 or v2, not {kind}")
     if not path.exists():
-        raise WorkspaceError(f"{path}: no tfdbg dump folder; {HOW_TO_DUMP}")
+        raise WorkspaceError(f"{path} does not exist; {HOW_TO_DUMP}")
     if not path.is_dir():
         raise WorkspaceError(f"{path}: is a file; give the tfdbg dump folder (tf/tf_debug or a run_* folder)")
     if path.name.startswith(tfdbg_v1.DEVICE_PREFIX) and tfdbg_v1.RUN_DIR.match(path.parent.name):
@@ -262,6 +262,8 @@ def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = 
     written = bytes_written = 0
     stopped: str | None = None
     if todo:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise WorkspaceError(f"{out_dir} is a file; give a folder for the golden tensors with --out DIR")
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

@@ -47,7 +47,11 @@ def prepare_folder(root: Path, *, force: bool) -> None:
             shutil.rmtree(target)
         else:
             target.unlink()
-    root.mkdir(parents=True, exist_ok=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(f"cannot create the demo folder {root}: {exc.strerror or exc}; "
+                             "give a folder you can write to") from None
 
 
 def run_network(root: Path) -> DemoBuild:

@@ -290,3 +290,12 @@ def test_debug_1_differs_from_debug_0_in_one_op(demo_workspace) -> None:
             first_different = op.name
             break
     assert first_different == PLANTED
+
+
+def test_demo_in_a_folder_that_cannot_be_created_is_one_line(cli, tmp_path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = cli("demo", str(blocker / "sub"))
+    assert result.status == 1
+    assert result.out.strip().splitlines() == [
+        f"cannot create the demo folder {blocker / 'sub'}: Not a directory; give a folder you can write to"]

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from precision_tool.errors import CommandFailed
+from precision_tool.errors import CommandFailed, WorkspaceError
 from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
 
 _DESCRIPTION = """\
@@ -60,6 +60,11 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
             if status != 0:
                 raise CommandFailed(f"tf_dump: the training command exited with status {status}; "
                                     "nothing was extracted")
+            if dump_is_empty(dump_dir):
+                raise WorkspaceError(
+                    f"tf_dump: `{args.command}` ran but wrote no tfdbg dumps into {dump_dir}; make the script "
+                    "wrap its session with npu_tf_config.sess_dump(sess) (import precision_tool.tf_config "
+                    "as npu_tf_config) or use hooks=[npu_tf_config.estimator_dump()]")
         else:
             ctx.note(note_line(f"{dump_dir} already holds dumps: not running the training command "
                                "(empty the folder to dump again)"))

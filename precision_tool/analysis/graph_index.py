@@ -273,6 +273,28 @@ class GraphIndex:
                 out.extend(e for e in summary.ops if needle in e.graph.lower())
         return out
 
+    def graph_names(self, graph_filter: str | None = None) -> list[str]:
+        """Names of the loaded graphs (and their files) that `graph_filter` selects, as -g matches them:
+        a file whose name contains it selects all its graphs. Without a filter: every graph."""
+        needle = graph_filter.lower() if graph_filter else None
+        out: list[str] = []
+        for summary in self.load(graph_filter):
+            for graph in summary.graph_names:
+                if needle is None or needle in summary.path.name.lower() or needle in graph.lower():
+                    if graph not in out:
+                        out.append(graph)
+        return out
+
+    def graph_choices(self) -> list[str]:
+        """What -g can be given: graph names and graph file names of every debug id (for hints and
+        completion), without parsing anything for the file names."""
+        names = self.graph_names()
+        for debug_id in self.workspace.debug_ids():
+            for path in self.workspace.graph_files(debug_id):
+                if path.name not in names:
+                    names.append(path.name)
+        return names
+
     def _build_names(self) -> None:
         with self._lock:
             if self._by_name is None:

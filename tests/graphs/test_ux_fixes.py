@@ -57,3 +57,20 @@ def test_ni_stats_cut_device_padding(cli, make_workspace, tf_ge_model: Model) ->
     assert f"conv1_Relu.0 [float32][1,8,8,4] max" in out and f"mean {mean}" in out
     assert "conv1_Relu.1 [float32] scalar max 2.5" in out
     assert "[float32][]" not in out
+
+
+def test_graph_filter_matching_nothing_says_so(cli, make_workspace, tf_ge_model: Model) -> None:
+    root = make_workspace({0: tf_ge_model})
+    result = cli("ni", "-n", "conv1/Relu", "-g", "nope", data=root)
+    assert result.status == 1
+    text = result.out + result.err
+    assert "no graph matches 'nope'; graphs: ge_default_1, ge_proto_00000094_graph_1_Build.txt" in text
+    assert "did you mean" not in text
+    assert cli("ni", "-n", "conv1/Relu", "-g", "default_1", data=root).status == 0
+    listed = cli("ls", "-g", "nope", data=root)
+    assert listed.status == 0 and "0 op(s)" in listed.out
+    assert "no graph matches 'nope'; graphs: ge_default_1" in listed.out
+    passes = cli("ls", "-f", "nope", data=root)
+    assert "no op has a fusion pass containing 'nope'" in passes.out
+    both = cli("ls", "-t", "Softmax", "-n", "conv1", data=root)
+    assert "0 op(s)" in both.out and "no op matches all the filters together" in both.out

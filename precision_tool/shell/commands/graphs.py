@@ -39,6 +39,7 @@ def _load(ctx: Context, graph_filter: str | None) -> Any:
 def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
     """`ls [-n NAME] [-t TYPE] [-f PASS] [-k KERNEL] [-g GRAPH]`: substring filters, combined with AND."""
     from precision_tool.render.graphs import op_rows
+    from precision_tool.render.messages import note_line
 
     index = _load(ctx, args.graph)
     entries = index.entries(args.graph)
@@ -49,7 +50,31 @@ def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
             lower = needle.lower()
             entries = [e for e in entries if lower in field(e).lower()]
     sources = {(e.debug_id, e.file, e.graph) for e in index.entries(args.graph)}
-    return op_rows(entries, multiple_sources=len(sources) > 1)
+    out: list[Any] = [op_rows(entries, multiple_sources=len(sources) > 1)]
+    if not entries:
+        hint = _no_match_hint(index, args, filters)
+        if hint:
+            out.append(note_line(hint))
+    return out
+
+
+def _no_match_hint(index: Any, args: argparse.Namespace, filters: list[tuple[str | None, Any]]) -> str | None:
+    """Why `ls` listed nothing: the -g that matches no graph (naming those there are), else the
+    first filter that alone matches no op."""
+    if args.graph and not index.graph_names(args.graph):
+        return no_graph_message(index, args.graph)
+    entries = index.entries(args.graph)
+    labels = {"name": "name", "type": "type", "fusion_pass": "fusion pass", "kernel": "kernel name"}
+    for (needle, field), key in zip(filters, labels):
+        if needle and not any(needle.lower() in field(e).lower() for e in entries):
+            return f"no op has a {labels[key]} containing {needle!r}"
+    return "no op matches all the filters together" if entries else None
+
+
+def no_graph_message(index: Any, graph_filter: str) -> str:
+    choices = index.graph_choices()
+    shown = ", ".join(choices[:10]) + (f" and {len(choices) - 10} more" if len(choices) > 10 else "")
+    return f"no graph matches {graph_filter!r}; graphs: {shown or '(none)'}"
 
 
 def complete_op_names(request: CompletionRequest) -> list[str]:
@@ -92,6 +117,8 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
     if args.name and args.op_name and args.name != args.op_name:
         raise UsageError("ni: give the op name once, either as NAME or with -n")
     index = _load(ctx, args.graph)
+    if args.graph and not index.graph_names(args.graph):
+        raise WorkspaceError(f"ni: {no_graph_message(index, args.graph)}")
     entries = index.find(name, args.graph)
     if not entries:
         found = index.candidates(name)

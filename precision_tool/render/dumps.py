@@ -71,10 +71,13 @@ def decode_report(report: "DecodeReport") -> list[RenderableType]:
 
 # --- ls dump ---------------------------------------------------------------------------------------
 _LISTING_HEADER = ("op type", "op name", "task", "stream", "timestamp_us", "in", "out")
+_GAP = "  "
+_MIN_NAME_WIDTH = 12  # below this the name column is useless: each dump takes two lines instead
 
 
 def dump_listing(rows: Sequence["DumpListing"], folders: Sequence[Path]) -> RenderableType:
-    """A column-aligned listing; plain text rather than a rich Table so that 20,000 rows print quickly."""
+    """A column-aligned listing laid out for the console width; plain text rather than a rich Table so that
+    20,000 rows print quickly. The numbers are never dropped: long op names fold inside their column."""
     if not rows:
         where = ", ".join(str(f) for f in folders) or "the workspace"
         return note_line(f"no NPU dump files match in {where}")
@@ -84,37 +87,110 @@ def dump_listing(rows: Sequence["DumpListing"], folders: Sequence[Path]) -> Rend
          "?" if r.output_count is None else str(r.output_count))
         for r in rows
     ]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(_LISTING_HEADER)]
-    right = {2, 3, 4, 5, 6}
-    template = "  ".join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
-
-    def line(values: Sequence[str]) -> str:
-        return template.format(*values).rstrip()
-
-    lines = [(line(_LISTING_HEADER), "bold")]
-    lines.extend([(template.format(*c), "") for c in cells])
-    lines.append((f"{len(rows)} dump file(s) in {', '.join(str(f) for f in folders)}", "dim"))
-    lines.extend((f"{r.path}: {r.problem}", "error") for r in [r for r in rows if r.problem][:_SHOW_PROBLEMS])
-    return PlainLines(lines)
+    footer = (f"{len(rows)} dump file(s) in", [str(f) for f in folders])
+    problems = [(r.path, r.problem) for r in rows if r.problem]
+    return DumpListingView(cells, footer, problems)
 
 
-class PlainLines:
-    """Pre-formatted lines, each with one style: no wrapping or markup work, so 20,000 lines print fast."""
+def middle_ellipsis(text: str, width: int) -> str:
+    """`text` cut to `width` characters by replacing its middle with '…' (both ends stay readable)."""
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return text[:width]
+    keep = width - 1
+    return text[:(keep + 1) // 2] + "…" + text[len(text) - keep // 2:]
 
-    def __init__(self, lines: Sequence[tuple[str, str]]) -> None:
-        self.lines = list(lines)
+
+def fold(text: str, width: int) -> list[str]:
+    """`text` in pieces of at most `width` characters (every character kept, for copying)."""
+    width = max(1, width)
+    return [text[i:i + width] for i in range(0, len(text), width)] or [""]
+
+
+def wrap_words(text: str, width: int, indent: str = "") -> list[str]:
+    """Word-wrapped lines (long words folded, nothing cut); continuation lines get `indent`."""
+    import textwrap
+
+    return textwrap.wrap(text, width=max(len(indent) + 8, width), subsequent_indent=indent,
+                         break_on_hyphens=False, break_long_words=True) or [""]
+
+
+class DumpListingView:
+    """`ls dump` rows, laid out when the console width is known."""
+
+    def __init__(self, cells: Sequence[tuple[str, ...]], footer: tuple[str, list[str]], problems: Sequence[tuple[str, str]]) -> None:
+        self.cells = list(cells)
+        self.footer = footer
+        self.problems = list(problems)
+
+    def lines(self, width: int) -> list[tuple[str, str]]:
+        """(text, style) lines, none longer than `width` (unless one character per line would not fit)."""
+        widths = [max(len(h), *(len(c[i]) for c in self.cells)) for i, h in enumerate(_LISTING_HEADER)]
+        numbers_width = sum(widths[2:]) + len(_GAP) * 6
+        room = width - numbers_width  # for op type + op name
+        type_width = widths[0]
+        if type_width + widths[1] > room:  # shrink the type column first (types are short and ellipsize well)
+            type_width = min(widths[0], max(room - widths[1], min(room // 3, 16), len(_LISTING_HEADER[0])))
+        name_width = min(widths[1], room - type_width)
+        out: list[tuple[str, str]] = []
+        if name_width < _MIN_NAME_WIDTH:
+            out.extend(self._stacked(width))
+        else:
+            out.extend(self._columns([type_width, name_width, *widths[2:]]))
+        out.extend((line, "dim") for line in self._footer_lines(width))
+        for path, problem in self.problems:
+            out.extend((line, "error") for line in fold(f"{path}:", width))
+            out.extend(("    " + line, "error") for line in wrap_words(problem, width - 4))
+        return out
+
+    def _footer_lines(self, width: int) -> list[str]:
+        if len(self.footer[0]) + 2 + sum(len(f) + 2 for f in self.footer[1]) <= width:
+            return [f"{self.footer[0]} {', '.join(self.footer[1])}"]
+        return [self.footer[0]] + [line for folder in self.footer[1] for line in fold("    " + folder, width)]
+
+    def _columns(self, widths: list[int]) -> list[tuple[str, str]]:
+        right = {2, 3, 4, 5, 6}
+        template = _GAP.join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
+        blank = ("",) * 5
+        lines = [(template.format(*_LISTING_HEADER).rstrip(), "bold")]
+        type_width, name_width = widths[0], widths[1]
+        for cell in self.cells:
+            op_type = middle_ellipsis(cell[0], type_width)
+            if len(cell[1]) <= name_width:
+                lines.append((template.format(op_type, cell[1], *cell[2:]), ""))
+                continue
+            pieces = fold(cell[1], name_width)
+            lines.append((template.format(op_type, pieces[0], *cell[2:]), ""))
+            lines.extend((template.format("", piece, *blank).rstrip(), "") for piece in pieces[1:])
+        return lines
+
+    def _stacked(self, width: int) -> list[tuple[str, str]]:
+        """Too narrow for columns: the op on one line, its numbers on the next."""
+        lines: list[tuple[str, str]] = []
+        for cell in self.cells:
+            lines.extend((line, "bold") for line in fold(f"{cell[0]} {cell[1]}", width))
+            line = "   "
+            for label, value in zip(_LISTING_HEADER[2:], cell[2:]):
+                pair = f" {label} {value}"
+                if len(line) + len(pair) > width and line.strip():
+                    lines.append((line, ""))
+                    line = "   "
+                line += pair
+            lines.append((line, ""))
+        return lines
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
         newline = Segment.line()
         styles: dict[str, Style | None] = {}
-        for text, style_name in self.lines:
+        for text, style_name in self.lines(options.max_width):
             if style_name not in styles:
                 styles[style_name] = console.get_style(style_name) if style_name else None
             yield Segment(text, styles[style_name])
             yield newline
 
     def __str__(self) -> str:
-        return "\n".join(text for text, _ in self.lines)
+        return "\n".join(text for text, _ in self.lines(10_000))
 
 
 # --- pt --------------------------------------------------------------------------------------------

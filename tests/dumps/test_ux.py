@@ -43,3 +43,74 @@ def test_pt_on_a_folder_says_it_is_a_folder(cli, tmp_path: Path) -> None:
     text = result.out + result.err
     assert f"{folder} is a folder" in text and f"dc {folder}" in text
     assert "no such file" not in text
+
+
+LONG_OP = "model/block_with_a_very_long_scope_name/GradientDescent_update_kernel_ResourceApplyGradientDescent"
+
+
+def _listing_workspace(conv_dump, raw_dump, tmp_path: Path) -> tuple[Path, Path]:
+    from precision_tool.formats.npu_dump import dump_file_name
+
+    root = tmp_path / "precision_data"
+    folder = root / "npu/debug_0/dump/20240613143502/0/ge_default_20240613143502_1/1/0"
+    folder.mkdir(parents=True)
+    conv_dump(folder, "net/conv1", task_id=1, timestamp_us=1_718_260_502_000_001)
+    conv_dump(folder, LONG_OP, task_id=2, timestamp_us=1_718_260_502_000_002, op_type="ApplyGradientDescent")
+    bad = raw_dump(folder / dump_file_name("Conv2D", "net/broken_" + "x" * 60, 3, 1, 1_718_260_502_000_003),
+                   header_length=1 << 40)
+    return root, bad
+
+
+def test_ls_dump_keeps_every_number_at_narrow_widths_and_fails_on_unreadable(cli, conv_dump, raw_dump,
+                                                                           tmp_path: Path) -> None:
+    from precision_tool.formats.npu_dump import sanitize_op_name
+
+    from precision_tool.errors import FormatError
+    from precision_tool.formats.npu_dump import read_dump_header
+
+    root, bad = _listing_workspace(conv_dump, raw_dump, tmp_path)
+    try:
+        read_dump_header(bad)
+        raise AssertionError("the bad dump was read")
+    except FormatError as exc:
+        reason = exc.problem
+    long_name = sanitize_op_name(LONG_OP)
+    for columns in ("80", "100", "120"):
+        result = cli("ls", "dump", data=root, env={"COLUMNS": columns})
+        assert result.status == 1, result.out + result.err
+        lines = result.out.splitlines()
+        assert all(len(line) <= int(columns) for line in lines), (columns, result.out)
+        assert lines[0].split()[-5:] == ["task", "stream", "timestamp_us", "in", "out"], lines[0]
+        rows = [line.split() for line in lines if len(line.split()) >= 5 and line.split()[-3].startswith("1718")]
+        assert [row[-5:] for row in rows] == [["1", "1", "1718260502000001", "2", "1"],
+                                              ["2", "1", "1718260502000002", "2", "1"],
+                                              ["3", "1", "1718260502000003", "?", "?"]], (columns, result.out)
+        # The long name folds inside its column: its pieces put together give it back whole.
+        start = next(n for n, line in enumerate(lines) if "1718260502000002" in line)
+        column = lines[start].index(long_name[:10])
+        pieces = [lines[start][column:].split()[0]]
+        for line in lines[start + 1:]:
+            if line[:column].strip() or not line[column:].strip():
+                break
+            pieces.append(line[column:].strip())
+        assert "".join(pieces) == long_name, (columns, result.out)
+        # The unreadable file is listed in full, its reason whole, and the command fails.
+        joined = "".join(line.strip() for line in lines)
+        assert str(bad).replace(" ", "") + ":" in joined
+        assert " ".join(line.strip() for line in lines).count(reason) == 1, (columns, result.out)
+        assert lines[-1].startswith("ls dump: 1 dump file(s) could not be read")
+
+
+def test_ls_dump_very_narrow_stacks_each_dump_on_two_lines(cli, conv_dump, tmp_path: Path) -> None:
+    root = tmp_path / "precision_data"
+    folder = root / "npu/debug_0/dump/20240613143502/0/ge_default_20240613143502_1/1/0"
+    folder.mkdir(parents=True)
+    conv_dump(folder, "net/conv1", task_id=7, timestamp_us=1_718_260_502_000_001)
+    result = cli("ls", "dump", data=root, env={"COLUMNS": "44"})
+    assert result.status == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0] == "Conv2D net_conv1"
+    text = " ".join(lines[1:3])
+    for pair in ("task 7", "stream 1", "timestamp_us 1718260502000001", "in 2", "out 1"):
+        assert pair in text, result.out
+    assert all(len(line) <= 44 for line in lines)

@@ -236,7 +236,12 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
         return note_line(f"no NPU dumps in {ctx.workspace.dump_root(0)}; train on the NPU with "
                          "session_dump_config(config, action='dump') from tf_config")
     rows = list_dump_files(folders, name=getattr(args, "name", None), op_type=getattr(args, "type", None))
-    return dump_listing(rows, folders)
+    listing = dump_listing(rows, folders)
+    unreadable = sum(1 for r in rows if r.problem)
+    if unreadable:
+        ctx.note(listing)
+        raise CommandFailed(f"ls dump: {unreadable} dump file(s) could not be read (listed above with the reason)")
+    return listing
 
 
 # --- completion --------------------------------------------------------------------------------------

@@ -171,6 +171,13 @@ class _Worker:
             return [self._nan_row(
                 group, op, f'[{op.name}] There is no dump file for my output operator "{op.name}". '
                            f"The type is {op.op_type}.")]
+        if self.npu_vs_npu and op.right_dump_path is None:
+            # msaccucmp's single row for an op the other run did not dump
+            return [CompareRow(
+                index=group.index, op_type=NAN_TEXT, npu_dump=group.npu_text, npu_dtype=NAN_TEXT,
+                npu_address=NAN_TEXT, ground_truth=group.ground_truth_text, golden_dtype=NAN_TEXT,
+                tensor_index=NAN_TEXT, shape=NAN_TEXT,
+                metrics=not_compared(f'[{op.name}] There is no the ground truth dump file for the op "{op.name}".'))]
         try:
             dump = read_dump_header(op.dump_path)
         except PrecisionToolError as exc:
@@ -224,10 +231,11 @@ class _Worker:
         x = _as_compared(read_tensor(dump, header))
         y = _as_compared(read_tensor(right, other))
         self.bytes_read += header.size + other.size
-        metrics = compare_sources(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), shape=[x.size],
+        metrics = compare_sources(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), shape=header.shape,
                                   npu_file=str(dump.path), golden_file=str(right.path))
+        # msaccucmp shows the dump's own (device) shape in NPU-vs-NPU results
         return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=_dtype_text(other),
-                          golden_address=str(other.address), shape=shape_text([x.size]), metrics=metrics)
+                          golden_address=str(other.address), shape=shape_text(header.shape), metrics=metrics)
 
     def _golden_pair(
         self, base: dict, op: OpPlan, dump: Any, header: Any, match: TensorMatch, npu_dtype: str, tensor_id: str

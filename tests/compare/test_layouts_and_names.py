@@ -215,3 +215,48 @@ def test_empty_tensors_rows_equal_msaccucmp(make_case, reference_tool: Path) -> 
     ours = case.run_ours()
     assert ours == case.run_reference(reference_tool)
     assert ours[1][8] == "[2,0]" and ours[1][9] == "1.000000" and ours[2][9] == "1.0"
+
+
+# --- 6. NPU vs NPU rows --------------------------------------------------------------------------------
+def test_npu_vs_npu_csv_equals_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu_dump import Format, TensorSpec
+
+    make, _, _, read_rows = make_case
+    case = make()
+    right = case.root / "right"
+    right.mkdir()
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1, 16, 4, 4)).astype(np.float32)
+    for side, folder in ((0, case.dump_dir), (1, right)):
+        y = _noisy(rng, x) if side else x
+        case.clock = 1704067200000000
+        case.dump("SplitD", "sp/Split", [], [TensorSpec(y, Format.NCHW), TensorSpec(y * 2, Format.NCHW)],
+                  folder=folder)
+        case.dump("TransData", "td1", [TensorSpec(y, Format.NCHW)],
+                  [TensorSpec(to_device(y, "NCHW", "NC1HWC0"), Format.NC1HWC0, (1, 16, 4, 4), address=64 + side)],
+                  folder=folder)
+        if not side:  # not dumped by the other run
+            case.dump("Cast", "cast1", [TensorSpec(y)], [TensorSpec(y.astype(np.float16))], folder=folder)
+        else:
+            case.clock += 10
+        case.dump("Relu", "end/Relu", [TensorSpec(y.reshape(16, 16))], [TensorSpec(np.maximum(y, 0).reshape(-1))],
+                  folder=folder)
+    out = case.root / "ref"
+    out.mkdir()
+    subprocess.run([str(reference_tool), "compare", "-m", str(case.dump_dir), "-g", str(right), "-out", str(out)],
+                   capture_output=True, text=True, timeout=600)
+    reference = read_rows(sorted(out.glob("result_*.csv"))[-1])
+    nc.run_specs([nc.RunSpec("n", str(case.dump_dir), "r.csv", right_dir=str(right))], case.root, workers=1,
+                 threshold=0.98)
+    ours = read_rows(case.root / "r.csv")
+    assert len(ours) == len(reference)
+    for mine, theirs in zip(ours, reference):
+        assert len(mine) == len(theirs)
+        for a, b in zip(mine, theirs):  # equal, or within compare.md's summation-order tolerance
+            assert a == b or abs(float(a) - float(b)) <= max(1e-5, 1e-4 * abs(float(b))), (mine, theirs)
+    missing = [row for row in ours if row[2] == "cast1"]
+    assert len(missing) == 1 and missing[0][1] == "NaN" and missing[0][8] == "NaN"
+    assert [row[9] for row in ours if row[8] == "td1:output:0"] == ["[1,1,4,4,16]"]

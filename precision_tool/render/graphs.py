@@ -13,14 +13,14 @@ from precision_tool.analysis.graph_index import OpEntry, OpReport, TensorFacts
 from precision_tool.formats.ge_graph import TensorDesc, attr_kind
 
 
-def op_rows(entries: list[OpEntry], multiple_sources: bool) -> Text:
-    """One line per op `[Type][Pass] name`, grouped under a header per (debug id, file, graph) when
-    there are several, and a count at the end."""
+def op_rows(entries: list[OpEntry]) -> Text:
+    """One line per op `[Type][Pass] name`, under a header per (debug id, file, graph) so it is always
+    clear which run and graph an op comes from, and a count at the end."""
     text = Text()
     current = None
     for entry in entries:
         source = (entry.debug_id, entry.file, entry.graph)
-        if multiple_sources and source != current:
+        if source != current:
             current = source
             text.append(f"debug_{entry.debug_id} · {entry.file.name} · {entry.graph}\n", style="bold")
         text.append(f"[{entry.type}]", style="cyan")

@@ -74,3 +74,26 @@ def test_graph_filter_matching_nothing_says_so(cli, make_workspace, tf_ge_model:
     assert "no op has a fusion pass containing 'nope'" in passes.out
     both = cli("ls", "-t", "Softmax", "-n", "conv1", data=root)
     assert "0 op(s)" in both.out and "no op matches all the filters together" in both.out
+
+
+def test_damaged_graph_ls_header_and_cast_check(cli, make_workspace, tf_ge_model: Model) -> None:
+    root = make_workspace({0: tf_ge_model, 1: tf_ge_model})
+    damaged = root / "npu" / "debug_0" / "graph" / "ge_proto_00000094_graph_1_Build.txt"
+    lines = damaged.read_text().splitlines(keepends=True)
+    damaged.write_text("".join(lines[:4] + ["garbage line here\n"] + lines[4:]))
+    listed = cli("ls", "-t", "Cast", data=root)
+    assert listed.status == 0
+    assert "ge_proto_00000094_graph_1_Build.txt: line 5" in listed.out + listed.err
+    rows = listed.out.strip().splitlines()
+    header = rows.index("debug_1 · ge_proto_00000094_graph_1_Build.txt · ge_default_1")
+    assert rows[header + 1].startswith("[Cast][]") and rows[-1] == "3 op(s)"
+    checked = cli("ac", data=root)
+    assert "cast: not checked (cannot read the graph):" in checked.out
+    assert "debug_0/graph/ge_proto_00000094_graph_1_Build.txt: line 5" in checked.out.replace("\n", "")
+    assert "Cast ops that can lose information" in checked.out
+
+
+def test_ls_header_with_one_graph(cli, make_workspace, tf_ge_model: Model) -> None:
+    root = make_workspace({0: tf_ge_model})
+    rows = cli("ls", "-t", "Softmax", data=root).out.strip().splitlines()
+    assert rows == ["debug_0 · ge_proto_00000094_graph_1_Build.txt · ge_default_1", "[Softmax][] softmax", "1 op(s)"]

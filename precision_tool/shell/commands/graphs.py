@@ -49,8 +49,7 @@ def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
         if needle:
             lower = needle.lower()
             entries = [e for e in entries if lower in field(e).lower()]
-    sources = {(e.debug_id, e.file, e.graph) for e in index.entries(args.graph)}
-    out: list[Any] = [op_rows(entries, multiple_sources=len(sources) > 1)]
+    out: list[Any] = [op_rows(entries)]
     if not entries:
         hint = _no_match_hint(index, args, filters)
         if hint:
@@ -164,15 +163,19 @@ def _fusion_check(args: argparse.Namespace, ctx: Context) -> Any:
 def _cast_check(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.graph_checks import lossy_casts
     from precision_tool.render.graphs import cast_table
-    from precision_tool.render.messages import note_line
+    from precision_tool.render.messages import note_line, warning_line
 
     index = _index(ctx)
-    if not index.load():
-        return note_line("cast: no Build graphs to check")
+    loaded = index.load()
+    # a graph that could not be read is not checked: say so, or "no lossy Cast" would be a false all-clear
+    unread = [warning_line(f"cast: not checked (cannot read the graph): {failure}") for failure in index.failures]
+    if not loaded:
+        return [*unread, note_line("cast: no Build graphs to check")]
     groups = lossy_casts(index)
     if not groups:
-        return note_line("cast: no Cast op can lose information")
-    return cast_table(groups, args.limit)
+        return [*unread, note_line("cast: no Cast op can lose information" +
+                                   (" in the graphs that could be read" if unread else ""))]
+    return [*unread, cast_table(groups, args.limit)]
 
 
 def _similarity_check(args: argparse.Namespace, ctx: Context) -> Any:

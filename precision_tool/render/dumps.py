@@ -134,7 +134,7 @@ class DumpListingView:
             type_width = min(widths[0], max(room - widths[1], min(room // 3, 16), len(_LISTING_HEADER[0])))
         name_width = min(widths[1], room - type_width)
         out: list[tuple[str, str]] = []
-        if name_width < _MIN_NAME_WIDTH:
+        if name_width < min(_MIN_NAME_WIDTH, widths[1]):
             out.extend(self._stacked(width))
         else:
             out.extend(self._columns([type_width, name_width, *widths[2:]]))

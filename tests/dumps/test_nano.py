@@ -179,7 +179,8 @@ def test_dc_ls_and_pt_on_nano_dumps(cli, tmp_path: Path) -> None:
     bad = folder / "Relu.broken.4.1.1718260502000001"
     bad.write_bytes(nano_bytes(tail=b"\0"))
     listing = cli("ls", "dump", data=root)
-    assert listing.status == 0 and "net_relu" in listing.out
+    assert listing.status == 1 and "net_relu" in listing.out  # the bad file makes `ls dump` fail
+    assert f"{bad}:" in listing.out and "ls dump: 1 dump file(s) could not be read" in listing.out
     decoded = cli("dc", str(folder), "-f", "NCHW", "-o", str(tmp_path / "out"), data=root)
     assert decoded.status == 1
     assert f"{bad}: nano (TLV) dump" in decoded.out + decoded.err

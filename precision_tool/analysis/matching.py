@@ -19,6 +19,10 @@ from precision_tool.formats.npu_dump import DumpName, dump_name_of, sanitize_op_
 from precision_tool.workspace import walk_files
 
 PASS_THROUGH_TYPES = ("Cast", "TransData")
+DEQUANT_NAME_ENDINGS = ("_dequant_layer", "AscendDequant", "_dequant")
+"""An op whose name ends so (or of type AscendDequant) has its inputs skipped, as in msaccucmp."""
+_QUANT_NAME = re.compile(r"_quant_layer|/AscendQuant|/AscendWeightQuant|\.quant|\.weight_quant")
+_DEQUANT_NAME = re.compile(r"_dequant_layer|_anti_quant_layer|/AscendDequant|/AntiQuant|\.dequant|\.anti_quant")
 """Ops whose outputs are compared with their producer's golden tensor (msaccucmp's SPECIAL_OPS_TYPE)."""
 
 
@@ -63,6 +67,10 @@ class OpPlan:
     outputs: tuple[TensorMatch, ...]
     right_dump_path: Path | None = None
     """NPU-vs-NPU: the other run's dump of the same op."""
+    skip_inputs: bool = False
+    """A dequantize op: msaccucmp does not compare its inputs (int32/int8 data with no golden)."""
+    skip_outputs: bool = False
+    """An AscendQuant op: msaccucmp does not compare its int8 outputs."""
 
     def input_match(self, index: int) -> TensorMatch:
         if index < len(self.inputs):
@@ -311,6 +319,8 @@ def plan_graph_compare(
                 name=op.name, op_type=op.type, dump_path=dump,
                 inputs=tuple(graph.input_golden(op, i) for i in range(len(op.data_inputs))),
                 outputs=tuple(graph.output_golden(op, i) for i in range(outputs)),
+                skip_inputs=op.type == "AscendDequant" or op.name.endswith(DEQUANT_NAME_ENDINGS),
+                skip_outputs=op.type == "AscendQuant",
             ))
         if len(members) == 1:
             npu_text = members[0].name
@@ -330,6 +340,13 @@ def plan_graph_compare(
     matched = len(used)
     unmatched = len(set(dumps.by_op.values()) - used)
     warnings: list[str] = []
+    quant = [op.name for op in graph_ops if _QUANT_NAME.search(op.name + "".join(op.original_op_names or []))]
+    if quant:
+        warnings.append(
+            f"the graph is quantized ({len(quant)} quantize ops, e.g. {quant[0]}): AscendQuant outputs and "
+            "dequantize inputs are not compared (as msaccucmp); msaccucmp also skips the ops between a quantize "
+            "and its dequantize op, which are compared here"
+        )
     ops_with_dump = sum(1 for g in plans for p in g.ops if p.dump_path is not None)
     if graph_ops and (matched == 0 or unmatched > matched):
         warnings.append(

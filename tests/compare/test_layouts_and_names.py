@@ -260,3 +260,35 @@ def test_npu_vs_npu_csv_equals_msaccucmp(make_case, reference_tool: Path) -> Non
     missing = [row for row in ours if row[2] == "cast1"]
     assert len(missing) == 1 and missing[0][1] == "NaN" and missing[0][8] == "NaN"
     assert [row[9] for row in ours if row[8] == "td1:output:0"] == ["[1,1,4,4,16]"]
+
+
+# --- 7. quantize / dequantize ops ----------------------------------------------------------------------
+def test_quant_outputs_and_dequant_inputs_are_skipped_like_msaccucmp(
+    make_case, reference_tool: Path  # type: ignore[no-untyped-def]
+) -> None:
+    from precision_tool.analysis.matching import index_dumps, plan_graph_compare
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    rng = np.random.default_rng(12)
+    case = make()
+    x = rng.standard_normal(32).astype(np.float32)
+    q = rng.integers(-100, 100, 32).astype(np.int8)
+    case.golden("in", 0, x)
+    case.op("in", "Data", outputs=[nd_desc((32,))])
+    case.golden("q/AscendQuant", 0, q)
+    case.op("q/AscendQuant", "AscendQuant", ["in:0"], [nd_desc((32,), "DT_INT8")], original=["q/AscendQuant"])
+    case.dump("AscendQuant", "q/AscendQuant", [TensorSpec(_noisy(rng, x))], [TensorSpec(q)])
+    case.golden("q/AscendQuant2", 0, q)
+    case.op("q/AscendQuant2", "AscendQuant", [], [nd_desc((32,), "DT_INT8")], original=["q/AscendQuant2"])
+    case.dump("AscendQuant", "q/AscendQuant2", [], [TensorSpec(q)])
+    case.golden("d/AscendDequant", 0, x)
+    case.op("d/AscendDequant", "AscendDequant", ["q/AscendQuant:0"], [nd_desc((32,), "DT_FLOAT16")],
+            original=["d/AscendDequant"])
+    case.dump("AscendDequant", "d/AscendDequant", [TensorSpec(q.astype(np.int32))],
+              [TensorSpec(_noisy(rng, x).astype(np.float16))])
+    ours = case.run_ours()
+    assert ours == case.run_reference(reference_tool)
+    assert [row[7] for row in ours[2:]] == ["q/AscendQuant:input:0", "NaN", "d/AscendDequant:output:0"]
+    plan = plan_graph_compare(case.ops, index_dumps(case.dump_dir, with_graph=True))
+    assert any("quantize" in w for w in plan.warnings)

@@ -101,18 +101,19 @@ def op_panel(report: OpReport, show_attrs: bool) -> Panel:
     if not op.output_descs and by_output:
         lines.append(f"  [{', '.join(c for cs in by_output.values() for c in cs)}]\n")
     parts: list[Any] = [lines]
+    # file names are shortened in the middle to fit one line; file_paths() prints them whole below
     if report.dump_files:
-        dumps = Text("NPU dumps\n", style="bold")
-        for path, facts in report.dump_files:
-            dumps.append(f"  {path}\n")
-            for fact in facts:
-                dumps.append(f"    {_stats_line(fact)}\n")
-        parts.append(dumps)
+        parts.append(Text("NPU dumps", style="bold"))
+        for number, (path, facts) in enumerate(report.dump_files, 1):
+            parts.append(MiddleEllipsis(f"  [{number}] ", path.name))
+            parts.append(Text("".join(f"    {_stats_line(fact)}\n" for fact in facts).rstrip("\n")))
+        parts.append(Text(""))
     if report.golden:
-        golden = Text("Golden tensors\n", style="bold")
-        for fact in report.golden:
-            golden.append(f"  {fact.path.name}\n    {_stats_line(fact)}\n")
-        parts.append(golden)
+        parts.append(Text("Golden tensors", style="bold"))
+        for number, fact in enumerate(report.golden, len(report.dump_files) + 1):
+            parts.append(MiddleEllipsis(f"  [{number}] ", fact.path.name))
+            parts.append(Text(f"    {_stats_line(fact)}"))
+        parts.append(Text(""))
     if show_attrs:
         attrs = Table("attribute", "value", box=None, show_header=True, pad_edge=False)
         for key, value in op.attrs.items():
@@ -120,6 +121,37 @@ def op_panel(report: OpReport, show_attrs: bool) -> Panel:
         parts.append(attrs)
     title = Text(f"debug_{entry.debug_id} · {entry.graph} · {op.name}")
     return Panel(Group(*parts), title=title, title_align="left", subtitle=entry.file.name)
+
+
+def file_paths(report: OpReport) -> Text | None:
+    """The full path of every file an `ni` panel numbers, one line each so it can be copied whole."""
+    paths = [path for path, _ in report.dump_files] + [fact.path for fact in report.golden]
+    if not paths:
+        return None
+    return Text("\n".join(f"[{number}] {path}" for number, path in enumerate(paths, 1)), style="dim")
+
+
+class MiddleEllipsis:
+    """One line `prefix + text`, with the middle of `text` replaced by '…' when it does not fit
+    (the start and the end of a dump file name, op and timestamp, are what tell files apart)."""
+
+    def __init__(self, prefix: str, text: str) -> None:
+        self.prefix = prefix
+        self.text = text
+
+    def __rich_console__(self, console: Any, options: Any) -> Iterable[Text]:
+        room = max(options.max_width - len(self.prefix), 5)
+        text = self.text
+        if len(text) > room:
+            head = (room - 1) // 2
+            text = text[:head] + "…" + text[len(text) - (room - 1 - head):]
+        yield Text(self.prefix + text, no_wrap=True, overflow="ellipsis")
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        full = len(self.prefix) + len(self.text)
+        return Measurement(min(full, len(self.prefix) + 5), full)
 
 
 def _relation_rows(report: OpReport, row: Any) -> None:
@@ -173,10 +205,14 @@ def cast_table(groups: list[Any], limit: int) -> Table:
     table.add_column("from")
     table.add_column("to")
     table.add_column("count", justify="right")
-    table.add_column("why")
-    table.add_column("ops")
+    table.add_column("why", ratio=1)
+    table.add_column("ops", ratio=2, min_width=20)
+    most = max(limit, 1) * 10
     for group in groups:
-        shown = ", ".join(group.op_names[:limit]) + (" ..." if len(group.op_names) > limit else "")
+        # names are joined with ", " so the cell wraps between names, never hiding them behind "..."
+        shown = ", ".join(group.op_names[:most])
+        if len(group.op_names) > most:
+            shown += f" and {len(group.op_names) - most} more (-l {max(limit, 1) * 2} shows more)"
         table.add_row(group.src, group.dst, str(len(group.op_names)), group.reason, Text(shown))
     return table
 

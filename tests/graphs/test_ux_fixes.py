@@ -97,3 +97,42 @@ def test_ls_header_with_one_graph(cli, make_workspace, tf_ge_model: Model) -> No
     root = make_workspace({0: tf_ge_model})
     rows = cli("ls", "-t", "Softmax", data=root).out.strip().splitlines()
     assert rows == ["debug_0 · ge_proto_00000094_graph_1_Build.txt · ge_default_1", "[Softmax][] softmax", "1 op(s)"]
+
+
+def test_cast_table_shows_every_name_and_ni_paths_copy_whole(cli, make_workspace, tf_ge_model: Model) -> None:
+    import copy
+
+    import numpy as np
+
+    from precision_tool.formats.npu_dump import TensorSpec, dump_file_name, write_dump
+
+    model = copy.deepcopy(tf_ge_model)
+    graph = model.graphs[0]
+    to_half = graph.op("to_half")
+    assert to_half is not None
+    for i in range(35):
+        clone = copy.deepcopy(to_half)
+        clone.name, clone.id, clone.dst_names, clone.dst_indexes = f"trans_Cast_{i}", 100 + i, [], []
+        graph.ops.append(clone)
+    root = make_workspace({0: model})
+    wide = cli("ac", data=root, env={"COLUMNS": "120"})
+    def ops_column(out: str) -> str:  # the last cell of each table line, joined
+        cells = [line.split("│")[-2].strip() for line in out.splitlines() if line.count("│") == 6]
+        return " ".join(cells)
+    shown_ops = ops_column(wide.out)
+    names = ["to_half"] + [f"trans_Cast_{i}" for i in range(29)]
+    assert ", ".join(names) in shown_ops and "..." not in shown_ops
+    assert "and 6 more (-l 6 shows more)" in shown_ops and "trans_Cast_29" not in shown_ops
+    assert "trans_Cast_34" in ops_column(cli("ac", "-l", "4", data=root, env={"COLUMNS": "120"}).out)
+    # ni: dump file names fit the panel (middle ellipsis) and the full paths follow, one line each
+    long_name = "conv1/Relu"
+    dump_dir = root / "npu" / "debug_0" / "dump" / "20240613143502" / "0" / ("ge_default_1" * 6) / "1" / "0"
+    dump_dir.mkdir(parents=True)
+    file = dump_dir / dump_file_name("Relu", long_name, 7, 0, 1718260502000001)
+    write_dump(file, op_name=long_name, inputs=[TensorSpec(np.ones((2, 3), np.float32))], outputs=[])
+    shown = cli("ni", long_name, data=root, env={"COLUMNS": "60"})
+    assert shown.status == 0, shown.err
+    lines = shown.out.splitlines()
+    assert f"[1] {file}" in lines
+    assert any(line.startswith("│   [1] Relu.conv1_Relu.7.0.1718") for line in lines)
+    assert all(len(line) <= 60 for line in lines if line.startswith("│"))

@@ -107,7 +107,7 @@ def _depth(text: str) -> int:
 
 def _ni(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.graph_index import neighbourhood, op_report
-    from precision_tool.render.graphs import candidates, op_panel
+    from precision_tool.render.graphs import candidates, file_paths, op_panel
     from precision_tool.render.messages import note_line, warning_line
 
     name = args.name or args.op_name
@@ -126,7 +126,11 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
         return candidates(name, found)
     out: list[Any] = []
     for entry in entries:
-        out.append(op_panel(op_report(index, entry), args.attrs))
+        report = op_report(index, entry)
+        out.append(op_panel(report, args.attrs))
+        paths = file_paths(report)
+        if paths is not None:
+            out.append(paths)
         if args.save is not None:
             from precision_tool.render.op_graph import save_subgraph
 

@@ -254,11 +254,20 @@ def result_files(folder: Path) -> list[Path]:
 
 
 # --- summaries ----------------------------------------------------------------------------------
+NAN_DATA_TEXTS = ("nan", "-nan", "inf", "-inf")
+"""How a metric computed over NaN/Inf data is printed (not computed at all is 'NaN')."""
+
+
 @dataclass(frozen=True)
 class TensorCosine:
     tensor_index: str
     cosine: float
-    """NaN when not computed."""
+    """NaN when not computed, or when the data holds NaN/Inf (then `nan_data`)."""
+    nan_data: bool = False
+    """The cosine is nan because the tensors hold NaN/Inf: it fails the threshold, it is not 'unknown'."""
+
+    def fails(self, threshold: float) -> bool:
+        return self.nan_data or (not math.isnan(self.cosine) and self.cosine <= threshold)
 
 
 @dataclass(frozen=True)
@@ -274,10 +283,15 @@ class OpResult:
     reasons: tuple[str, ...] = ()
 
     def failing_outputs(self, threshold: float) -> list[TensorCosine]:
-        return [t for t in self.outputs if not math.isnan(t.cosine) and t.cosine <= threshold]
+        """Outputs at or below the threshold, and outputs whose data holds NaN/Inf."""
+        return [t for t in self.outputs if t.fails(threshold)]
 
     def failing_inputs(self, threshold: float) -> list[TensorCosine]:
-        return [t for t in self.inputs if not math.isnan(t.cosine) and t.cosine <= threshold]
+        return [t for t in self.inputs if t.fails(threshold)]
+
+    @property
+    def nan_data_outputs(self) -> list[TensorCosine]:
+        return [t for t in self.outputs if t.nan_data]
 
 
 @dataclass(frozen=True)
@@ -302,7 +316,9 @@ class CompareSummary:
     tensors_compared: int
     tensors_not_compared: int
     abnormal_ops: tuple[OpResult, ...] = field(default=())
-    """Ops with an output cosine ≤ threshold, in graph order."""
+    """Ops with an output cosine ≤ threshold or an output holding NaN/Inf, in graph order."""
+    nan_data_outputs: int = 0
+    """Outputs whose cosine is nan because the data holds NaN/Inf (counted as failing)."""
     first_divergent_op: OpResult | None = None
     """The first op whose outputs fail while its inputs pass: where the error is born."""
     first_failure: FirstFailure | None = None
@@ -322,10 +338,12 @@ def group_ops(table: ResultTable) -> list[OpResult]:
             current[key] = {"row": row, "inputs": [], "outputs": [], "reasons": []}
             order.append(key)
         entry = current[key]
+        nan_data = row.values.get("CosineSimilarity", "").strip().lower() in NAN_DATA_TEXTS \
+            and row.values.get("CosineSimilarity", "").strip() != NAN_TEXT
         if row.kind == "input":
-            entry["inputs"].append(TensorCosine(row.tensor_index, row.cosine))
+            entry["inputs"].append(TensorCosine(row.tensor_index, row.cosine, nan_data))
         elif row.kind == "output":
-            entry["outputs"].append(TensorCosine(row.tensor_index, row.cosine))
+            entry["outputs"].append(TensorCosine(row.tensor_index, row.cosine, nan_data))
         if row.reason:
             entry["reasons"].append(row.reason)
     for key in order:
@@ -360,6 +378,7 @@ def summarize(table: ResultTable, threshold: float = 0.98) -> CompareSummary:
         path=table.path, complete=table.complete, threshold=threshold, ops=tuple(ops),
         tensors_compared=compared, tensors_not_compared=len(table.rows) - compared,
         abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
+        nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
         min_output_cosine=min(outputs) if outputs else math.nan,
         npu_vs_npu=table.header.count("Address") == 2,
     )

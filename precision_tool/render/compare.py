@@ -14,7 +14,9 @@ from precision_tool.analysis.metrics import METRIC_NAMES, TensorMetrics
 from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
 
 
-def cosine_text(value: float, threshold: float) -> Text:
+def cosine_text(value: float, threshold: float, nan_data: bool = False) -> Text:
+    if nan_data:
+        return Text("nan (NaN/Inf data)", style="bad")
     if math.isnan(value):
         return Text("NaN", style="dim")
     return Text(f"{value:.6f}", style="bad" if value <= threshold else "ok")
@@ -28,7 +30,7 @@ def _tensor_line(tensors: Sequence[TensorCosine], threshold: float) -> Text:
         parts = tensor.tensor_index.rsplit(":", 2)
         label = ("in" if parts[-2] == "input" else "out") + parts[-1] if len(parts) == 3 else "?"
         line.append(label + " ", style="dim")
-        line.append_text(cosine_text(tensor.cosine, threshold))
+        line.append_text(cosine_text(tensor.cosine, threshold, tensor.nan_data))
     return line if tensors else Text("-", style="dim")
 
 
@@ -52,9 +54,10 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
     if op is not None:
         line = Text("first divergent op: ", style="bold")
         line.append(f"[{op.index}] {op.npu_op}", style="op")
-        worst = min((t.cosine for t in op.failing_outputs(thr)), default=math.nan)
+        worst = min((t.cosine for t in op.failing_outputs(thr) if not t.nan_data), default=math.nan)
         right = "other NPU run" if summary.npu_vs_npu else "golden"
-        line.append(f" ({op.op_type}; {right} {op.golden_op}) — its outputs fail (cosine {worst:.6f} ≤ {thr}) "
+        how = f"cosine {worst:.6f} ≤ {thr}" if not math.isnan(worst) else "NaN/Inf data"
+        line.append(f" ({op.op_type}; {right} {op.golden_op}) — its outputs fail ({how}) "
                     "while its inputs pass: the error is born here; later failures may only inherit it")
         lines.append(line)
     failure = summary.first_failure
@@ -64,6 +67,9 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
             f"input that no earlier op's output explains: a graph input — the NPU and golden runs were fed "
             f"different data (inconsistent inputs); check the input pipeline before the operators",
             style="warning"))
+    if summary.nan_data_outputs:
+        lines.append(Text(f"{summary.nan_data_outputs} outputs could not be compared (NaN/Inf data): counted as "
+                          "failing", style="bad"))
     if not summary.abnormal_ops:
         lines.append(Text(f"no op output has cosine ≤ {thr}: every compared output meets the threshold", style="ok"))
     return lines
@@ -78,7 +84,7 @@ def summary_view(summary: CompareSummary, limit: int, title: str | None = None) 
     parts.append(Text(
         f"{len(summary.ops)} ops, {summary.tensors_compared} tensors compared, "
         f"{summary.tensors_not_compared} not compared; {len(summary.abnormal_ops)} ops with output cosine ≤ "
-        f"{summary.threshold}", style="dim"))
+        f"{summary.threshold}" + (" or NaN/Inf data" if summary.nan_data_outputs else ""), style="dim"))
     for op in summary.abnormal_ops[:limit]:
         parts.append(op_panel(op, summary.threshold, "NPU (other)" if summary.npu_vs_npu else "golden"))
     if len(summary.abnormal_ops) > limit:

@@ -292,3 +292,30 @@ def test_quant_outputs_and_dequant_inputs_are_skipped_like_msaccucmp(
     assert [row[7] for row in ours[2:]] == ["q/AscendQuant:input:0", "NaN", "d/AscendDequant:output:0"]
     plan = plan_graph_compare(case.ops, index_dumps(case.dump_dir, with_graph=True))
     assert any("quantize" in w for w in plan.warnings)
+
+
+# --- 8. NaN/Inf data never passes ----------------------------------------------------------------------
+def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.analysis.results import read_result_csv, summarize
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    case = make()
+    good = np.arange(1, 17, dtype=np.float32)
+    case.golden("good/Op", 0, good)
+    case.op("good/Op", "Relu", [], [nd_desc((16,))], original=["good/Op"])
+    case.dump("Relu", "good/Op", [], [TensorSpec(good)])
+    bad = good.copy()
+    bad[3] = np.nan
+    case.golden("nan/Op", 0, good)
+    case.op("nan/Op", "Mul", ["good/Op:0"], [nd_desc((16,))], original=["nan/Op"])
+    case.dump("Mul", "nan/Op", [TensorSpec(good)], [TensorSpec(bad)])
+    case.run_ours()
+    summary = summarize(read_result_csv(case.root / "ours" / "result.csv"))
+    assert summary.nan_data_outputs == 1 and [op.npu_op for op in summary.abnormal_ops] == ["nan/Op"]
+    assert summary.first_divergent_op is not None and summary.first_divergent_op.npu_op == "nan/Op"
+    shown = cli("vcs", "-f", str(case.root / "ours" / "result.csv"), data=case.data)
+    assert shown.status == 0
+    assert "every compared output meets the threshold" not in shown.out
+    assert "1 outputs could not be compared (NaN/Inf data)" in shown.out
+    assert "NaN/Inf data" in shown.out.split("first divergent op")[1]

@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu_dump import (
@@ -39,6 +39,7 @@ class DecodeProblem:
     path: Path
     message: str
     label: str | None = None
+    ambiguous: bool = False  # the layout could be read more than one way; a graph's origin_format would decide
 
     def line(self) -> str:
         where = f"{self.path} {self.label}" if self.label else str(self.path)
@@ -137,8 +138,10 @@ def decode_dumps(
     workers: int = 1,
     on_file_done: Callable[[int], None] | None = None,
     ignored: Sequence[Path] = (),
+    origin_formats: Mapping[Path, "OriginFormats"] | None = None,
 ) -> DecodeReport:
-    """Decode every dump in `paths` into `out_dir` (created when something is written)."""
+    """Decode every dump in `paths` into `out_dir` (created when something is written). `origin_formats`
+    gives, per file, the layout the graph names for each tensor (see `graph_origin_formats`)."""
     target = target_format.upper() if target_format else None
     out_dir = Path(out_dir)
     jobs = [Path(p) for p in paths]
@@ -150,7 +153,8 @@ def decode_dumps(
         out_dir.mkdir(parents=True, exist_ok=True)
     workers = max(1, min(workers, len(jobs) // 4 or 1))
     try:
-        _run_jobs(jobs, out_dir, target, workers, on_file_done, (written, skipped, failed, renamed))
+        _run_jobs(jobs, out_dir, target, workers, on_file_done, (written, skipped, failed, renamed),
+                  dict(origin_formats or {}))
     finally:
         # Whatever was written gets its mapping rows, even when the run stops half-way.
         _write_renames(out_dir, renamed, failed)
@@ -169,10 +173,11 @@ _Lists = tuple[list[Path], list[DecodeProblem], list[DecodeProblem], list[tuple[
 
 
 def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
-              on_file_done: Callable[[int], None] | None, lists: _Lists) -> None:
+              on_file_done: Callable[[int], None] | None, lists: _Lists,
+              origins: dict[Path, "OriginFormats"]) -> None:
     if workers == 1:
         for path in jobs:
-            _collect(_decode_one(path, out_dir, target), lists)
+            _collect(_decode_one(path, out_dir, target, origins.get(path)), lists)
             if on_file_done:
                 on_file_done(1)
     else:
@@ -187,7 +192,8 @@ def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
             context = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
             pool_type = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context)
         with pool_type as pool:
-            futures = {pool.submit(_decode_many, chunk, out_dir, target): len(chunk) for chunk in chunks}
+            futures = {pool.submit(_decode_many, chunk, out_dir, target, {p: origins[p] for p in chunk if p in origins}):
+                       len(chunk) for chunk in chunks}
             for future in concurrent.futures.as_completed(futures):
                 for result in future.result():
                     _collect(result, lists)
@@ -208,13 +214,14 @@ def _chunks(items: list[Path], count: int) -> list[list[Path]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def _decode_many(paths: list[Path], out_dir: Path, target: str | None) -> list[_Result]:
-    return [_decode_one(path, out_dir, target) for path in paths]
+def _decode_many(paths: list[Path], out_dir: Path, target: str | None,
+                 origins: dict[Path, "OriginFormats"]) -> list[_Result]:
+    return [_decode_one(path, out_dir, target, origins.get(path)) for path in paths]
 
 
-def _decode_one(path: Path, out_dir: Path, target: str | None) -> _Result:
+def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginFormats | None" = None) -> _Result:
     """Decode one file; its outputs appear only if the file as a whole read well."""
-    from precision_tool.formats.layouts import LayoutError, UnsupportedConversion
+    from precision_tool.formats.layouts import AmbiguousLayout, LayoutError, UnsupportedConversion
 
     staged: list[tuple[Path, Path]] = []
     skipped: list[DecodeProblem] = []
@@ -225,11 +232,12 @@ def _decode_one(path: Path, out_dir: Path, target: str | None) -> _Result:
         real = dump.real_name
         for tensor in dump.tensors:
             try:
-                staged.append(_decode_tensor(dump, real, tensor, out_dir, target, renamed))
+                origin = (origins or {}).get((tensor.kind, tensor.index))
+                staged.append(_decode_tensor(dump, real, tensor, out_dir, target, renamed, origin))
             except UnsupportedConversion as exc:
                 skipped.append(DecodeProblem(path, str(exc), tensor.label))
             except LayoutError as exc:
-                failed.append(DecodeProblem(path, str(exc), tensor.label))
+                failed.append(DecodeProblem(path, str(exc), tensor.label, ambiguous=isinstance(exc, AmbiguousLayout)))
     except PrecisionToolError as exc:
         _discard(staged)
         message = exc.problem if isinstance(exc, FormatError) and exc.path == str(path) else str(exc)
@@ -256,7 +264,7 @@ def _discard(staged: list[tuple[Path, Path]]) -> None:
 
 
 def _decode_tensor(dump: DumpFile, real: str, tensor: TensorHeader, out_dir: Path, target: str | None,
-                   renamed: list[tuple[str, str]]) -> tuple[Path, Path]:
+                   renamed: list[tuple[str, str]], origin_format: str | None = None) -> tuple[Path, Path]:
     plain = npy_descr_of(tensor.data_type) if target is None else None
     if plain is not None:
         final = _output_path(out_dir, decoded_name(real, tensor.kind, tensor.index), renamed)
@@ -269,7 +277,10 @@ def _decode_tensor(dump: DumpFile, real: str, tensor: TensorHeader, out_dir: Pat
     if target is not None:
         from precision_tool.formats.layouts import from_device
 
-        array = from_device(array, tensor.format, target, tensor.original_shape, sub_format=tensor.sub_format)
+        if origin_format is not None and len(origin_format) != len(tensor.original_shape):
+            origin_format = None  # the graph's layout does not describe this shape; infer as without a graph
+        array = from_device(array, tensor.format, target, tensor.original_shape, original_format=origin_format,
+                            sub_format=tensor.sub_format)
         name = decoded_name(real, tensor.kind, tensor.index, array.shape)
     else:
         name = decoded_name(real, tensor.kind, tensor.index)
@@ -335,6 +346,65 @@ def _kernel_copy(src: int, dst: int, offset: int, length: int, path: Path) -> No
         if n == 0:
             raise FormatError(path, f"the file ended while copying {length} bytes at offset {offset}; it is truncated")
         done += n
+
+
+# --- the graph's layouts -----------------------------------------------------------------------------
+OriginFormats = dict[tuple[str, int], str]  # ("input", 1) → "HWCN": the layout a graph names for a tensor
+_PLAIN_LAYOUTS = ("NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC", "DHWCN", "DHWNC")
+
+
+def graph_origin_formats(workspace: "Workspace", paths: Sequence[Path]) -> dict[Path, OriginFormats]:
+    """For dumps that belong to the workspace (under npu/debug_N/dump, their op in that run's Build graph):
+    the origin layout of each input and output as the graph's descriptors give it (origin_format). Device
+    shapes such as FRACTAL_Z [9,1,16,16] with original shape [3,3,3,16] read validly as HWCN and as NHWC;
+    the graph says which. Files outside the workspace, unreadable ones and ops not in the graph are left out."""
+    from precision_tool.analysis.graph_index import index_for
+
+    roots = []
+    for debug_id in workspace.debug_ids():
+        root = workspace.dump_root(debug_id)
+        if root.is_dir():
+            roots.append((debug_id, root.resolve()))
+    if not roots:
+        return {}
+    index = index_for(workspace)
+    by_op: dict[tuple[int, str], OriginFormats | None] = {}
+    out: dict[Path, OriginFormats] = {}
+    for path in paths:
+        resolved = Path(path).resolve()
+        debug_id = next((n for n, root in roots if resolved.is_relative_to(root)), None)
+        if debug_id is None:
+            continue
+        try:
+            op_name = read_dump_header(path).op_name
+        except PrecisionToolError:
+            continue  # decoding reports it
+        if not op_name:
+            continue
+        key = (debug_id, op_name)
+        if key not in by_op:
+            by_op[key] = _op_origin_formats(index, debug_id, op_name)
+        found = by_op[key]
+        if found:
+            out[Path(path)] = found
+    return out
+
+
+def _op_origin_formats(index: Any, debug_id: int, op_name: str) -> OriginFormats | None:
+    try:
+        entries = [e for e in index.find(op_name) if e.debug_id == debug_id]
+        if not entries:
+            return None
+        op = index.op(entries[0])
+    except (PrecisionToolError, OSError):
+        return None
+    formats: OriginFormats = {}
+    for kind, descs in (("input", op.input_descs), ("output", op.output_descs)):
+        for position, desc in enumerate(descs):
+            origin = (desc.origin_format or "").upper()
+            if origin in _PLAIN_LAYOUTS:
+                formats[(kind, position)] = origin
+    return formats or None
 
 
 # --- finding dumps ----------------------------------------------------------------------------------

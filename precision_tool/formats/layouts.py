@@ -28,6 +28,10 @@ class LayoutError(PrecisionToolError):
     """A layout conversion the shapes at hand cannot determine (ambiguous or unfit original shape)."""
 
 
+class AmbiguousLayout(LayoutError):
+    """The original shape reads validly in more than one layout; the graph's origin_format would decide."""
+
+
 class UnsupportedConversion(LayoutError):
     """The source layout has no conversion to the target at all (ND → NCHW, FRACTAL_NZ → NHWC ...)."""
 
@@ -80,7 +84,7 @@ def _pick(found: dict[tuple[int, ...], list[str]], what: str, original_shape: Se
         )
     if len(found) > 1:
         options = "; ".join(f"as {'/'.join(v)} it means {list(k)}" for k, v in found.items())
-        raise LayoutError(
+        raise AmbiguousLayout(
             f"original shape {list(original_shape)} is ambiguous for the {what} device shape ({options}); "
             "refusing to guess"
         )

@@ -36,7 +36,8 @@ def number(value: float | None) -> str:
 
 
 # --- dc --------------------------------------------------------------------------------------------
-def decode_report(report: "DecodeReport") -> list[RenderableType]:
+def decode_report(report: "DecodeReport", graph_layout_files: int = 0) -> list[RenderableType]:
+    """`graph_layout_files`: how many files had their tensors' origin layouts from the run's Build graph."""
     out: list[RenderableType] = []
     what = f" as {report.target_format}" if report.target_format else ""
     out.append(Text.assemble(
@@ -46,6 +47,9 @@ def decode_report(report: "DecodeReport") -> list[RenderableType]:
     ))
     for written in report.written[:5] if len(report.written) <= 5 else ():
         out.append(note_line(f"  {written.name}"))
+    if graph_layout_files:
+        out.append(note_line(f"origin layouts (origin_format) of {graph_layout_files} file(s) taken from their "
+                             "run's Build graph"))
     if report.renamed:
         out.append(note_line(f"{len(report.renamed)} decoded name(s) reached 255 characters: saved under hashed "
                              f"names, listed with their real names in {report.out_dir / 'mapping.csv'}"))
@@ -66,6 +70,10 @@ def decode_report(report: "DecodeReport") -> list[RenderableType]:
         out.append(error_line(problem.line()))
     if len(report.failed) > _SHOW_PROBLEMS:
         out.append(error_line(f"... and {len(report.failed) - _SHOW_PROBLEMS} more failures"))
+    if any(p.ambiguous for p in report.failed):
+        out.append(note_line("the graph's origin_format decides an ambiguous layout: decode the dumps from their "
+                             "workspace (--data DIR, dumps under npu/debug_N/dump and the run's Build graph in "
+                             "npu/debug_N/graph)"))
     return out
 
 

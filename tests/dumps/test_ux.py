@@ -114,3 +114,53 @@ def test_ls_dump_very_narrow_stacks_each_dump_on_two_lines(cli, conv_dump, tmp_p
     for pair in ("task 7", "stream 1", "timestamp_us 1718260502000001", "in 2", "out 1"):
         assert pair in text, result.out
     assert all(len(line) <= 44 for line in lines)
+
+
+def _hwcn_weight_workspace(tmp_path: Path, *, with_graph: bool = True) -> tuple[Path, Path, np.ndarray]:
+    """A workspace with one Conv2D dump whose weight (HWCN [3,3,3,16] as TF keeps it) is FRACTAL_Z on the
+    device, and (optionally) the run's Build graph naming origin_format HWCN for that input."""
+    from precision_tool.formats.ge_graph import Graph, Model, Op, TensorDesc, attr_str, write_graph_text
+    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu_dump import Format, TensorSpec, dump_file_name, write_dump
+
+    root = tmp_path / "precision_data"
+    folder = root / "npu/debug_0/dump/20240613143502/0/ge_default_20240613143502_1/1/0"
+    folder.mkdir(parents=True)
+    weight = np.random.default_rng(3).standard_normal((3, 3, 3, 16)).astype(np.float16)  # H, W, Cin, Cout
+    path = folder / dump_file_name("Conv2D", "conv1/Conv2D", 5, 0, 1_718_260_502_000_005)
+    write_dump(path, op_name="conv1/Conv2D", dump_time_us=1_718_260_502_000_005, inputs=[
+        TensorSpec(to_device(weight, "HWCN", "FRACTAL_Z"), format=Format.FRACTAL_Z, original_shape=weight.shape)],
+        outputs=[])
+    if with_graph:
+        desc = TensorDesc(dtype="DT_FLOAT16", layout="FRACTAL_Z", shape=(9, 1, 16, 16),
+                          attrs={"origin_format": attr_str("HWCN")})
+        model = Model(path=Path("ge_proto_00000001_graph_1_Build.txt"), name="graph_1",
+                      graphs=[Graph(name="graph_1", ops=[Op(name="conv1/Conv2D", type="Conv2D", id=5,
+                                                            inputs=["conv1/kernel:0"], input_descs=[desc])])])
+        graph_dir = root / "npu/debug_0/graph"
+        graph_dir.mkdir(parents=True)
+        write_graph_text(model, graph_dir / "ge_proto_00000001_graph_1_Build.txt")
+    return root, path, weight
+
+
+def test_dc_format_takes_the_weight_layout_from_the_build_graph(cli, tmp_path: Path) -> None:
+    root, path, weight = _hwcn_weight_workspace(tmp_path)
+    result = cli("dc", "conv1/Conv2D", "-f", "NCHW", data=root)
+    assert result.status == 0, result.out + result.err
+    assert "taken from their run's Build graph" in result.out
+    decoded = next((root / "temp/decode/dump_convert").rglob(f"{path.name}.input.0.16x3x3x3.npy"))
+    np.testing.assert_array_equal(np.load(decoded), weight.transpose(3, 2, 0, 1))
+
+
+def test_dc_format_outside_a_workspace_refuses_and_points_to_the_graph(cli, tmp_path: Path) -> None:
+    root, path, _ = _hwcn_weight_workspace(tmp_path, with_graph=False)
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    copy = loose / path.name
+    copy.write_bytes(path.read_bytes())
+    for target, data in ((str(copy), tmp_path / "elsewhere"), ("conv1/Conv2D", root)):
+        result = cli("dc", target, "-f", "NCHW", "-o", str(tmp_path / "out"), data=data)
+        assert result.status == 1, result.out + result.err
+        text = result.out + result.err
+        assert "is ambiguous for the FRACTAL_Z" in text and "refusing to guess" in text
+        assert "the graph's origin_format decides" in text and "--data" in text

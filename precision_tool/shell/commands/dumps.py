@@ -94,7 +94,7 @@ def _dc_parser(parser: CommandParser) -> None:
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.decode import decode_dumps
+    from precision_tool.analysis.decode import decode_dumps, graph_origin_formats
     from precision_tool.render.dumps import decode_report
 
     files, ignored = _dc_inputs(args.target, ctx.workspace)
@@ -108,11 +108,14 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"dc: cannot create the output folder {out_dir} ({exc.strerror})") from None
+    # With a target layout, the run's Build graph names each tensor's origin layout (HWCN weights ...).
+    origins = graph_origin_formats(ctx.workspace, files) if args.format else {}
     with ctx.progress() as progress:
         task = progress.add_task("decoding", total=len(files))
         report = decode_dumps(files, out_dir, target_format=args.format, workers=ctx.settings.workers,
-                              on_file_done=lambda n: progress.advance(task, n), ignored=ignored)
-    shown = decode_report(report)
+                              on_file_done=lambda n: progress.advance(task, n), ignored=ignored,
+                              origin_formats=origins)
+    shown = decode_report(report, graph_layout_files=len(origins))
     if not report.ok:
         for item in shown:
             ctx.note(item)

@@ -340,6 +340,13 @@ def plan_graph_compare(
     matched = len(used)
     unmatched = len(set(dumps.by_op.values()) - used)
     warnings: list[str] = []
+    bare = [op.name for op in graph_ops if len(op.output_descs) > 1 and any(not d.attrs for d in op.output_descs)]
+    if bare:
+        warnings.append(
+            f"{len(bare)} ops (e.g. {bare[0]}) have output descs without attributes: msaccucmp drops those descs and "
+            "pairs the later outputs with the wrong golden tensors (an index past the end falls back to output 0); "
+            "here output i always uses output_desc[i], so its rows for these ops differ from msaccucmp's"
+        )
     quant = [op.name for op in graph_ops if _QUANT_NAME.search(op.name + "".join(op.original_op_names or []))]
     if quant:
         warnings.append(

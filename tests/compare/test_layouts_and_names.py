@@ -319,3 +319,24 @@ def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  
     assert "every compared output meets the threshold" not in shown.out
     assert "1 outputs could not be compared (NaN/Inf data)" in shown.out
     assert "NaN/Inf data" in shown.out.split("first divergent op")[1]
+
+
+def test_output_desc_without_attributes_is_paired_by_index_with_a_warning(make_case) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.analysis.matching import index_dumps, plan_graph_compare
+    from precision_tool.formats import ge_graph as g
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, read_rows = make_case
+    case = make()
+    outs = [np.full(8, k + 1, np.float32) for k in range(3)]
+    for k, value in enumerate(outs):
+        case.golden("multi/Split", k, value)
+    case.op("multi/Split", "SplitV", [], [nd_desc((8,), _datadump_origin_name="multi/Split"),
+                                          g.TensorDesc(dtype="DT_FLOAT", layout="ND", shape=(8,), attrs={}),
+                                          nd_desc((8,), _datadump_origin_name="multi/Split",
+                                                  _datadump_origin_output_index=2)], original=["multi/Split"])
+    case.dump("SplitV", "multi/Split", [], [TensorSpec(v) for v in outs])
+    plan = plan_graph_compare(case.ops, index_dumps(case.dump_dir, with_graph=True))
+    assert any("output descs without attributes" in w and "multi/Split" in w for w in plan.warnings)
+    rows = case.run_ours()
+    assert [row[9] for row in rows[1:]] == ["1.000000"] * 3 and [row[11] for row in rows[1:]] == ["0.000000"] * 3

@@ -136,3 +136,21 @@ def test_cast_table_shows_every_name_and_ni_paths_copy_whole(cli, make_workspace
     assert f"[1] {file}" in lines
     assert any(line.startswith("│   [1] Relu.conv1_Relu.7.0.1718") for line in lines)
     assert all(len(line) <= 60 for line in lines if line.startswith("│"))
+
+
+def test_ni_graph_option_completes_graphs_and_files(cli, make_workspace, tf_ge_model: Model) -> None:
+    from precision_tool.shell.completion import ShellCompleter
+    from precision_tool.shell.table import build_table
+    from precision_tool.workspace import Workspace
+
+    root = make_workspace({0: tf_ge_model}, extra_graphs={0: tf_ge_model})
+    completer = ShellCompleter(build_table(), Workspace(root))
+    files = ["ge_proto_00000001_PreRunBegin.txt", "ge_proto_00000094_graph_1_Build.txt"]
+    # before the index exists only file names are offered (no parse while typing)
+    assert set(files) <= set(completer.suggestions("ni conv1/Relu -g "))
+    assert cli("ls", "-t", "Softmax", data=root).status == 0  # builds the cached summaries
+    fresh = ShellCompleter(build_table(), Workspace(root))
+    assert fresh.suggestions("ni -g ") == ["ge_default_1", *files]
+    assert fresh.suggestions("ni -g ge_d") == ["ge_default_1"]
+    assert fresh.suggestions("ni --graph ge_proto_0000009") == ["ge_proto_00000094_graph_1_Build.txt"]
+    assert "conv1/Relu" in fresh.suggestions("ni conv1/R")

@@ -86,6 +86,28 @@ def complete_op_names(request: CompletionRequest) -> list[str]:
     return index.complete(request.current)
 
 
+def complete_graph_names(request: CompletionRequest) -> list[str]:
+    """Values for -g: graph names and graph file names starting with what is typed. File names need no
+    parse; graph names are added once the index is loaded (completion warms it up, never waits)."""
+    index = _index(request.workspace)
+    if index.ready_for_completion():
+        index.load()
+        choices = index.graph_choices()
+    else:
+        index.warm_up()
+        choices = [p.name for i in request.workspace.debug_ids() for p in request.workspace.graph_files(i)]
+    typed = request.current.lower()
+    return sorted({c for c in choices if c.lower().startswith(typed)})
+
+
+def _ni_complete(request: CompletionRequest) -> list[str]:
+    if request.option in ("-g", "--graph"):
+        return complete_graph_names(request)
+    if request.option in (None, "-n", "--name"):
+        return complete_op_names(request)
+    return []
+
+
 def _ni_parser(parser: CommandParser) -> None:
     parser.add_argument("op_name", nargs="?", metavar="NAME", help="op name (exact; else candidates are listed)")
     parser.add_argument("-n", "--name", dest="name", metavar="NAME", help="op name, same as the positional NAME")
@@ -147,8 +169,7 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
 
 COMMANDS = [
     Command("ni", "node info: an op's type, pass, kernel, inputs/outputs, dumps and golden (-s saves a picture)",
-            _ni_parser, _ni, completer=lambda request: complete_op_names(request)
-            if request.option in (None, "-n", "--name") else []),
+            _ni_parser, _ni, completer=_ni_complete),
 ]
 
 

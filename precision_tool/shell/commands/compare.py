@@ -46,9 +46,8 @@ def _progress(ctx: Context) -> Iterator[Any]:
 
 def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     """Run the comparison `args` describe; returns the CompareRuns."""
-    from precision_tool.analysis import network_compare as nc
     from precision_tool.backends import cann
-    from precision_tool.render.messages import note_line, warning_line
+    from precision_tool.render.messages import warning_line
 
     workers = getattr(args, "workers", None) or ctx.settings.workers
     threshold = ctx.settings.COSINE_THRESHOLD
@@ -65,6 +64,21 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
 
     def warn(text: str) -> None:
         ctx.note(warning_line(text))
+
+    try:
+        return _run_vc(args, ctx, workers, threshold, command, warn)
+    except KeyboardInterrupt:
+        # Ctrl-C while planning (graphs, folder listings): nothing was compared yet; say so in one line.
+        # (Once rows are written the engine turns Ctrl-C into CompareInterrupted naming the .partial CSV.)
+        from precision_tool.errors import CommandFailed
+
+        raise CommandFailed("cancelled before any rows were compared") from None
+
+
+def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: float, command: Any,
+            warn: Any) -> list[Any]:
+    from precision_tool.analysis import network_compare as nc
+    from precision_tool.render.messages import note_line
 
     ws = ctx.workspace
     with _progress(ctx) as progress:

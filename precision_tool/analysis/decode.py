@@ -56,6 +56,7 @@ class DecodeReport:
     failed: tuple[DecodeProblem, ...]  # bad files, and tensors whose conversion cannot be determined
     ignored: tuple[Path, ...] = ()  # files in the folder that are not dumps (by suffix)
     renamed: tuple[tuple[str, str], ...] = ()  # (short file name, over-long real name), listed in mapping.csv
+    written_from: tuple[tuple[Path, Path], ...] = ()  # (dump file, .npy written from it), in `written` order
 
     @property
     def ok(self) -> bool:
@@ -145,7 +146,7 @@ def decode_dumps(
     target = target_format.upper() if target_format else None
     out_dir = Path(out_dir)
     jobs = [Path(p) for p in paths]
-    written: list[Path] = []
+    written: list[tuple[Path, Path]] = []  # (dump file, .npy)
     skipped: list[DecodeProblem] = []
     failed: list[DecodeProblem] = []
     renamed: list[tuple[str, str]] = []
@@ -158,8 +159,9 @@ def decode_dumps(
     finally:
         # Whatever was written gets its mapping rows, even when the run stops half-way.
         _write_renames(out_dir, renamed, failed)
-    return DecodeReport(out_dir, target, len(jobs), tuple(sorted(written)), tuple(skipped), tuple(failed),
-                        tuple(ignored), tuple(renamed))
+    pairs = tuple(sorted(written, key=lambda pair: pair[1]))
+    return DecodeReport(out_dir, target, len(jobs), tuple(final for _, final in pairs), tuple(skipped),
+                        tuple(failed), tuple(ignored), tuple(renamed), pairs)
 
 
 def _write_renames(out_dir: Path, renamed: list[tuple[str, str]], failed: list[DecodeProblem]) -> None:
@@ -169,7 +171,7 @@ def _write_renames(out_dir: Path, renamed: list[tuple[str, str]], failed: list[D
         failed.append(DecodeProblem(out_dir / MAPPING_FILE, f"cannot record the long file names ({exc})"))
 
 
-_Lists = tuple[list[Path], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
+_Lists = tuple[list[tuple[Path, Path]], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
 
 
 def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
@@ -201,7 +203,7 @@ def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
                     on_file_done(futures[future])
 
 
-_Result = tuple[list[Path], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
+_Result = tuple[list[tuple[Path, Path]], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
 
 
 def _collect(result: _Result, lists: _Lists) -> None:
@@ -251,7 +253,7 @@ def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginF
     written = []
     for temp, final in staged:
         os.replace(temp, final)
-        written.append(final)
+        written.append((path, final))
     return written, skipped, failed, renamed
 
 
@@ -360,19 +362,14 @@ def graph_origin_formats(workspace: "Workspace", paths: Sequence[Path]) -> dict[
     the graph says which. Files outside the workspace, unreadable ones and ops not in the graph are left out."""
     from precision_tool.analysis.graph_index import index_for
 
-    roots = []
-    for debug_id in workspace.debug_ids():
-        root = workspace.dump_root(debug_id)
-        if root.is_dir():
-            roots.append((debug_id, root.resolve()))
-    if not roots:
+    runs = dump_runs(workspace, paths)
+    if not runs:
         return {}
     index = index_for(workspace)
     by_op: dict[tuple[int, str], OriginFormats | None] = {}
     out: dict[Path, OriginFormats] = {}
     for path in paths:
-        resolved = Path(path).resolve()
-        debug_id = next((n for n, root in roots if resolved.is_relative_to(root)), None)
+        debug_id = runs.get(Path(path))
         if debug_id is None:
             continue
         try:
@@ -387,6 +384,24 @@ def graph_origin_formats(workspace: "Workspace", paths: Sequence[Path]) -> dict[
         found = by_op[key]
         if found:
             out[Path(path)] = found
+    return out
+
+
+def dump_runs(workspace: "Workspace", paths: Sequence[Path]) -> dict[Path, int]:
+    """The debug run (N of npu/debug_N/dump) each dump file belongs to; files outside every run are left out."""
+    roots = []
+    for debug_id in workspace.debug_ids():
+        root = workspace.dump_root(debug_id)
+        if root.is_dir():
+            roots.append((debug_id, root.resolve()))
+    out: dict[Path, int] = {}
+    if not roots:
+        return out
+    for path in paths:
+        resolved = Path(path).resolve()
+        debug_id = next((n for n, root in roots if resolved.is_relative_to(root)), None)
+        if debug_id is not None:
+            out[Path(path)] = debug_id
     return out
 
 

@@ -36,8 +36,11 @@ def number(value: float | None) -> str:
 
 
 # --- dc --------------------------------------------------------------------------------------------
-def decode_report(report: "DecodeReport", graph_layout_files: int = 0) -> list[RenderableType]:
-    """`graph_layout_files`: how many files had their tensors' origin layouts from the run's Build graph."""
+def decode_report(report: "DecodeReport", graph_layout_files: int = 0,
+                  runs: "dict[Path, str] | None" = None) -> list[RenderableType]:
+    """`graph_layout_files`: how many files had their tensors' origin layouts from the run's Build graph.
+    `runs`: the debug run ('debug_0') of each dump file; when the files come from several runs the written
+    names are listed under one heading per run (the same op's dumps differ only by timestamp)."""
     out: list[RenderableType] = []
     what = f" as {report.target_format}" if report.target_format else ""
     out.append(Text.assemble(
@@ -45,8 +48,20 @@ def decode_report(report: "DecodeReport", graph_layout_files: int = 0) -> list[R
         (f" of {report.file_count} dump file(s){what}: {len(report.written)} .npy in ", ""),
         (str(report.out_dir), "path"),
     ))
-    for written in report.written[:5] if len(report.written) <= 5 else ():
-        out.append(note_line(f"  {written.name}"))
+    groups: dict[str, list[tuple[Path, Path]]] = {}
+    for source, written in report.written_from:
+        groups.setdefault((runs or {}).get(source, "outside the workspace's debug runs"), []).append((source, written))
+    if len(groups) > 1:
+        for label in sorted(groups):
+            pairs = groups[label]
+            sources = {source for source, _ in pairs}
+            out.append(Text(f"{label}: {len(pairs)} .npy from {len(sources)} dump file(s) in "
+                            f"{_common_folder(sources)}", style="bold"))
+            for _, written in pairs[:5] if len(pairs) <= 5 else ():
+                out.append(note_line(f"  {written.name}"))
+    else:
+        for written in report.written[:5] if len(report.written) <= 5 else ():
+            out.append(note_line(f"  {written.name}"))
     if graph_layout_files:
         out.append(note_line(f"origin layouts (origin_format) of {graph_layout_files} file(s) taken from their "
                              "run's Build graph"))
@@ -75,6 +90,12 @@ def decode_report(report: "DecodeReport", graph_layout_files: int = 0) -> list[R
                              "workspace (--data DIR, dumps under npu/debug_N/dump and the run's Build graph in "
                              "npu/debug_N/graph)"))
     return out
+
+
+def _common_folder(paths: set[Path]) -> str:
+    import os
+
+    return os.path.commonpath([str(p.parent) for p in paths])
 
 
 # --- ls dump ---------------------------------------------------------------------------------------

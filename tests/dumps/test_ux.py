@@ -164,3 +164,22 @@ def test_dc_format_outside_a_workspace_refuses_and_points_to_the_graph(cli, tmp_
         text = result.out + result.err
         assert "is ambiguous for the FRACTAL_Z" in text and "refusing to guess" in text
         assert "the graph's origin_format decides" in text and "--data" in text
+
+
+def test_dc_name_over_two_runs_says_which_file_came_from_which_run(cli, conv_dump, tmp_path: Path) -> None:
+    root = tmp_path / "precision_data"
+    made = {}
+    for run, stamp in ((0, 1_718_260_502_000_001), (1, 1_718_260_602_000_001)):
+        folder = root / f"npu/debug_{run}/dump/2024061314350{run}/0/ge_default_1/1/0"
+        folder.mkdir(parents=True)
+        made[run] = conv_dump(folder, "net/conv1", task_id=1, timestamp_us=stamp, seed=run)
+    result = cli("dc", "net/conv1", data=root)
+    assert result.status == 0, result.out + result.err
+    lines = result.out.splitlines()
+    for run, path in made.items():
+        heading = next(n for n, line in enumerate(lines) if line.startswith(f"debug_{run}: 3 .npy from 1 dump file(s)"))
+        listed = [line.strip() for line in lines[heading + 1:heading + 4]]
+        assert listed == [f"{path.name}.input.0.npy", f"{path.name}.input.1.npy", f"{path.name}.output.0.npy"]
+        assert str(path.parent) in lines[heading]
+        for name in listed:
+            assert (root / "temp/decode/dump_convert" / name).is_file()

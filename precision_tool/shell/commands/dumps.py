@@ -94,7 +94,7 @@ def _dc_parser(parser: CommandParser) -> None:
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.decode import decode_dumps, graph_origin_formats
+    from precision_tool.analysis.decode import decode_dumps, dump_runs, graph_origin_formats
     from precision_tool.render.dumps import decode_report
 
     files, ignored = _dc_inputs(args.target, ctx.workspace)
@@ -115,7 +115,8 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
         report = decode_dumps(files, out_dir, target_format=args.format, workers=ctx.settings.workers,
                               on_file_done=lambda n: progress.advance(task, n), ignored=ignored,
                               origin_formats=origins)
-    shown = decode_report(report, graph_layout_files=len(origins))
+    runs = {path: f"debug_{n}" for path, n in dump_runs(ctx.workspace, files).items()}
+    shown = decode_report(report, graph_layout_files=len(origins), runs=runs)
     if not report.ok:
         for item in shown:
             ctx.note(item)

@@ -18,3 +18,10 @@ def test_command_names_options_and_fixed_values(tmp_path):
     assert _suggest(tmp_path, "vc --backend ") == ["auto", "native", "cann"]
     assert _suggest(tmp_path, "vc --backend n") == ["native"]
     assert _suggest(tmp_path, "help ac ") == []  # help takes one command
+
+
+def test_ls_graph_filter_completes_graph_files(tmp_path):
+    graph_dir = Workspace(tmp_path).graph_dir(0)
+    graph_dir.mkdir(parents=True)
+    (graph_dir / "ge_proto_00000001_graph_1_Build.txt").write_text('graph { name: "g1" op { name: "a" type: "Data" } }\n')
+    assert "ge_proto_00000001_graph_1_Build.txt" in _suggest(tmp_path, "ls -g ")

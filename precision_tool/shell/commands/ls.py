@@ -40,6 +40,10 @@ def _complete(request: CompletionRequest) -> list[str]:
         from precision_tool.shell.commands.graphs import complete_op_names
 
         return complete_op_names(request)
+    if request.option in ("-g", "--graph"):
+        from precision_tool.shell.commands.graphs import complete_graph_names
+
+        return complete_graph_names(request)
     if request.option is None and "dump" not in request.words:
         return ["dump"]
     return []

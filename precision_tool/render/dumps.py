@@ -224,7 +224,10 @@ class DumpListingView:
 
 # --- pt --------------------------------------------------------------------------------------------
 def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes: Sequence[str] = (),
-                 preview: int = 20, saved_text: Path | None = None) -> RenderableType:
+                 preview: int = 20, saved_text: Path | None = None,
+                 source: tuple[str, Path, str] | None = None) -> list[RenderableType]:
+    """The panel of numbers, then the paths (`source`: (what, file, remark) the tensor came from; `saved_text`)
+    each on a line of its own below it: a line the console does not wrap, so a path copies whole."""
     summary = Table.grid(padding=(0, 2))
     summary.add_column(style="bold")
     summary.add_column()
@@ -251,9 +254,14 @@ def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes
         parts.append(note_line("complex values: max/min/mean are of the magnitudes |x| (the values list shows "
                                "real+imag)"))
     parts.extend(note_line(n) for n in notes)
+    shown: list[RenderableType] = [Panel(Group(*parts), title=Text(title, style="op"), title_align="left",
+                                         expand=False)]
+    if source is not None:
+        shown.append(Text.assemble((f"{source[0]} ", "dim"), (str(source[1]), "path"),
+                                   (f" {source[2]}" if source[2] else "", "dim")))
     if saved_text is not None:
-        parts.append(note_line(f"values written to {saved_text}"))
-    return Panel(Group(*parts), title=Text(title, style="op"), title_align="left", expand=False)
+        shown.append(Text.assemble(("values written to ", "dim"), (str(saved_text), "path")))
+    return shown
 
 
 def _value_text(value: Any) -> str:

@@ -183,3 +183,21 @@ def test_dc_name_over_two_runs_says_which_file_came_from_which_run(cli, conv_dum
         assert str(path.parent) in lines[heading]
         for name in listed:
             assert (root / "temp/decode/dump_convert" / name).is_file()
+
+
+def test_pt_prints_paths_whole_on_their_own_lines(cli, conv_dump, tmp_path: Path) -> None:
+    folder = tmp_path / ("a_rather_long_folder_name_" * 3) / "0"
+    folder.mkdir(parents=True)
+    dump = conv_dump(folder, "scope/with_a_long_name/conv1", task_id=4)
+    result = cli("pt", f"{dump}:output:0", "-c", data=tmp_path, env={"COLUMNS": "60"})
+    assert result.status == 0, result.out + result.err
+    lines = result.out.splitlines()
+    assert f"output:0 of {dump}" in lines
+    text_line = next(line for line in lines if line.startswith("values written to "))
+    saved = Path(text_line.removeprefix("values written to "))
+    assert saved.is_file() and saved.name == f"{dump.name}.output.0.txt"
+    npy = tmp_path / ("decoded_tensor_with_a_long_file_name_" * 3 + ".npy")
+    np.save(npy, np.arange(6, dtype=np.float32))
+    result = cli("pt", str(npy), data=tmp_path, env={"COLUMNS": "60"})
+    assert result.status == 0, result.err
+    assert f"file {npy}" in result.out.splitlines()

@@ -149,8 +149,8 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         tensor = dump.tensor(ref[1], ref[2])
         array, layout, note = host_array(tensor, read_tensor(dump, tensor))
         real = dump.real_name
-        notes.append(f"layout {layout}; {tensor.label} of {dump_path}"
-                     + (f" (mapping.csv: {real})" if real != dump_path.name else ""))
+        notes.append(f"layout {layout}")
+        source = (f"{tensor.label} of", dump_path, f"(mapping.csv: {real})" if real != dump_path.name else "")
         notes.extend(dump.warnings)
         if note:
             notes.append(note)
@@ -179,8 +179,9 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         if title != path.name:
             notes.append(f"{path.name} stands for {title} (mapping.csv)")
         text_path = path.with_suffix(".txt")
+        source = ("file", path, "")
     saved = _save_text(array, text_path) if args.save_text else None
-    return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved)
+    return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved, source=source)
 
 
 def _real_npy_name(path: Path) -> str:

@@ -620,7 +620,11 @@ def _npy_facts(label: str, path: Path) -> TensorFacts:
         array = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
         return TensorFacts(label, path, "", "", (), None, f"cannot read: {exc}")
-    return TensorFacts(label, path, str(array.dtype), "", tuple(array.shape), tensor_stats(array))
+    try:
+        stats = tensor_stats(array)
+    except ValueError as exc:  # strings, records: shown, without statistics
+        return TensorFacts(label, path, str(array.dtype), "", tuple(array.shape), None, str(exc))
+    return TensorFacts(label, path, str(array.dtype), "", tuple(array.shape), stats)
 
 
 def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> OpReport:

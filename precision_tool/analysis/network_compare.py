@@ -496,9 +496,48 @@ def run_specs(
     resume: bool = False,
     on_warning: Callable[[str], None] | None = None,
 ) -> list[CompareRun]:
-    """Run each spec into `result_dir` (its run.json records them so `--resume` can continue)."""
+    """Run each spec into `result_dir` (its run.json records them so `--resume` can continue).
+
+    A fresh run that fails before any result CSV exists leaves no folder behind (discard_empty_result_dir),
+    so a failed `vc` never becomes the newest result that `vcs`/`ac` would read."""
     if not resume:
         _write_run_file(result_dir, specs)
+    try:
+        return _run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
+                          resume=resume, on_warning=on_warning)
+    except BaseException:
+        if not resume:
+            discard_empty_result_dir(result_dir)
+        raise
+
+
+def discard_empty_result_dir(result_dir: Path) -> bool:
+    """Remove `result_dir` when it holds no result CSV (not even a .partial one); True when removed."""
+    if not result_dir.is_dir():
+        return False
+    entries = list(result_dir.iterdir())
+    if any(".csv" in p.name for p in entries):
+        return False
+    for entry in entries:
+        if entry.is_file():
+            entry.unlink()
+    try:
+        result_dir.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def _run_specs(
+    specs: Sequence[RunSpec],
+    result_dir: Path,
+    *,
+    workers: int,
+    threshold: float,
+    progress: Progress | None,
+    resume: bool,
+    on_warning: Callable[[str], None] | None,
+) -> list[CompareRun]:
     runs = []
     for spec in specs:
         started = time.perf_counter()
@@ -840,6 +879,15 @@ def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str
     from precision_tool.backends import cann
 
     _write_run_file(result_dir, specs)
+    try:
+        return _run_specs_cann(specs, result_dir, command, threshold=threshold)
+    except BaseException:
+        discard_empty_result_dir(result_dir)
+        raise
+
+
+def _run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *,
+                    threshold: float) -> list[CompareRun]:
     runs = []
     for spec in specs:
         started = time.perf_counter()

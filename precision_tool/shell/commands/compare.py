@@ -149,12 +149,9 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Any]:
     from precision_tool.analysis.results import read_result_csv, result_files, summarize
     from precision_tool.errors import WorkspaceError
 
+    folder: Path | None = None
     if path is None:
-        folder = ctx.workspace.newest_result_dir()
-        if folder is None:
-            raise WorkspaceError(
-                f"no comparison results in {ctx.workspace.vector_compare_dir}; run `vc` (or `ac -c`) first")
-        files = result_files(folder)
+        folder, files = newest_results(ctx)
     else:
         target = Path(path).expanduser()
         if target.is_dir():
@@ -166,6 +163,31 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Any]:
     if not files:
         raise WorkspaceError(f"no result CSVs (result_*.csv) in {path or folder}")
     return [summarize(read_result_csv(f), threshold) for f in files]
+
+
+def newest_results(ctx: Context) -> tuple[Path, list[Path]]:
+    """The newest result folder that holds a result CSV; folders without one (a failed run) are skipped,
+    with a warning naming them."""
+    from precision_tool.analysis.results import result_files
+    from precision_tool.errors import WorkspaceError
+    from precision_tool.render.messages import warning_line
+
+    folders = ctx.workspace.result_dirs()
+    if not folders:
+        raise WorkspaceError(
+            f"no comparison results in {ctx.workspace.vector_compare_dir}; run `vc` (or `ac -c`) first")
+    skipped: list[Path] = []
+    for folder in reversed(folders):
+        files = result_files(folder)
+        if files:
+            if skipped:
+                ctx.note(warning_line(
+                    f"skipped {len(skipped)} newer result folder(s) with no result CSV (a failed run): "
+                    + ", ".join(str(p) for p in skipped)))
+            return folder, files
+        skipped.append(folder)
+    raise WorkspaceError(f"no result CSVs (result_*.csv) in any folder of {ctx.workspace.vector_compare_dir}; "
+                         "run `vc` (or `ac -c`) first")
 
 
 def _vcs(args: argparse.Namespace, ctx: Context) -> list[Any]:

@@ -1,5 +1,8 @@
 import sys
 
-from precision_tool.shell.main import main
+try:  # Ctrl-C while Python is still importing ends quietly
+    from precision_tool.shell.main import run
+except KeyboardInterrupt:
+    sys.exit(130)
 
-sys.exit(main())
+run()

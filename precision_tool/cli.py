@@ -9,7 +9,10 @@ if __package__ in (None, ""):
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
     sys.path.insert(0, os.path.dirname(here))
 
-from precision_tool.shell.main import main  # noqa: E402
+try:  # Ctrl-C while Python is still importing ends quietly, as it does once the shell is up
+    from precision_tool.shell.main import run  # noqa: E402
+except KeyboardInterrupt:
+    sys.exit(130)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -81,3 +81,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.stdin.isatty():
         return repl.interactive(ctx, debug=args.debug)
     return repl.scripted(ctx, sys.stdin, debug=args.debug)
+
+
+def run() -> None:
+    """Console-script entry: main(), and Ctrl-C before the shell is up ends quietly (status 130)."""
+    try:
+        status = main()
+    except KeyboardInterrupt:
+        status = 130
+    sys.exit(status)

@@ -106,3 +106,23 @@ def test_workspace_whose_temp_is_a_file_still_runs(cli, tmp_path):
     (tmp_path / "temp").write_text("not a folder")
     result = cli(data=tmp_path, stdin="run echo fine\n")
     assert result.status == 0 and "Traceback" not in result.out + result.err
+
+
+def test_ctrl_c_at_any_moment_ends_without_a_traceback(tmp_path):
+    """Interrupted while importing, parsing or running: never a traceback."""
+    import os
+    import signal
+    import time
+    from pathlib import Path
+
+    cli_path = Path(__file__).resolve().parents[2] / "precision_tool" / "cli.py"
+    for delay in (0.05, 0.3, 1.5):
+        # its own process group, signalled as a whole: what Ctrl-C in a terminal does
+        proc = subprocess.Popen([sys.executable, str(cli_path), "--data", str(tmp_path), "run", "sleep 20"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "NO_COLOR": "1"}, start_new_session=True)
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+        assert "Traceback" not in out + err, (delay, out, err)
+        assert proc.returncode in (1, 130), (delay, proc.returncode)

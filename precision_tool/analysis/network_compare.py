@@ -79,6 +79,23 @@ class RunSpec:
     def npu_vs_npu(self) -> bool:
         return self.right_dir is not None
 
+    @property
+    def name_only(self) -> bool:
+        """NPU vs golden without a graph: matched by op name alone."""
+        return self.right_dir is None and self.graph_path is None
+
+
+def name_only_result(csv_path: Path) -> bool:
+    """True when the run.json next to `csv_path` says it was matched by name only (no graph)."""
+    name = csv_path.name.removesuffix(PARTIAL_SUFFIX)
+    if not (csv_path.parent / RUN_FILE).is_file():
+        return False
+    try:
+        specs = read_run_file(csv_path.parent)
+    except FormatError:
+        return False
+    return any(spec.csv_name == name and spec.name_only for spec in specs)
+
 
 @dataclass(frozen=True)
 class CompareRun:
@@ -550,7 +567,7 @@ def _run_specs(
         if not (resume and csv_path.exists()):
             nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
                                   resume=resume)
-        summary = summarize(read_result_csv(csv_path), threshold)
+        summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only)
         runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
                                time.perf_counter() - started, nbytes))
     return runs
@@ -605,11 +622,42 @@ def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], wha
     return chosen
 
 
+def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, stamp: str, notes: list[str],
+                step: int | None = None) -> list[RunSpec]:
+    """NPU-vs-golden runs of dump folder `npu_dir` (of npu/debug_<debug_id>) through that run's Build graphs,
+    each graph against its own dump subfolder; [] when the run has no Build graph."""
+    from precision_tool.formats.ge_graph import load_graph
+
+    specs: list[RunSpec] = []
+    graph_files = workspace.build_graph_files(debug_id)
+    jsons = {p.stem for p in graph_files if p.suffix == ".json"}
+    graph_files = [p for p in graph_files if not (p.suffix == ".txt" and p.stem in jsons)]
+    first = True
+    for graph_file in graph_files:
+        model = load_graph(graph_file)
+        for graph in model.graphs:
+            folder = npu_dir if graph.name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph.name)
+            if folder is None:
+                if len(graph_files) == 1 and len(model.graphs) == 1:
+                    folder = npu_dir
+                else:
+                    notes.append(f"graph {graph.name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
+                    continue
+            try:
+                chosen = choose_step([folder], step, notes, f"the dump of graph {graph.name}")
+            except WorkspaceError as exc:
+                notes.append(f"{exc}; graph {graph.name} skipped")
+                continue
+            name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
+            first = False
+            specs.append(RunSpec(f"{graph.name} vs golden", str(folder), name, golden_dir=str(golden_dir),
+                                 graph_path=str(graph_file), graph_name=graph.name, step=chosen))
+    return specs
+
+
 def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
                     step: int | None = None) -> list[RunSpec]:
     """What `vc` with no arguments compares (see the module doc of the command); one dump iteration each."""
-    from precision_tool.formats.ge_graph import load_graph
-
     notes = notes if notes is not None else []
     npu_dir = workspace.newest_dump_dir(0)
     if npu_dir is None:
@@ -619,29 +667,7 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
     specs: list[RunSpec] = []
     golden_dir = workspace.golden_dir
     if has_golden_files(golden_dir):
-        graph_files = workspace.build_graph_files(0)
-        jsons = {p.stem for p in graph_files if p.suffix == ".json"}
-        graph_files = [p for p in graph_files if not (p.suffix == ".txt" and p.stem in jsons)]
-        first = True
-        for graph_file in graph_files:
-            model = load_graph(graph_file)
-            for graph in model.graphs:
-                folder = find_graph_dump_dir(npu_dir, graph.name)
-                if folder is None:
-                    if len(graph_files) == 1 and len(model.graphs) == 1:
-                        folder = npu_dir
-                    else:
-                        notes.append(f"graph {graph.name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
-                        continue
-                try:
-                    chosen = choose_step([folder], step, notes, f"the dump of graph {graph.name}")
-                except WorkspaceError as exc:
-                    notes.append(f"{exc}; graph {graph.name} skipped")
-                    continue
-                name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
-                first = False
-                specs.append(RunSpec(f"{graph.name} vs golden", str(folder), name, golden_dir=str(golden_dir),
-                                     graph_path=str(graph_file), graph_name=graph.name, step=chosen))
+        specs.extend(graph_specs(workspace, 0, npu_dir, golden_dir, stamp, notes, step))
         if not specs:
             chosen = choose_step([npu_dir], step, notes, f"the dump {npu_dir}")
             specs.append(RunSpec("NPU vs golden (by name)", str(npu_dir), f"result_{stamp}.csv",
@@ -659,6 +685,19 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
             f"nothing to compare: no golden tensors in {golden_dir} and no second NPU run (npu/debug_1)"
         )
     return specs
+
+
+def workspace_debug_id(workspace: Any, folder: Path) -> int | None:
+    """N when `folder` lies inside the workspace's npu/debug_N/dump, else None."""
+    try:
+        target = folder.resolve()
+    except OSError:
+        return None
+    for debug_id in workspace.debug_ids():
+        root = workspace.dump_root(debug_id).resolve()
+        if target == root or root in target.parents:
+            return debug_id
+    return None
 
 
 def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> int | None:
@@ -876,8 +915,6 @@ def compare_pair(
 
 def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *, threshold: float) -> list[CompareRun]:
     """The same runs done by CANN's msaccucmp (backends/cann.py); its CSVs are read like ours."""
-    from precision_tool.backends import cann
-
     _write_run_file(result_dir, specs)
     try:
         return _run_specs_cann(specs, result_dir, command, threshold=threshold)
@@ -888,6 +925,8 @@ def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str
 
 def _run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *,
                     threshold: float) -> list[CompareRun]:
+    from precision_tool.backends import cann
+
     runs = []
     for spec in specs:
         started = time.perf_counter()
@@ -902,6 +941,6 @@ def _run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[st
         csv_path = cann.run_compare(command, cann.dump_folder(Path(spec.npu_dir)), other,
                                     Path(spec.graph_path) if spec.graph_path else None, result_dir,
                                     result_dir / spec.csv_name)
-        summary = summarize(read_result_csv(csv_path), threshold)
+        summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only)
         runs.append(CompareRun(spec, csv_path, summary, (), len(summary.ops), time.perf_counter() - started))
     return runs

@@ -325,6 +325,9 @@ class CompareSummary:
     min_output_cosine: float = math.nan
     npu_vs_npu: bool = False
     """Both sides are NPU dumps (the header has two Address columns): the right side is not golden."""
+    name_only: bool = False
+    """NPU matched to golden by op name alone (no graph): fused ops cannot be matched, so no op is named
+    as where the error is born (first_divergent_op and first_failure stay None)."""
 
 
 def group_ops(table: ResultTable) -> list[OpResult]:
@@ -357,14 +360,17 @@ def group_ops(table: ResultTable) -> list[OpResult]:
     return ops
 
 
-def summarize(table: ResultTable, threshold: float = 0.98) -> CompareSummary:
-    """Abnormal ops, the first divergent op and the first failing tensor of one result."""
+def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = False) -> CompareSummary:
+    """Abnormal ops, the first divergent op and the first failing tensor of one result (not named when the
+    match was by name only: an unsound match makes a confident wrong verdict)."""
     ops = group_ops(table)
     compared = sum(1 for r in table.rows if not math.isnan(r.cosine))
     abnormal = tuple(op for op in ops if op.failing_outputs(threshold))
     divergent = next((op for op in abnormal if not op.failing_inputs(threshold)), None)
     first_failure: FirstFailure | None = None
-    for op in ops:
+    if name_only:
+        divergent = None
+    for op in () if name_only else ops:
         bad_inputs = op.failing_inputs(threshold)
         if bad_inputs:
             first_failure = FirstFailure(op, bad_inputs[0], is_graph_input=True)
@@ -380,5 +386,5 @@ def summarize(table: ResultTable, threshold: float = 0.98) -> CompareSummary:
         abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
         nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
         min_output_cosine=min(outputs) if outputs else math.nan,
-        npu_vs_npu=table.header.count("Address") == 2,
+        npu_vs_npu=table.header.count("Address") == 2, name_only=name_only,
     )

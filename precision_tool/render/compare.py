@@ -70,6 +70,9 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
     if summary.nan_data_outputs:
         lines.append(Text(f"{summary.nan_data_outputs} outputs could not be compared (NaN/Inf data): counted as "
                           "failing", style="bad"))
+    if summary.name_only and summary.abnormal_ops:
+        lines.append(Text("name-only matching: fused ops cannot be matched, so no op is named as the first "
+                          "divergent one; pass -g GRAPH (the run's *_Build.txt) for a sound match", style="warning"))
     if not summary.abnormal_ops:
         lines.append(Text(f"no op output has cosine ≤ {thr}: every compared output meets the threshold", style="ok"))
     return lines

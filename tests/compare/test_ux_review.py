@@ -28,3 +28,27 @@ def test_failed_vc_leaves_no_result_folder_and_vcs_skips_broken_ones(tmp_path: P
         text = shown.out + shown.err
         assert "skipped 1 newer result folder" in text and "29990101000000" in text
         assert "first divergent op" in text
+
+
+def test_vc_lt_inside_the_workspace_uses_the_runs_build_graph(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+
+    net = make_net(tmp_path / "precision_data")
+    data = net.root
+    plain = cli("vc", "-j", "1", data=data)
+    assert plain.status == 0, plain.out + plain.err
+    verdict = next(line for line in plain.out.splitlines() if line.startswith("first divergent op:"))
+    dump_time = data / "npu" / "debug_0" / "dump" / "20240101000000"
+    explicit = cli("vc", "-j", "1", "-lt", str(dump_time), "-rt", str(net.golden_dir), data=data)
+    assert explicit.status == 0, explicit.out + explicit.err
+    text = explicit.out + explicit.err
+    assert "dump of npu/debug_0: matching through its Build graph" in text and net.graph_txt.name in text
+    assert verdict in explicit.out
+    # outside the workspace there is no graph: name-only, and no op is called the first divergent one
+    outside = tmp_path / "outside"
+    shutil.copytree(dump_time, outside)
+    by_name = cli("vc", "-j", "1", "-lt", str(outside), "-rt", str(net.golden_dir), data=data)
+    assert by_name.status == 0, by_name.out + by_name.err
+    assert "first divergent op:" not in by_name.out and "name-only matching" in by_name.out
+    later = cli("vcs", data=data)
+    assert "first divergent op:" not in later.out and "name-only matching" in later.out

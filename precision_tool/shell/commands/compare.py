@@ -92,7 +92,7 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
         if npu_dir is None and golden_dir is None and graph is None:
             specs = nc.workspace_specs(ws, "{stamp}", notes, step)
         else:
-            specs = [_explicit_spec(ws, npu_dir, golden_dir, graph, step, notes)]
+            specs = _explicit_specs(ws, npu_dir, golden_dir, graph, step, notes)
         for note in notes:
             warn(note)
         result_dir = ws.new_result_dir()
@@ -105,8 +105,8 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
                             on_warning=warn)
 
 
-def _explicit_spec(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
-                   step: int | None, notes: list[str]) -> Any:
+def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
+                    step: int | None, notes: list[str]) -> list[Any]:
     from precision_tool.analysis import network_compare as nc
     from precision_tool.errors import WorkspaceError
 
@@ -119,11 +119,20 @@ def _explicit_spec(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: 
     if graph is not None and not Path(graph).expanduser().is_file():
         raise WorkspaceError(f"graph file {graph} does not exist")
     if nc.has_golden_files(right):
+        debug_id = nc.workspace_debug_id(ws, left) if graph is None and left.is_dir() else None
+        if debug_id is not None:
+            # a dump of this workspace: match through its run's Build graph(s), as plain `vc` does
+            found = nc.graph_specs(ws, debug_id, left, right, "{stamp}", notes, step)
+            if found:
+                used = sorted({Path(s.graph_path).name for s in found})
+                notes.append(f"-lt is a dump of npu/debug_{debug_id}: matching through its Build graph "
+                             f"{', '.join(used)} (-g GRAPH picks another)")
+                return found
         chosen = nc.choose_step([left], step, notes, str(left))
-        return nc.RunSpec("NPU vs golden", str(left), "result_{stamp}.csv", golden_dir=str(right),
-                          graph_path=str(Path(graph).expanduser()) if graph else None, step=chosen)
+        return [nc.RunSpec("NPU vs golden" if graph else "NPU vs golden (by name)", str(left), "result_{stamp}.csv", golden_dir=str(right),
+                          graph_path=str(Path(graph).expanduser()) if graph else None, step=chosen)]
     chosen = nc.common_step(left, right, step, notes)
-    return nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right), step=chosen)
+    return [nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right), step=chosen)]
 
 
 def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
@@ -162,7 +171,9 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Any]:
             raise WorkspaceError(f"{target} does not exist; give a result CSV or a result folder")
     if not files:
         raise WorkspaceError(f"no result CSVs (result_*.csv) in {path or folder}")
-    return [summarize(read_result_csv(f), threshold) for f in files]
+    from precision_tool.analysis.network_compare import name_only_result
+
+    return [summarize(read_result_csv(f), threshold, name_only=name_only_result(f)) for f in files]
 
 
 def newest_results(ctx: Context) -> tuple[Path, list[Path]]:

@@ -52,3 +52,17 @@ def test_vc_lt_inside_the_workspace_uses_the_runs_build_graph(tmp_path: Path, cl
     assert "first divergent op:" not in by_name.out and "name-only matching" in by_name.out
     later = cli("vcs", data=data)
     assert "first divergent op:" not in later.out and "name-only matching" in later.out
+
+
+def test_vc_g_takes_a_bare_graph_file_name_and_refuses_a_folder(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data")
+    data = net.root
+    bare = cli("vc", "-j", "1", "-g", net.graph_txt.name, data=data)
+    assert bare.status == 0, bare.out + bare.err
+    assert f"using {net.graph_txt}" in bare.out + bare.err
+    assert "first divergent op: [3] relu1/Relu" in bare.out
+    folder = cli("vc", "-g", str(tmp_path), data=data)
+    assert folder.status == 1 and "is a folder" in folder.out + folder.err
+    missing = cli("vc", "-g", "nothere_Build.txt", data=data)
+    assert missing.status == 1 and "does not exist" in missing.out + missing.err
+    assert str(data / "npu" / "debug_0" / "graph") in missing.out + missing.err

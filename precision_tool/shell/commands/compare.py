@@ -116,8 +116,11 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
     right = Path(golden_dir).expanduser() if golden_dir else ws.golden_dir
     if not right.is_dir():
         raise WorkspaceError(f"{right} is not a folder; pass golden tensors (or a second NPU dump) with -rt DIR")
-    if graph is not None and not Path(graph).expanduser().is_file():
-        raise WorkspaceError(f"graph file {graph} does not exist")
+    if graph is not None:
+        resolved = str(resolve_graph_file(ws, graph, nc.workspace_debug_id(ws, left)))
+        if resolved != str(Path(graph).expanduser()):
+            notes.append(f"-g {graph}: using {resolved}")
+        graph = resolved
     if nc.has_golden_files(right):
         debug_id = nc.workspace_debug_id(ws, left) if graph is None and left.is_dir() else None
         if debug_id is not None:
@@ -133,6 +136,30 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
                           graph_path=str(Path(graph).expanduser()) if graph else None, step=chosen)]
     chosen = nc.common_step(left, right, step, notes)
     return [nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right), step=chosen)]
+
+
+def resolve_graph_file(ws: Any, graph: str, prefer: int | None = None) -> Path:
+    """-g GRAPH: a path, or a bare file name looked up in the workspace's npu/debug_*/graph/ folders
+    (debug_<prefer> first: the run whose dump is compared)."""
+    from precision_tool.errors import WorkspaceError
+
+    path = Path(graph).expanduser()
+    if path.is_dir():
+        raise WorkspaceError(f"-g {graph} is a folder; give a graph file (ge_proto *_Build.txt or its JSON)")
+    if path.is_file():
+        return path
+    if path.name == graph:
+        if prefer is not None and (ws.graph_dir(prefer) / graph).is_file():
+            return ws.graph_dir(prefer) / graph
+        found = [ws.graph_dir(n) / graph for n in ws.debug_ids() if (ws.graph_dir(n) / graph).is_file()]
+        if len(found) == 1 or (found and len({f.resolve() for f in found}) == 1):
+            return found[0]
+        if found:
+            raise WorkspaceError(f"graph file {graph} is in several runs ({', '.join(str(f) for f in found)}); "
+                                 "give its path with -g")
+    folders = ", ".join(str(ws.graph_dir(n)) for n in ws.debug_ids()) or str(ws.graph_dir(0))
+    raise WorkspaceError(f"graph file {graph} does not exist (bare names are looked up in {folders}); "
+                         "give a *_Build.txt path with -g (`ls -g` lists the graphs)")
 
 
 def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:

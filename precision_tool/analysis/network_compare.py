@@ -108,6 +108,9 @@ class CompareRun:
     groups: int
     elapsed_s: float
     bytes_read: int = 0
+    unreadable: tuple[tuple[str, str], ...] = ()
+    """(file, problem) for each NPU dump or golden .npy that could not be read; their rows say why in
+    CompareFailReason."""
 
     @property
     def label(self) -> str:
@@ -149,6 +152,24 @@ class _Worker:
         self.golden_cache: OrderedDict[str, tuple[Any, tuple[int, ...], str]] = OrderedDict()
         self.recent: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, TensorMetrics]] = OrderedDict()
         self.bytes_read = 0
+        self.unreadable: dict[str, str] = {}
+        """file → why it could not be read, for the files met since the parent last collected them."""
+
+    def note_unreadable(self, exc: PrecisionToolError, fallback: Any) -> None:
+        if isinstance(exc, FormatError):
+            self.unreadable.setdefault(exc.path, exc.problem)
+        else:
+            self.unreadable.setdefault(str(fallback), str(exc))
+
+    def read_tensor(self, dump: Any, header: Any) -> Any:
+        """The tensor's data; a file that cannot be read is noted (and the error passed on)."""
+        from precision_tool.formats.npu_dump import read_tensor
+
+        try:
+            return read_tensor(dump, header)
+        except PrecisionToolError as exc:
+            self.note_unreadable(exc, dump.path)
+            raise
 
     # golden tensors, read once per worker while they are recent
     def golden(self, path: str) -> tuple[Any, tuple[int, ...], str]:
@@ -156,7 +177,11 @@ class _Worker:
         if cached is not None:
             self.golden_cache.move_to_end(path)
             return cached
-        source, shape, dtype = npy_source(Path(path))
+        try:
+            source, shape, dtype = npy_source(Path(path))
+        except PrecisionToolError as exc:
+            self.note_unreadable(exc, path)
+            raise
         if source.size <= LEAF_ELEMENTS:
             array = source.read(0, source.size).reshape(shape)
             self.bytes_read += array.nbytes
@@ -198,12 +223,14 @@ class _Worker:
         try:
             dump = read_dump_header(op.dump_path)
         except PrecisionToolError as exc:
+            self.note_unreadable(exc, op.dump_path)
             return [self._nan_row(group, op, f"[{op.name}] {exc}")]
         right = None
         if self.npu_vs_npu and op.right_dump_path is not None:
             try:
                 right = read_dump_header(op.right_dump_path)
             except PrecisionToolError as exc:
+                self.note_unreadable(exc, op.right_dump_path)
                 return [self._nan_row(group, op, f"[{op.name}] {exc}")]
         rows = []
         for header in () if op.skip_inputs else dump.inputs:
@@ -237,8 +264,6 @@ class _Worker:
                               metrics=not_compared(f"[{op.name}] {dump.path}: {header.label}: {exc}"))
 
     def _npu_pair(self, base: dict, op: OpPlan, dump: Any, header: Any, right: Any, npu_dtype: str) -> CompareRow:
-        from precision_tool.formats.npu_dump import read_tensor
-
         if right is None:
             return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
                               metrics=not_compared(f"[{op.name}] There is no dump file of {op.name} in the other run."))
@@ -247,8 +272,8 @@ class _Worker:
             return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
                               metrics=not_compared(f"[{op.name}] {right.path} has no {header.label}."))
         other = tensors[header.index]
-        x = _as_compared(read_tensor(dump, header))
-        y = _as_compared(read_tensor(right, other))
+        x = _as_compared(self.read_tensor(dump, header))
+        y = _as_compared(self.read_tensor(right, other))
         self.bytes_read += header.size + other.size
         metrics = compare_sources(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), shape=header.shape,
                                   npu_file=str(dump.path), golden_file=str(right.path))
@@ -259,7 +284,7 @@ class _Worker:
     def _golden_pair(
         self, base: dict, op: OpPlan, dump: Any, header: Any, match: TensorMatch, npu_dtype: str, tensor_id: str
     ) -> CompareRow:
-        from precision_tool.formats.npu_dump import format_name, read_tensor
+        from precision_tool.formats.npu_dump import format_name
 
         golden_path = self.golden_files.get(match.golden.key) if match.golden is not None else None
         if golden_path is None:
@@ -284,7 +309,7 @@ class _Worker:
                                        header.element_count)
             shape: tuple[int, ...] = (header.element_count,)
         else:
-            array = read_tensor(dump, header)
+            array = self.read_tensor(dump, header)
             self.bytes_read += header.size
             if convert:
                 array = _convert(array, npu_format, layout, header, match, golden_shape, dump.path)
@@ -393,11 +418,12 @@ def _init_worker(golden_files: dict[str, str], npu_vs_npu: bool) -> None:
     _WORKER = _Worker(golden_files, npu_vs_npu)
 
 
-def _run_group(group: GroupPlan) -> tuple[list[CompareRow], int]:
+def _run_group(group: GroupPlan) -> tuple[list[CompareRow], int, dict[str, str]]:
     assert _WORKER is not None
     before = _WORKER.bytes_read
     rows = _WORKER.run_group(group)
-    return rows, _WORKER.bytes_read - before
+    unreadable, _WORKER.unreadable = _WORKER.unreadable, {}
+    return rows, _WORKER.bytes_read - before, unreadable
 
 
 def execute_plan(
@@ -409,8 +435,10 @@ def execute_plan(
     progress: Progress | None = None,
     label: str = "compare",
     resume: bool = False,
+    unreadable: dict[str, str] | None = None,
 ) -> int:
-    """Compare every group of `plan`, streaming rows into `csv_path` (.partial until done). Returns bytes read."""
+    """Compare every group of `plan`, streaming rows into `csv_path` (.partial until done). Returns bytes read;
+    files that could not be read are added to `unreadable` (file → problem)."""
     import multiprocessing
 
     done: set[int] = set()
@@ -436,9 +464,12 @@ def execute_plan(
             chunk = max(1, min(32, len(todo) // (workers * 4)))
             results = pool.imap(_run_group, todo, chunksize=chunk)
         try:
-            for rows, nbytes in results:
+            for rows, nbytes, bad_files in results:
                 writer.write_group(rows)
                 bytes_read += nbytes
+                if unreadable is not None:
+                    for name, problem in bad_files.items():
+                        unreadable.setdefault(name, problem)
                 finished += 1
                 if progress:
                     progress(label, finished, total)
@@ -564,12 +595,13 @@ def _run_specs(
             if on_warning:
                 on_warning(f"{spec.label}: {warning}")
         nbytes = 0
+        unreadable: dict[str, str] = {}
         if not (resume and csv_path.exists()):
             nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
-                                  resume=resume)
+                                  resume=resume, unreadable=unreadable)
         summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only)
         runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
-                               time.perf_counter() - started, nbytes))
+                               time.perf_counter() - started, nbytes, tuple(sorted(unreadable.items()))))
     return runs
 
 

@@ -111,6 +111,30 @@ def run_lines(runs: Sequence[Any]) -> Table:
     return table
 
 
+UNREADABLE_SHOWN = 10
+"""How many unreadable files `vc` lists one per line before counting the rest."""
+
+
+def unreadable_lines(runs: Sequence[Any], limit: int = UNREADABLE_SHOWN) -> list[Text]:
+    """One warning line per NPU dump / golden .npy that could not be read (the first `limit`, then a count)."""
+    found: dict[str, str] = {}
+    for run in runs:
+        for name, problem in getattr(run, "unreadable", ()):
+            found.setdefault(name, problem)
+    lines: list[Text] = []
+    for name, problem in list(found.items())[:limit]:
+        line = Text("warning: could not read ", style="warning")
+        line.append(name, style="path")
+        line.append(f": {problem}")
+        lines.append(line)
+    if len(found) > limit:
+        lines.append(Text(f"warning: ... and {len(found) - limit} more unreadable files", style="warning"))
+    if found:
+        lines.append(Text(f"{len(found)} file(s) could not be read; their rows have NaN metrics (see "
+                          "CompareFailReason in the CSV)", style="warning"))
+    return lines
+
+
 def metrics_table(metrics: TensorMetrics) -> Table:
     table = Table(show_header=True, show_edge=False, title="metrics (msaccucmp)", title_justify="left")
     table.add_column("metric")

@@ -66,3 +66,20 @@ def test_vc_g_takes_a_bare_graph_file_name_and_refuses_a_folder(tmp_path: Path, 
     missing = cli("vc", "-g", "nothere_Build.txt", data=data)
     assert missing.status == 1 and "does not exist" in missing.out + missing.err
     assert str(data / "npu" / "debug_0" / "graph") in missing.out + missing.err
+
+
+def test_unreadable_files_are_named_and_vc_exits_1(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data", corrupt=True)
+    data = net.root
+    golden = sorted(net.golden_dir.glob("relu1_Relu.0.*.npy"))[-1]
+    golden.write_bytes(golden.read_bytes()[:100])
+    for workers in ("1", "2"):
+        result = cli("vc", "-j", workers, data=data)
+        assert result.status == 1, result.out + result.err
+        text = result.out + result.err
+        assert f"could not read {net.corrupt}" in text
+        assert f"could not read {golden}" in text
+        assert "2 file(s) could not be read" in text and "CompareFailReason" in text
+        assert "comparison runs" in text  # the results are still shown
+    checked = cli("ac", "-c", data=data)
+    assert f"could not read {golden}" in checked.out + checked.err

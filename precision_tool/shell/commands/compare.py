@@ -163,11 +163,19 @@ def resolve_graph_file(ws: Any, graph: str, prefer: int | None = None) -> Path:
 
 
 def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
-    from precision_tool.render.compare import run_lines, summary_view
+    from precision_tool.render.compare import run_lines, summary_view, unreadable_lines
 
     runs = run_vc(args, ctx)
     shown: list[Any] = [summary_view(run.summary, 3, title=f"{run.label}: {run.csv_path}") for run in runs]
     shown.append(run_lines(runs))
+    bad = unreadable_lines(runs)
+    if bad:
+        # show everything, then exit 1: some rows could not be compared because their files are unreadable
+        from precision_tool.errors import CommandFailed
+
+        for part in shown + bad:
+            ctx.note(part)
+        raise CommandFailed("")
     return shown
 
 
@@ -271,7 +279,10 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.messages import note_line
 
     if getattr(args, "compare", False):
-        run_vc(argparse.Namespace(backend="auto"), ctx)
+        from precision_tool.render.compare import unreadable_lines
+
+        for line in unreadable_lines(run_vc(argparse.Namespace(backend="auto"), ctx)):
+            ctx.note(line)
     elif ctx.workspace.newest_result_dir() is None:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
     return [summary_view(s, args.limit) for s in summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)]

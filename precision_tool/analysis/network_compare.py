@@ -548,6 +548,7 @@ def run_specs(
 
     A fresh run that fails before any result CSV exists leaves no folder behind (discard_empty_result_dir),
     so a failed `vc` never becomes the newest result that `vcs`/`ac` would read."""
+    specs = [absolute_spec(spec) for spec in specs]
     if not resume:
         _write_run_file(result_dir, specs)
     try:
@@ -603,6 +604,37 @@ def _run_specs(
         runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
                                time.perf_counter() - started, nbytes, tuple(sorted(unreadable.items()))))
     return runs
+
+
+PATH_FIELDS = ("npu_dir", "golden_dir", "right_dir", "graph_path")
+"""RunSpec fields that are paths: stored absolute in run.json so `vc --resume` works from any folder."""
+
+
+def absolute_spec(spec: RunSpec, base: Path | None = None) -> RunSpec:
+    """`spec` with absolute paths; relative ones are taken relative to `base` (default: the current folder)."""
+    import os
+
+    changes = {}
+    for name in PATH_FIELDS:
+        value = getattr(spec, name)
+        if value is not None and not os.path.isabs(value):
+            changes[name] = os.path.abspath(os.path.join(base, value) if base is not None else value)
+    return RunSpec(**{**spec.__dict__, **changes}) if changes else spec
+
+
+def _old_relative_spec(spec: RunSpec, workspace: Any) -> RunSpec:
+    """run.json files of older versions hold paths relative to where `vc` ran: usually the folder holding
+    precision_data, or precision_data itself; take the first base under which the NPU folder exists."""
+    import os
+
+    root = Path(workspace.root).resolve()
+    if os.path.isabs(spec.npu_dir):
+        return spec
+    for base in (root.parent, root, Path.cwd()):
+        candidate = absolute_spec(spec, base)
+        if Path(candidate.npu_dir).is_dir():
+            return candidate
+    return absolute_spec(spec, root.parent)
 
 
 def _write_run_file(result_dir: Path, specs: Sequence[RunSpec]) -> None:
@@ -784,7 +816,7 @@ def resume_workspace(
     folder = interrupted_result_dir(workspace)
     if folder is None:
         raise WorkspaceError("no interrupted comparison to resume in " + str(workspace.vector_compare_dir))
-    specs = read_run_file(folder)
+    specs = [_old_relative_spec(spec, workspace) for spec in read_run_file(folder)]
     return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
                      progress=progress, resume=True, on_warning=on_warning)
 
@@ -947,6 +979,7 @@ def compare_pair(
 
 def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *, threshold: float) -> list[CompareRun]:
     """The same runs done by CANN's msaccucmp (backends/cann.py); its CSVs are read like ours."""
+    specs = [absolute_spec(spec) for spec in specs]
     _write_run_file(result_dir, specs)
     try:
         return _run_specs_cann(specs, result_dir, command, threshold=threshold)

@@ -83,3 +83,32 @@ def test_unreadable_files_are_named_and_vc_exits_1(tmp_path: Path, cli, make_net
         assert "comparison runs" in text  # the results are still shown
     checked = cli("ac", "-c", data=data)
     assert f"could not read {golden}" in checked.out + checked.err
+
+
+def test_resume_works_from_another_folder(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    net = make_net(tmp_path / "precision_data")
+    first = cli("vc", "-j", "1", "-lt", "precision_data/npu/debug_0/dump/20240101000000", "-rt",
+                "precision_data/tf/dump", "-g", "precision_data/npu/debug_0/graph/" + net.graph_txt.name,
+                data=Path("precision_data"), cwd=tmp_path)
+    assert first.status == 0, first.out + first.err
+    folder = next((net.root / "temp" / "vector_compare").iterdir())
+    run = json.loads((folder / "run.json").read_text())["runs"][0]
+    assert all(Path(run[k]).is_absolute() for k in ("npu_dir", "golden_dir", "graph_path"))
+    whole = next(folder.glob("result_*.csv"))
+    expected = whole.read_text()
+    whole.unlink()  # as if the run had been stopped before writing
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    resumed = cli("vc", "--resume", "-j", "1", data=net.root, cwd=elsewhere)
+    assert resumed.status == 0, resumed.out + resumed.err
+    assert whole.read_text() == expected
+    # an older run.json with paths relative to the folder holding precision_data still resumes
+    run.update(npu_dir="precision_data/npu/debug_0/dump/20240101000000", golden_dir="precision_data/tf/dump",
+               graph_path="precision_data/npu/debug_0/graph/" + net.graph_txt.name)
+    (folder / "run.json").write_text(json.dumps({"runs": [run]}))
+    whole.unlink()
+    old = cli("vc", "--resume", "-j", "1", data=net.root, cwd=elsewhere)
+    assert old.status == 0, old.out + old.err
+    assert whole.read_text() == expected

@@ -112,3 +112,25 @@ def test_resume_works_from_another_folder(tmp_path: Path, cli, make_net) -> None
     old = cli("vc", "--resume", "-j", "1", data=net.root, cwd=elsewhere)
     assert old.status == 0, old.out + old.err
     assert whole.read_text() == expected
+
+
+def test_cp_takes_bare_dump_names_and_says_no_such_file(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.shell.command import CompletionRequest
+    from precision_tool.shell.table import build_table
+    from precision_tool.workspace import Workspace
+
+    net = make_net(tmp_path / "precision_data")
+    dump = sorted(net.dump_dir.glob("Relu.relu1_Relu.*"))[0]
+    golden = sorted(net.golden_dir.glob("relu1_Relu.0.*.npy"))[-1]
+    by_name = cli("cp", f"{dump.name}:output:0", golden.name, data=net.root, cwd=tmp_path)
+    assert by_name.status == 0, by_name.out + by_name.err
+    assert f"{dump.name}:output:0" in by_name.out and "CosineSimilarity" in by_name.out
+    missing = cli("cp", f"{dump.name}:output:0", str(tmp_path / "nonexist.npy"), data=net.root)
+    assert missing.status == 1 and "no such file" in missing.out + missing.err
+    assert "neither a file" not in missing.out + missing.err
+    command = build_table().get("cp")
+    workspace = Workspace(net.root)
+    names = command.completer(CompletionRequest(["cp"], "Relu.relu1", None, workspace))
+    assert dump.name in names
+    tensors = command.completer(CompletionRequest(["cp", dump.name + ":output:0"], dump.name + ":", None, workspace))
+    assert f"{dump.name}:output:0" in tensors

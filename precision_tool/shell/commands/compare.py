@@ -262,9 +262,41 @@ def _cp(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.compare import pair_view
 
     save_dir = ctx.workspace.temp_dir / "tensor_compare" if args.save else None
-    report = compare_pair(args.left, args.right, items=args.items, atol=args.atol, rtol=args.rtol,
+    left, right = resolve_tensor_arg(args.left, ctx), resolve_tensor_arg(args.right, ctx)
+    report = compare_pair(left, right, items=args.items, atol=args.atol, rtol=args.rtol,
                           save_dir=save_dir)
     return pair_view(report)
+
+
+def resolve_tensor_arg(text: str, ctx: Context) -> str:
+    """`cp`'s A/B: a path, or a bare dump file name found in the workspace's dump folders (as `pt`/`dc`
+    take them), each optionally followed by :input:N / :output:N; a bare golden .npy name is looked up in
+    tf/dump. Unknown files are refused as 'no such file'."""
+    import re
+
+    from precision_tool.shell.commands.dumps import resolve_dump_file
+
+    found = re.fullmatch(r"(.+):(input|output):(\d+)", text)
+    file_part, suffix = (found.group(1), text[len(found.group(1)):]) if found else (text, "")
+    path = Path(file_part).expanduser()
+    if path.is_file():
+        return str(path) + suffix
+    if path.is_dir():
+        from precision_tool.errors import UsageError
+
+        raise UsageError(f"{file_part}: is a folder; give a .npy file or a dump file (FILE:output:0)")
+    if "/" not in file_part and file_part.endswith(".npy") and (ctx.workspace.golden_dir / file_part).is_file():
+        return str(ctx.workspace.golden_dir / file_part) + suffix
+    return str(resolve_dump_file(file_part, ctx.workspace)) + suffix
+
+
+def _complete_cp(request: Any) -> list[str]:
+    """Dump file names (and FILE:output:N after a colon) for A and B; nothing for the numeric options."""
+    if request.option is not None:
+        return []
+    from precision_tool.shell.commands.dumps import complete_dump_files
+
+    return list(complete_dump_files(request))
 
 
 def _complete_path(request: Any) -> list[str]:
@@ -299,7 +331,7 @@ COMMANDS = [
     Command("vcs", "summarise comparison results: abnormal ops and the first divergent op",
             _vcs_parser, _vcs, completer=_complete_path),
     Command("cp", "compare two tensors (.npy or DUMPFILE:output:0): errors, items, the ten metrics",
-            _cp_parser, _cp, completer=_complete_path),
+            _cp_parser, _cp, completer=_complete_cp),
 ]
 
 AC_SECTIONS = [AcSection("comparison", _ac_section, order=10)]

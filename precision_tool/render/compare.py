@@ -78,7 +78,9 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
     return lines
 
 
-def summary_view(summary: CompareSummary, limit: int, title: str | None = None) -> Group:
+def summary_view(summary: CompareSummary, limit: int, title: str | None = None) -> list[Any]:
+    """`vcs`'s view of one result. Lines of text are top-level items, so `show` prints them unwrapped: a
+    CSV path is never cut mid-name and copies whole."""
     parts: list[Any] = []
     head = Text(title or str(summary.path), style="bold")
     if not summary.complete:
@@ -93,22 +95,29 @@ def summary_view(summary: CompareSummary, limit: int, title: str | None = None) 
     if len(summary.abnormal_ops) > limit:
         parts.append(Text(f"... {len(summary.abnormal_ops) - limit} more (vcs -l N shows more)", style="dim"))
     parts.extend(divergence_lines(summary))
-    return Group(*parts)
+    return parts
 
 
-def run_lines(runs: Sequence[Any]) -> Table:
-    """The short summary `vc` ends with: one line per run."""
-    table = Table(title="comparison runs", title_justify="left", show_edge=False)
-    for name in ("run", "ops", "tensors", "abnormal", "first divergent op", "time", "result"):
-        table.add_column(name)
+def run_lines(runs: Sequence[Any]) -> list[Text]:
+    """The short summary `vc` ends with: one line per run, the result path last and never cut."""
+    lines = [Text("comparison runs:", style="bold")]
     for run in runs:
         s = run.summary
         op = s.first_divergent_op
-        table.add_row(run.label, str(len(s.ops)), f"{s.tensors_compared}/{s.tensors_compared + s.tensors_not_compared}",
-                      Text(str(len(s.abnormal_ops)), style="bad" if s.abnormal_ops else "ok"),
-                      Text(f"[{op.index}] {op.npu_op}", style="op") if op else Text("-", style="dim"),
-                      f"{run.elapsed_s:.1f}s", Text(str(run.csv_path), style="path"))
-    return table
+        line = Text(f"  {run.label}: {len(s.ops)} ops, {s.tensors_compared}/"
+                    f"{s.tensors_compared + s.tensors_not_compared} tensors compared, ")
+        line.append(f"{len(s.abnormal_ops)} abnormal", style="bad" if s.abnormal_ops else "ok")
+        line.append(", first divergent op ")
+        if op is not None:
+            line.append(f"[{op.index}] {op.npu_op}", style="op")
+        elif s.name_only and s.abnormal_ops:
+            line.append("not named (name-only matching; pass -g GRAPH)", style="warning")
+        else:
+            line.append("-", style="dim")
+        line.append(f", {run.elapsed_s:.1f}s: ")
+        line.append(str(run.csv_path), style="path")
+        lines.append(line)
+    return lines
 
 
 UNREADABLE_SHOWN = 10

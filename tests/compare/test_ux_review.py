@@ -134,3 +134,17 @@ def test_cp_takes_bare_dump_names_and_says_no_such_file(tmp_path: Path, cli, mak
     assert dump.name in names
     tensors = command.completer(CompletionRequest(["cp", dump.name + ":output:0"], dump.name + ":", None, workspace))
     assert f"{dump.name}:output:0" in tensors
+
+
+def test_vc_and_vcs_print_result_paths_whole_at_any_width(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    deep = tmp_path / "a_rather_long_folder_name_for_the_workspace" / "and_another_level_below_it"
+    net = make_net(deep / "precision_data")
+    ran = cli("vc", "-j", "1", data=net.root, env={"COLUMNS": "60"})
+    assert ran.status == 0, ran.out + ran.err
+    csv_path = str(next((net.root / "temp" / "vector_compare").glob("*/result_*.csv")))
+    lines = ran.out.splitlines()
+    run_line = next(line for line in lines if line.strip().startswith(f"{'ge_default'}") and "ops," in line)
+    assert run_line.endswith(csv_path) and "[3] relu1/Relu" in run_line
+    assert sum(csv_path in line for line in lines) == 2  # the summary title and the run line
+    shown = cli("vcs", data=net.root, env={"COLUMNS": "60"})
+    assert csv_path in shown.out.splitlines()[0]

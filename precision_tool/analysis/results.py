@@ -178,6 +178,9 @@ class ResultTable:
     path: Path
     header: tuple[str, ...]
     rows: tuple[TensorRecord, ...]
+    problems: tuple[str, ...] = ()
+    """One message per malformed row or value ('line 7: CosineSimilarity is 'abc', not a number'); such
+    rows are kept with NaN values, and the summary warns instead of silently trusting them."""
 
     @property
     def complete(self) -> bool:
@@ -192,7 +195,15 @@ def _float(text: str) -> float:
 
 
 def read_result_text(text: str, path: Path) -> ResultTable:
-    records = list(csv.reader(io.StringIO(text, newline="")))
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[list[str]] = []
+    lines: list[int] = []
+    try:
+        for record in reader:
+            records.append(record)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise FormatError(path, f"line {reader.line_num}: not valid CSV ({exc})") from None
     if not records:
         raise FormatError(path, "the file is empty; it is not a comparison result")
     header = tuple(h.strip() for h in records[0])
@@ -218,9 +229,18 @@ def read_result_text(text: str, path: Path) -> ResultTable:
     }
     metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
     rows = []
-    for record in records[1:]:
+    problems: list[str] = []
+    numeric = [(n, c) for n, c in metric_cols.items() if n != "StandardDeviation"]
+    for line, record in zip(lines[1:], records[1:]):
         if not record:
             continue
+        if len(record) != len(header):
+            problems.append(f"line {line}: has {len(record)} fields but the header has {len(header)} "
+                            "(a cut or corrupt row)")
+        for name, col in numeric:
+            value = record[col] if col < len(record) else ""
+            if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
+                problems.append(f"line {line}: {name} is {value!r}, not a number")
 
         def cell(col: int | None) -> str:
             return record[col] if col is not None and col < len(record) else ""
@@ -231,7 +251,7 @@ def read_result_text(text: str, path: Path) -> ResultTable:
             cosine=_float(cell(cosine_col)), values={n: cell(c) for n, c in metric_cols.items()},
             reason=cell(cols["reason"]),
         ))
-    return ResultTable(path=path, header=header, rows=tuple(rows))
+    return ResultTable(path=path, header=header, rows=tuple(rows), problems=tuple(problems))
 
 
 def read_result_csv(path: str | os.PathLike[str]) -> ResultTable:
@@ -325,6 +345,8 @@ class CompareSummary:
     min_output_cosine: float = math.nan
     npu_vs_npu: bool = False
     """Both sides are NPU dumps (the header has two Address columns): the right side is not golden."""
+    problems: tuple[str, ...] = ()
+    """Malformed rows/values of the CSV (ResultTable.problems): the verdict may be wrong when there are any."""
     name_only: bool = False
     """NPU matched to golden by op name alone (no graph): fused ops cannot be matched, so no op is named
     as where the error is born (first_divergent_op and first_failure stay None)."""
@@ -386,5 +408,5 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
         abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
         nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
         min_output_cosine=min(outputs) if outputs else math.nan,
-        npu_vs_npu=table.header.count("Address") == 2, name_only=name_only,
+        npu_vs_npu=table.header.count("Address") == 2, name_only=name_only, problems=table.problems,
     )

@@ -78,6 +78,10 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
     return lines
 
 
+PROBLEMS_SHOWN = 10
+"""How many malformed CSV rows/values a summary names before counting the rest."""
+
+
 def summary_view(summary: CompareSummary, limit: int, title: str | None = None) -> list[Any]:
     """`vcs`'s view of one result. Lines of text are top-level items, so `show` prints them unwrapped: a
     CSV path is never cut mid-name and copies whole."""
@@ -86,6 +90,14 @@ def summary_view(summary: CompareSummary, limit: int, title: str | None = None) 
     if not summary.complete:
         head.append("  (interrupted: `vc --resume` finishes it)", style="warning")
     parts.append(head)
+    for problem in summary.problems[:PROBLEMS_SHOWN]:
+        parts.append(Text(f"warning: {summary.path}: {problem}", style="warning"))
+    if len(summary.problems) > PROBLEMS_SHOWN:
+        parts.append(Text(f"warning: {summary.path}: ... and {len(summary.problems) - PROBLEMS_SHOWN} more "
+                          "malformed rows or values", style="warning"))
+    if not summary.ops:
+        parts.append(Text(f"{summary.path} holds no rows (only a header): nothing was compared", style="warning"))
+        return parts
     parts.append(Text(
         f"{len(summary.ops)} ops, {summary.tensors_compared} tensors compared, "
         f"{summary.tensors_not_compared} not compared; {len(summary.abnormal_ops)} ops with output cosine ≤ "
@@ -94,6 +106,11 @@ def summary_view(summary: CompareSummary, limit: int, title: str | None = None) 
         parts.append(op_panel(op, summary.threshold, "NPU (other)" if summary.npu_vs_npu else "golden"))
     if len(summary.abnormal_ops) > limit:
         parts.append(Text(f"... {len(summary.abnormal_ops) - limit} more (vcs -l N shows more)", style="dim"))
+    if summary.problems:
+        # a malformed value can hide the real first divergent op: name none rather than a wrong one
+        parts.append(Text(f"{len(summary.problems)} malformed rows or values in this CSV were read as NaN, so no "
+                          "first divergent op is named; re-run `vc` to rewrite the CSV", style="warning"))
+        return parts
     parts.extend(divergence_lines(summary))
     return parts
 

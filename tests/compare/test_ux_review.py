@@ -148,3 +148,34 @@ def test_vc_and_vcs_print_result_paths_whole_at_any_width(tmp_path: Path, cli, m
     assert sum(csv_path in line for line in lines) == 2  # the summary title and the run line
     shown = cli("vcs", data=net.root, env={"COLUMNS": "60"})
     assert csv_path in shown.out.splitlines()[0]
+
+
+def test_vcs_warns_about_corrupt_csv_values_and_header_only_files(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data")
+    assert cli("vc", "-j", "1", data=net.root).status == 0
+    good = next((net.root / "temp" / "vector_compare").glob("*/result_*.csv"))
+    import csv
+
+    with open(good, newline="") as handle:
+        lines = handle.read().split("\r\n")
+
+    records = list(csv.reader(lines))
+    relu = next(i for i, record in enumerate(records) if "relu1/Relu:output:0" in record)
+    value = records[relu][records[0].index("CosineSimilarity")]
+    assert float(value) < 0.9 and lines[relu].count(value) == 1
+    cases = {
+        "bad.csv": ("\r\n".join(lines[:relu] + [lines[relu].replace(value, "abc")] + lines[relu + 1:]), f"line {relu + 1}: CosineSimilarity is 'abc'"),
+        "cut.csv": ("\r\n".join(lines[:relu]) + "\r\n" + lines[relu][:40], f"line {relu + 1}: has "),
+        "three.csv": ("\r\n".join(lines[:relu] + ["1,2,3"] + lines[relu:]), f"line {relu + 1}: has 3 fields"),
+    }
+    for name, (text, expected) in cases.items():
+        target = tmp_path / name
+        target.write_text(text, newline="")
+        shown = cli("vcs", "-f", str(target), data=net.root)
+        assert shown.status == 0, shown.out + shown.err
+        assert f"{target}: {expected}" in shown.out, (name, shown.out)
+        assert "first divergent op:" not in shown.out and "meets the threshold" not in shown.out
+    header_only = tmp_path / "header.csv"
+    header_only.write_text(lines[0] + "\r\n", newline="")
+    shown = cli("vcs", "-f", str(header_only), data=net.root)
+    assert "holds no rows" in shown.out and "meets the threshold" not in shown.out

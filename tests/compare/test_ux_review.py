@@ -179,3 +179,47 @@ def test_vcs_warns_about_corrupt_csv_values_and_header_only_files(tmp_path: Path
     header_only.write_text(lines[0] + "\r\n", newline="")
     shown = cli("vcs", "-f", str(header_only), data=net.root)
     assert "holds no rows" in shown.out and "meets the threshold" not in shown.out
+
+
+def test_msaccucmp_npu_vs_npu_reads_an_nhwc_original_shape_as_nchw(make_case, cli, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
+    """Why `vc --backend cann` differs from ours on the demo's bn2 (README, NPU vs NPU): msaccucmp turns
+    NC1HWC0 into NCHW and slices it to the 4-D original shape read as NCHW, even when it is NHWC; ours
+    compares the whole tensors (cosine computed here directly from the two dumps)."""
+    import numpy as np
+
+    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu_dump import Format, TensorSpec
+
+    make, _, _, read_rows = make_case
+    case = make()
+    right = case.data / "npu" / "debug_1" / "dump" / "20240101000001" / "0" / "g" / "1" / "0"
+    right.mkdir(parents=True)
+    rng = np.random.default_rng(3)
+    nhwc = rng.standard_normal((2, 4, 4, 24)).astype(np.float16)
+    other = (nhwc + rng.standard_normal(nhwc.shape).astype(np.float16)).astype(np.float16)
+    devices = []
+    for array, folder in ((nhwc, case.dump_dir), (other, right)):
+        case.clock = 1704067200000000
+        device = to_device(array, "NHWC", "NC1HWC0")
+        devices.append(device.astype(np.float32))
+        case.dump("BatchNorm", "bn2/FusedBatchNormV3", [], [TensorSpec(device, Format.NC1HWC0, (2, 4, 4, 24))],
+                  folder=folder)
+
+    def cosine(x: np.ndarray, y: np.ndarray) -> str:
+        x, y = x.reshape(-1), y.reshape(-1)
+        return f"{np.sum((x / np.linalg.norm(x)) * (y / np.linalg.norm(y))):.6f}"
+
+    whole = cosine(*devices)
+    # msaccucmp: NC1HWC0 → NCHW (2, 32, 4, 4), sliced to [2,4,4,24] read as N, C, H, W
+    sliced = [d.transpose(0, 1, 4, 2, 3).reshape(2, 32, 4, 4)[:, :4, :4, :4] for d in devices]
+    assert cosine(*sliced) != whole
+    config = case.root / "config.py"
+    config.write_text(f"CMD_ROOT_PATH = {str(reference_tool.parent)!r}\n")
+    for backend, expected in (("native", whole), ("cann", cosine(*sliced))):
+        ran = cli("vc", "--backend", backend, "-lt", str(case.dump_dir), "-rt", str(right), data=case.data,
+                  env={"PRECISION_TOOL_CONFIG": str(config)})
+        assert ran.status == 0, ran.out + ran.err
+        csv_path = sorted((case.data / "temp" / "vector_compare").glob("*/result_*.csv"))[-1]
+        rows = read_rows(csv_path)
+        row = next(r for r in rows if r[rows[0].index("TensorIndex")] == "bn2_FusedBatchNormV3:output:0")
+        assert row[rows[0].index("CosineSimilarity")] == expected, backend

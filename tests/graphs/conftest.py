@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from precision_tool.formats.ge_graph import (
-    AttrList, Graph, Model, Op, TensorDesc, attr_dtype, attr_int, attr_list_int, attr_list_str, attr_str,
+    Graph, Model, Op, TensorDesc, attr_dtype, attr_int, attr_list_int, attr_list_str, attr_str,
 )
 
 _TF_TO_GE = {"float32": "DT_FLOAT", "float16": "DT_FLOAT16", "int32": "DT_INT32", "int64": "DT_INT64",

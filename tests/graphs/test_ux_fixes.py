@@ -52,9 +52,9 @@ def test_ni_stats_cut_device_padding(cli, make_workspace, tf_ge_model: Model) ->
     assert (f"input 0 [FLOAT16][NHWC][1,8,8,4] max {float(host.max()):.6g} min {float(host.min()):.6g} "
             f"mean {mean} nan 0 inf 0 zero 0  (from NC1HWC0[1,1,8,8,16], padding cut)") in out
     padded = 1 * 8 * 8 * 12
-    assert f"output 0 [FLOAT16][NC1HWC0][1,1,8,8,16]" in out and f"zero {padded}  (device layout, padding included" in out
+    assert "output 0 [FLOAT16][NC1HWC0][1,1,8,8,16]" in out and f"zero {padded}  (device layout, padding included" in out
     # golden rows: dtype and shape, no empty layout brackets; a 0-d tensor says scalar
-    assert f"conv1_Relu.0 [float32][1,8,8,4] max" in out and f"mean {mean}" in out
+    assert "conv1_Relu.0 [float32][1,8,8,4] max" in out and f"mean {mean}" in out
     assert "conv1_Relu.1 [float32] scalar max 2.5" in out
     assert "[float32][]" not in out
 

@@ -164,8 +164,14 @@ class Workspace:
         return self.temp_dir / "history"
 
     @staticmethod
-    def ensure_dir(path: Path) -> Path:
-        path.mkdir(parents=True, exist_ok=True)
+    def ensure_dir(path: Path, what: str = "folder") -> Path:
+        """Create `path` (and parents) for writing; a file in the way or no permission is one clear error."""
+        if path.exists() and not path.is_dir():
+            raise WorkspaceError(f"{path} is a file, not a folder; give another {what}")
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WorkspaceError(f"cannot create the {what} {path}: {exc.strerror or exc}") from None
         return path
 
     # --- what is missing --------------------------------------------------------------------------

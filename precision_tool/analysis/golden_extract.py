@@ -21,6 +21,7 @@ from precision_tool.atomic import atomic_path
 from precision_tool.errors import FormatError, UsageError, WorkspaceError
 from precision_tool.formats import tfdbg_v1, tfdbg_v2
 from precision_tool.formats.golden import golden_file_name
+from precision_tool.workspace import Workspace
 
 HOW_TO_DUMP = ("produce one with `import precision_tool.tf_config as npu_tf_config` and "
                "`sess = npu_tf_config.sess_dump(sess)` (or `hooks=[npu_tf_config.estimator_dump()]`) in the "
@@ -262,12 +263,7 @@ def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = 
     written = bytes_written = 0
     stopped: str | None = None
     if todo:
-        if out_dir.exists() and not out_dir.is_dir():
-            raise WorkspaceError(f"{out_dir} is a file; give a folder for the golden tensors with --out DIR")
-        try:
-            out_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise WorkspaceError(f"{out_dir}: cannot create the golden folder: {exc.strerror or exc}") from None
+        Workspace.ensure_dir(out_dir, "golden folder (--out DIR)")
     total = len(todo)
     for done, job in enumerate(todo, 1):
         try:

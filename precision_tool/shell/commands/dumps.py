@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from precision_tool.errors import CommandFailed, FormatError, UsageError
 from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
-
-if TYPE_CHECKING:
-    from precision_tool.workspace import Workspace
+from precision_tool.workspace import Workspace
 
 TARGET_FORMATS = ("NCHW", "NHWC", "HWCN", "CHWN", "ND", "NCDHW", "NDHWC", "DHWCN")
 
@@ -102,12 +100,7 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
     if not files:
         raise UsageError(f"dc: {args.target} holds no dump files"
                          + (f" (ignored {len(ignored)} file(s) with non-dump suffixes)" if ignored else ""))
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"dc: output {out_dir} is a file, not a folder")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"dc: cannot create the output folder {out_dir} ({exc.strerror})") from None
+    Workspace.ensure_dir(out_dir, "output folder (-o OUT)")
     # With a target layout, the run's Build graph names each tensor's origin layout (HWCN weights ...).
     origins = graph_origin_formats(ctx.workspace, files) if args.format else {}
     with ctx.progress() as progress:

@@ -272,8 +272,8 @@ class _Worker:
             return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
                               metrics=not_compared(f"[{op.name}] {right.path} has no {header.label}."))
         other = tensors[header.index]
-        x = _as_compared(self.read_tensor(dump, header))
-        y = _as_compared(self.read_tensor(right, other))
+        x, y = _without_padding(self.read_tensor(dump, header), header, self.read_tensor(right, other), other)
+        x, y = _as_compared(x), _as_compared(y)
         self.bytes_read += header.size + other.size
         metrics = compare_sources(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), shape=header.shape,
                                   npu_file=str(dump.path), golden_file=str(right.path))
@@ -899,6 +899,23 @@ def load_tensor(spec: str) -> LoadedTensor:
     if layout in HOST_CANDIDATES:
         return LoadedTensor(array, name, layout, tuple(tensor.original_shape), tensor.sub_format)
     return LoadedTensor(array, name)
+
+
+def _without_padding(x: Any, x_header: Any, y: Any, y_header: Any) -> tuple[Any, Any]:
+    """Two NPU tensors in the same device layout, with its zero padding cut the same way on both sides
+    (so means and deviations are those of the real values); unchanged when the shapes do not decide it."""
+    from precision_tool.formats.layouts import LayoutError, format_label, from_device
+
+    layout = format_label(x_header.format)
+    if (layout not in HOST_CANDIDATES or format_label(y_header.format) != layout or not x_header.original_shape
+            or tuple(x_header.original_shape) != tuple(y_header.original_shape)):
+        return x, y
+    host = HOST_CANDIDATES[layout][0]
+    try:
+        return (from_device(x, layout, host, x_header.original_shape, sub_format=x_header.sub_format),
+                from_device(y, layout, host, y_header.original_shape, sub_format=y_header.sub_format))
+    except LayoutError:
+        return x, y
 
 
 def to_host_layout(tensor: LoadedTensor, wanted_shape: tuple[int, ...] | None) -> tuple[Any, str]:

@@ -27,6 +27,20 @@ def fp8_values(dtype: type, count: int, nan_codes: tuple[int, ...]) -> np.ndarra
     return codes.view(dtype)
 
 
+def plain_arrays(rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """One small array of every plain numpy dtype the reference reads (same draws for both variants)."""
+    return {
+        "f32": rng.standard_normal((3, 5)).astype(np.float32), "f16": rng.standard_normal((4, 4)).astype(np.float16),
+        "f64": rng.standard_normal((7,)), "i8": rng.integers(-128, 127, (2, 9), dtype=np.int8),
+        "u8": rng.integers(0, 255, (9,), dtype=np.uint8), "i16": rng.integers(-999, 999, (3, 3), dtype=np.int16),
+        "u16": rng.integers(0, 9999, (5,), dtype=np.uint16), "i32": rng.integers(-9999, 9999, (2, 3, 4), dtype=np.int32),
+        "i64": rng.integers(-9999, 9999, (6,), dtype=np.int64), "u32": rng.integers(0, 9999, (6,), dtype=np.uint32),
+        "u64": rng.integers(0, 9999, (6,), dtype=np.uint64), "bool": rng.integers(0, 2, (8,)).astype(bool),
+        "c64": (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(np.complex64),
+        "c128": rng.standard_normal(4) + 1j * rng.standard_normal(4),
+    }
+
+
 def write_corpus(folder: Path) -> dict[str, list[str]]:
     """Dumps of every dtype the reference reads, and of every device layout; returns name → -f targets."""
     rng = np.random.default_rng(7)
@@ -38,16 +52,7 @@ def write_corpus(folder: Path) -> dict[str, list[str]]:
         write_dump(folder / name, op_name=op, inputs=inputs, outputs=outputs)
         targets[name] = formats
 
-    plain = {
-        "f32": rng.standard_normal((3, 5)).astype(np.float32), "f16": rng.standard_normal((4, 4)).astype(np.float16),
-        "f64": rng.standard_normal((7,)), "i8": rng.integers(-128, 127, (2, 9), dtype=np.int8),
-        "u8": rng.integers(0, 255, (9,), dtype=np.uint8), "i16": rng.integers(-999, 999, (3, 3), dtype=np.int16),
-        "u16": rng.integers(0, 9999, (5,), dtype=np.uint16), "i32": rng.integers(-9999, 9999, (2, 3, 4), dtype=np.int32),
-        "i64": rng.integers(-9999, 9999, (6,), dtype=np.int64), "u32": rng.integers(0, 9999, (6,), dtype=np.uint32),
-        "u64": rng.integers(0, 9999, (6,), dtype=np.uint64), "bool": rng.integers(0, 2, (8,)).astype(bool),
-        "c64": (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(np.complex64),
-        "c128": rng.standard_normal(4) + 1j * rng.standard_normal(4),
-    }
+    plain = plain_arrays(rng)
     for label, array in plain.items():
         dump(f"plain/{label}", [TensorSpec(array)], [TensorSpec(array[::-1].copy())], [])
     dump("ext/bf16", [], [TensorSpec(rng.standard_normal((3, 4)).astype(ml_dtypes.bfloat16))], [])
@@ -155,16 +160,7 @@ def write_nano_corpus(folder: Path) -> dict[str, list[str]]:
         write_dump(folder / name, op_name=op, inputs=inputs, outputs=outputs, variant="nano")
         targets[name] = formats
 
-    arrays = {
-        "f32": rng.standard_normal((3, 5)).astype(np.float32), "f16": rng.standard_normal((4, 4)).astype(np.float16),
-        "f64": rng.standard_normal((7,)), "i8": rng.integers(-128, 127, (2, 9), dtype=np.int8),
-        "u8": rng.integers(0, 255, (9,), dtype=np.uint8), "i16": rng.integers(-999, 999, (3, 3), dtype=np.int16),
-        "u16": rng.integers(0, 9999, (5,), dtype=np.uint16), "i32": rng.integers(-9999, 9999, (2, 3, 4), dtype=np.int32),
-        "i64": rng.integers(-9999, 9999, (6,), dtype=np.int64), "u32": rng.integers(0, 9999, (6,), dtype=np.uint32),
-        "u64": rng.integers(0, 9999, (6,), dtype=np.uint64), "bool": rng.integers(0, 2, (8,)).astype(bool),
-        "c64": (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(np.complex64),
-        "c128": rng.standard_normal(4) + 1j * rng.standard_normal(4),
-    }
+    arrays = plain_arrays(rng)
     assert tuple(arrays) == NANO_PLAIN
     for label, array in arrays.items():
         dump(f"nano/{label}", [TensorSpec(array)], [TensorSpec(array[::-1].copy(), origin_name=f"nano/{label}",

@@ -19,5 +19,8 @@ def note_line(message: str) -> Text:
 
 
 def show_error(console: Console, message: str) -> None:
-    """One red line: never hard-wrapped, so scripts and tests see exactly one line."""
-    console.print(error_line(message), soft_wrap=True)
+    """One red message: one line in a pipe (scripts and tests see exactly one line); wrapped at words in
+    a terminal."""
+    from precision_tool.render.console import show
+
+    show(console, error_line(message))

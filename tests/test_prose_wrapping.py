@@ -1,0 +1,58 @@
+"""Prose wraps like text: at word boundaries, indented continuations, words (paths, op names) never split."""
+
+from __future__ import annotations
+
+import io
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.text import Text
+
+from precision_tool.render.console import HANGING_INDENT, Paged, make_console, show, wrap_prose
+
+WORDS = st.text(alphabet="abcdefghij/_.:-0123456789", min_size=1, max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 6), st.lists(WORDS, min_size=1, max_size=40), st.integers(20, 200))
+def test_words_survive_and_lines_fit(indent: int, words: list[str], width: int) -> None:
+    line = " " * indent + " ".join(words)
+    lines = wrap_prose(Text(line), width).plain.split("\n")
+    # The same words in the same order: nothing split, nothing lost.
+    assert " ".join(lines).split() == words
+    for i, out in enumerate(lines):
+        if len(out) > width:  # only a line holding one word too long for any line
+            assert len(out.split()) == 1
+        if i:
+            assert out.startswith(" " * min(indent + HANGING_INDENT, width // 2))
+    assert lines[0].startswith(" " * indent)
+
+
+def test_short_lines_and_blank_lines_are_kept() -> None:
+    text = Text("one\n\n  two three")
+    assert wrap_prose(text, 80).plain == "one\n\n  two three"
+
+
+def test_styles_follow_their_words() -> None:
+    text = Text.assemble(("first divergent op: ", "bold"), ("[16] bn2/FusedBatchNormV3", "op"), " — born here")
+    wrapped = wrap_prose(text, 24)
+    assert wrapped.plain.split("\n")[0] == "first divergent op: [16]"
+    op_spans = [wrapped.plain[s.start:s.end] for s in wrapped.spans if s.style == "op"]
+    assert "".join(op_spans).split() == ["[16]", "bn2/FusedBatchNormV3"]
+
+
+def _render(result: object, *, terminal: bool, width: int = 40) -> str:
+    out = io.StringIO()
+    show(make_console(file=out, width=width, terminal=terminal), result)
+    return out.getvalue()
+
+
+def test_terminal_wraps_and_pipe_keeps_one_line() -> None:
+    message = "could not read /a/very/long/path/that/is/longer/than/forty/columns.npy: truncated file"
+    in_terminal = _render(message, terminal=True)
+    assert "\n  /a/very/long/path/that/is/longer/than/forty/columns.npy" in in_terminal.replace("\x1b[0m", "")
+    assert _render(message, terminal=False) == message + "\n"
+
+
+def test_paged_prints_plainly_outside_the_interactive_shell() -> None:
+    assert _render(Paged(["a", "b"]), terminal=False) == "a\nb\n"

@@ -21,6 +21,17 @@ class WorkspaceError(PrecisionToolError):
     """The precision_data workspace lacks what a command needs."""
 
 
+class WorkspaceWriteError(WorkspaceError, OSError):
+    """A folder cannot be created or written (Workspace.ensure_dir).
+
+    Also an OSError, so writers that already treat an OSError as "skip the optional write" (caches)
+    keep doing so.
+    """
+
+    def __str__(self) -> str:  # OSError's __str__ would show the args tuple
+        return str(self.args[0]) if self.args else ""
+
+
 class FormatError(PrecisionToolError):
     """A file is not what its format promises. Always names the file."""
 

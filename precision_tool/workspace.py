@@ -7,14 +7,18 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from precision_tool.errors import WorkspaceError
+from precision_tool.errors import WorkspaceError, WorkspaceWriteError
 
 _DEBUG_DIR = re.compile(r"^debug_(\d+)$")
+
+# What to do when a folder cannot be written (the default hint of Workspace.ensure_dir).
+WRITE_HINT = "open a writable copy, or choose another workspace with --data DIR (or $PRECISION_DATA)"
 
 
 @dataclass(frozen=True)
@@ -164,14 +168,28 @@ class Workspace:
         return self.temp_dir / "history"
 
     @staticmethod
-    def ensure_dir(path: Path, what: str = "folder") -> Path:
-        """Create `path` (and parents) for writing; a file in the way or no permission is one clear error."""
+    def ensure_dir(path: Path, what: str = "folder", hint: str | None = None) -> Path:
+        """Create `path` (and parents) and check it can be written; any failure is one WorkspaceError line.
+
+        "cannot write the <what> <path>: <reason>; <hint>" — the reason is the system's (permission
+        denied, read-only file system, no space left on device, a file in the way).
+        """
+        path = Path(path)
+        hint = hint or WRITE_HINT
+
+        def refuse(reason: str) -> WorkspaceWriteError:
+            return WorkspaceWriteError(f"cannot write the {what} {path}: {reason}; {hint}")
+
         if path.exists() and not path.is_dir():
-            raise WorkspaceError(f"{path} is a file, not a folder; give another {what}")
+            raise refuse("it is a file, not a folder")
         try:
             path.mkdir(parents=True, exist_ok=True)
+            # An existing folder may still refuse writes (read-only mount, no permission, full disk):
+            # find out now, with the system's reason, rather than halfway through writing.
+            with tempfile.TemporaryFile(dir=path):
+                pass
         except OSError as exc:
-            raise WorkspaceError(f"cannot create the {what} {path}: {exc.strerror or exc}") from None
+            raise refuse(exc.strerror or str(exc)) from None
         return path
 
     # --- what is missing --------------------------------------------------------------------------

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from precision_tool.config import Settings, load_settings, read_config_file, settings_from_mapping
 from precision_tool.errors import ConfigError, WorkspaceError
-from precision_tool.workspace import Workspace, walk_files
+from precision_tool.workspace import WRITE_HINT, Workspace, walk_files
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -86,3 +88,44 @@ def test_workspace_that_is_a_file(tmp_path):
     (tmp_path / "f").write_text("")
     with pytest.raises(WorkspaceError, match="is a file"):
         Workspace(tmp_path / "f")
+
+
+def test_ensure_dir_names_the_folder_and_the_reason(tmp_path):
+    out = tmp_path / "a" / "b"
+    assert Workspace.ensure_dir(out) == out and out.is_dir()
+    (tmp_path / "f").write_text("")
+    with pytest.raises(WorkspaceError) as caught:
+        Workspace.ensure_dir(tmp_path / "f", "output folder (-o OUT)")
+    assert str(caught.value) == (f"cannot write the output folder (-o OUT) {tmp_path / 'f'}: it is a file, "
+                                 f"not a folder; {WRITE_HINT}")
+    with pytest.raises(OSError) as caught:  # also an OSError: optional writers (caches) skip it
+        Workspace.ensure_dir(tmp_path / "f" / "sub", "golden folder", hint="give another --out DIR")
+    assert str(caught.value) == (f"cannot write the golden folder {tmp_path / 'f' / 'sub'}: "
+                                 "Not a directory; give another --out DIR")
+
+
+def test_ensure_dir_on_a_read_only_mount_and_a_full_disk(tmp_path):
+    # A private mount namespace (unshare -rm works as root and as a user) holds a read-only tmpfs and
+    # one without free inodes; ensure_dir reports the system's reason for each.
+    ro, full = tmp_path / "ro", tmp_path / "full"
+    ro.mkdir()
+    full.mkdir()
+    script = (
+        "from precision_tool.workspace import Workspace\n"
+        "import sys\n"
+        "for p in sys.argv[1:]:\n"
+        "    try:\n"
+        "        Workspace.ensure_dir(p, 'folder', hint='H')\n"
+        "    except OSError as e:\n"
+        "        print(e)\n"
+    )
+    shell = (f"mount -t tmpfs -o ro,size=16k tmpfs {ro} && "
+             f"mount -t tmpfs -o size=16k,nr_inodes=2 tmpfs {full} && mkdir {full}/x && "
+             f'"{sys.executable}" -c "$0" {ro} {ro}/sub {full}/y')
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", shell, script], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    assert done.stdout.splitlines() == [
+        f"cannot write the folder {ro}: Read-only file system; H",
+        f"cannot write the folder {ro}/sub: Read-only file system; H",
+        f"cannot write the folder {full}/y: No space left on device; H",
+    ]

@@ -38,7 +38,7 @@ def test_styles_follow_their_words() -> None:
     wrapped = wrap_prose(text, 24)
     assert wrapped.plain.split("\n")[0] == "first divergent op: [16]"
     op_spans = [wrapped.plain[s.start:s.end] for s in wrapped.spans if s.style == "op"]
-    assert "".join(op_spans).split() == ["[16]", "bn2/FusedBatchNormV3"]
+    assert op_spans == ["[16]", "bn2/FusedBatchNormV3"]
 
 
 def _render(result: object, *, terminal: bool, width: int = 40) -> str:

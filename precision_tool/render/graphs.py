@@ -9,7 +9,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from precision_tool.analysis.graph_index import OpEntry, OpReport, TensorFacts
+from precision_tool.analysis.graph_index import OpEntry
+from precision_tool.analysis.op_report import OpReport, TensorFacts
 from precision_tool.formats.ge_graph import TensorDesc, attr_kind
 
 

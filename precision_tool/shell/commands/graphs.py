@@ -128,7 +128,7 @@ def _depth(text: str) -> int:
 
 
 def _ni(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.graph_index import neighbourhood, op_report
+    from precision_tool.analysis.op_report import neighbourhood, op_report
     from precision_tool.render.graphs import candidates, file_paths, op_panel
     from precision_tool.render.messages import note_line, warning_line
 

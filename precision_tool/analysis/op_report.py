@@ -1,0 +1,221 @@
+"""What `ni` shows about one op: its graph relations, the statistics of its NPU dump tensors (in the
+origin layout, device padding cut) and of its golden tensors.
+
+Split from graph_index (which only indexes the graphs) so each module stays small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from precision_tool.analysis.graph_index import GraphIndex, OpEntry
+from precision_tool.errors import FormatError
+from precision_tool.formats.ge_graph import Op, split_input
+from precision_tool.workspace import Workspace
+
+
+# --- what `ni` shows about one op ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorFacts:
+    """One tensor found in the workspace: an NPU dump input/output or a golden .npy, with statistics."""
+
+    label: str  # "input 0", "output 1", or the golden key "conv1_Relu.0"
+    path: Path
+    dtype: str
+    layout: str
+    shape: tuple[int, ...]
+    stats: Any  # tensor_stats.TensorStats, or None when the data could not be read
+    problem: str | None = None
+    note: str | None = None  # how the layout was reached ("from NC1HWC0[8,2,8,8,16], padding cut")
+
+
+@dataclass(frozen=True)
+class SubgraphRelations:
+    """How an op sits among a model's graphs: the subgraphs it owns (name, op count or None when the
+    file has no such graph), the op owning its graph, and for a subgraph's Data op the producer in the
+    owner's graph it stands for (input number `_parent_node_index` of the owner)."""
+
+    subgraphs: tuple[tuple[str, int | None], ...] = ()
+    owner: OpEntry | None = None
+    parent_node_index: int | None = None
+    real_input: tuple[str, str, int] | None = None  # (graph, producer, output index)
+    problem: str | None = None  # why a Data op could not be resolved
+
+    @property
+    def empty(self) -> bool:
+        return not self.subgraphs and self.owner is None and self.parent_node_index is None
+
+
+@dataclass(frozen=True)
+class OpReport:
+    """Everything `ni` shows for one op of one graph of one debug id."""
+
+    entry: OpEntry
+    op: Op
+    consumers: tuple[tuple[str, int, int], ...]  # (consumer, output index, consumer input index)
+    dump_files: tuple[tuple[Path, tuple[TensorFacts, ...]], ...]
+    golden: tuple[TensorFacts, ...]
+    relations: SubgraphRelations = SubgraphRelations()
+
+
+def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRelations:
+    """The op's subgraphs, its graph's owner op, and a Data op's real input through _parent_node_index."""
+    subgraphs = tuple((name, index.graph_op_count(entry.file, name)) for name in op.subgraph_names)
+    owner = index.subgraph_owner(entry.file, entry.graph)
+    parent_index = op.parent_node_index
+    real_input = None
+    problem = None
+    if parent_index is not None:
+        if owner is None:
+            problem = f"no op of {entry.file.name} lists graph {entry.graph!r} as its subgraph"
+        else:
+            inputs = [split_input(t) for t in owner.inputs if t and not t.endswith(":-1")]
+            if 0 <= parent_index < len(inputs):
+                producer, out_idx = inputs[parent_index]
+                real_input = (owner.graph, producer, out_idx)
+            else:
+                problem = (f"_parent_node_index {parent_index} but {owner.name} has {len(inputs)} data "
+                           f"input(s)")
+    return SubgraphRelations(subgraphs, owner, parent_index, real_input, problem)
+
+
+def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
+    """The NPU dump files of an op anywhere under npu/debug_N/dump (the file's op field is the name
+    with '/' and '.' replaced by '_')."""
+    from precision_tool.formats.npu_dump import parse_dump_name
+    from precision_tool.workspace import walk_files
+
+    root = workspace.dump_root(debug_id)
+    if not root.is_dir():
+        return []
+    wanted = op_name.replace("/", "_").replace(".", "_")
+    found = []
+    for path in walk_files(root):
+        if wanted not in path.name:
+            continue
+        name = parse_dump_name(path.name)
+        if name is not None and name.op_name == wanted:
+            found.append(path)
+    return sorted(found, key=lambda p: (parse_dump_name(p.name).timestamp_us, p.name))  # type: ignore[union-attr]
+
+
+DEVICE_LAYOUTS = ("NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "NDC1HWC0")
+HOST_LAYOUT = {"NC1HWC0": "NCHW", "FRACTAL_Z": "NCHW", "FRACTAL_NZ": "ND", "NDC1HWC0": "NCDHW"}
+
+
+def host_tensor(array: Any, tensor: Any, desc: Any) -> tuple[Any, str, str | None]:
+    """A dump tensor in its framework layout with the device padding cut: (array, layout, note).
+    The graph's descriptor names the origin layout; without it the usual host layout is assumed.
+    When the conversion cannot be determined the device array comes back and the note says so."""
+    from precision_tool.formats.layouts import LayoutError, from_device
+    from precision_tool.formats.npu_dump import format_name
+
+    device = format_name(tensor.format)
+    if device not in DEVICE_LAYOUTS:
+        return array, device, None
+    origin = desc.origin_format if desc is not None else None
+    origin = origin.upper() if origin else None
+    target = origin if origin and origin not in DEVICE_LAYOUTS else HOST_LAYOUT[device]
+    original_shape = tuple(tensor.original_shape) or (tuple(desc.origin_shape or ()) if desc is not None else ())
+    original_format = origin if origin and origin not in DEVICE_LAYOUTS and origin != "ND" else None
+    device_shape = "[" + ",".join(str(d) for d in array.shape) + "]"
+    try:
+        converted = from_device(array, tensor.format, target, original_shape or None,
+                                original_format=original_format, sub_format=tensor.sub_format)
+    except LayoutError as exc:
+        return array, device, f"device layout, padding included: {exc}"
+    return converted, target, f"from {device}{device_shape}, padding cut"
+
+
+def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
+    """Statistics of every input and output of one dump file, in the origin layout with the device
+    padding cut (so they match `pt` and the golden tensor); a bad file is one fact with a problem.
+    `op` (the graph's op) tells each tensor's origin layout."""
+    from precision_tool.analysis.tensor_stats import tensor_stats
+    from precision_tool.formats.npu_dump import data_type_name, format_name, read_dump_header, read_tensor
+
+    try:
+        dump = read_dump_header(path)
+    except FormatError as exc:
+        return (TensorFacts("file", path, "", "", (), None, exc.problem),)
+    facts = []
+    for tensor in (*dump.inputs, *dump.outputs):
+        descs = (op.input_descs if tensor.kind == "input" else op.output_descs) if op is not None else []
+        desc = descs[tensor.index] if 0 <= tensor.index < len(descs) else None
+        problem = note = None
+        stats = None
+        layout, shape = format_name(tensor.format), tuple(tensor.shape)
+        try:
+            array, layout, note = host_tensor(read_tensor(dump, tensor), tensor, desc)
+            shape = tuple(array.shape)
+            stats = tensor_stats(array)
+        except (FormatError, ValueError) as exc:
+            problem = str(exc)
+        facts.append(TensorFacts(f"{tensor.kind} {tensor.index}", path, data_type_name(tensor.data_type),
+                                 layout, shape, stats, problem, note))
+    return tuple(facts)
+
+
+def golden_facts(workspace: Workspace, original_names: list[str]) -> tuple[TensorFacts, ...]:
+    """Statistics of the golden tensors of the op's original TF ops (every output slot found)."""
+    from precision_tool.formats.golden import golden_key, scan_golden_dir
+
+    golden = scan_golden_dir(workspace.golden_dir)
+    if not golden:
+        return ()
+    facts = []
+    for name in original_names:
+        prefix = golden_key(name, 0)[:-1]  # 'conv1_Relu.'
+        for key in sorted(k for k in golden if k.startswith(prefix) and k[len(prefix):].isdigit()):
+            facts.append(_npy_facts(key, golden[key]))
+    return tuple(facts)
+
+
+def _npy_facts(label: str, path: Path) -> TensorFacts:
+    import numpy as np
+
+    from precision_tool.analysis.tensor_stats import tensor_stats
+
+    try:
+        array = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        return TensorFacts(label, path, "", "", (), None, f"cannot read: {exc}")
+    try:
+        stats = tensor_stats(array)
+    except ValueError as exc:  # strings, records: shown, without statistics
+        return TensorFacts(label, path, str(array.dtype), "", tuple(array.shape), None, str(exc))
+    return TensorFacts(label, path, str(array.dtype), "", tuple(array.shape), stats)
+
+
+def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> OpReport:
+    op = index.op(entry)
+    dumps: tuple[tuple[Path, tuple[TensorFacts, ...]], ...] = ()
+    golden: tuple[TensorFacts, ...] = ()
+    if with_tensors:
+        dumps = tuple((p, dump_facts(p, op)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
+        golden = golden_facts(index.workspace, op.original_op_names or [])
+    return OpReport(entry, op, tuple(index.consumers(entry)), dumps, golden,
+                    subgraph_relations(index, entry, op))
+
+
+def neighbourhood(index: GraphIndex, entry: OpEntry, depth: int) -> list[OpEntry]:
+    """The op and every op within `depth` data edges of it, both directions, in the same graph."""
+    seen = {entry.name: entry}
+    frontier = [entry]
+    for _ in range(depth):
+        following = []
+        for current in frontier:
+            names = [split_input(t)[0] for t in current.inputs if t and not t.endswith(":-1")]
+            names += [c[0] for c in index.consumers(current)]
+            for name in names:
+                if name in seen:
+                    continue
+                neighbour = next((e for e in index.find(name) if e.file == entry.file and e.graph == entry.graph),
+                                 None)
+                if neighbour is not None:
+                    seen[name] = neighbour
+                    following.append(neighbour)
+        frontier = following
+    return list(seen.values())

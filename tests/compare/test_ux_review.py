@@ -205,14 +205,16 @@ def test_msaccucmp_npu_vs_npu_reads_an_nhwc_original_shape_as_nchw(make_case, cl
         case.dump("BatchNorm", "bn2/FusedBatchNormV3", [], [TensorSpec(device, Format.NC1HWC0, (2, 4, 4, 24))],
                   folder=folder)
 
-    def cosine(x: np.ndarray, y: np.ndarray) -> str:
-        x, y = x.reshape(-1), y.reshape(-1)
-        return f"{np.sum((x / np.linalg.norm(x)) * (y / np.linalg.norm(y))):.6f}"
+    def cosine(x: np.ndarray, y: np.ndarray) -> float:
+        # In float64 and without BLAS: the tools' 6-digit strings are checked to within one unit of the
+        # last digit, since which BLAS kernel a CPU gets changes the float32 rounding of norm().
+        x, y = x.reshape(-1).astype(np.float64), y.reshape(-1).astype(np.float64)
+        return float(np.sum(x * y) / np.sqrt(np.sum(x * x) * np.sum(y * y)))
 
     whole = cosine(*devices)
     # msaccucmp: NC1HWC0 → NCHW (2, 32, 4, 4), sliced to [2,4,4,24] read as N, C, H, W
     sliced = [d.transpose(0, 1, 4, 2, 3).reshape(2, 32, 4, 4)[:, :4, :4, :4] for d in devices]
-    assert cosine(*sliced) != whole
+    assert abs(cosine(*sliced) - whole) > 1e-3
     config = case.root / "config.py"
     config.write_text(f"CMD_ROOT_PATH = {str(reference_tool.parent)!r}\n")
     for backend, expected in (("native", whole), ("cann", cosine(*sliced))):
@@ -222,4 +224,4 @@ def test_msaccucmp_npu_vs_npu_reads_an_nhwc_original_shape_as_nchw(make_case, cl
         csv_path = sorted((case.data / "temp" / "vector_compare").glob("*/result_*.csv"))[-1]
         rows = read_rows(csv_path)
         row = next(r for r in rows if r[rows[0].index("TensorIndex")] == "bn2_FusedBatchNormV3:output:0")
-        assert row[rows[0].index("CosineSimilarity")] == expected, backend
+        assert abs(float(row[rows[0].index("CosineSimilarity")]) - expected) <= 1.5e-6, backend

@@ -2,20 +2,42 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
+import sysconfig
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _setuptools_can_build() -> bool:
+    """Whether the running environment has the setuptools pyproject.toml asks for (>= 64)."""
+    if importlib.util.find_spec("setuptools") is None:
+        return False
+    import setuptools
+
+    return int(setuptools.__version__.split(".")[0]) >= 64
+
+
 def test_pip_install_gives_console_script(tmp_path):
-    # System site-packages supply the dependencies; the project itself is installed (not editable) anew.
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(tmp_path / "venv")
-    python = tmp_path / "venv" / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--disable-pip-version-check", str(ROOT)], check=True, capture_output=True, cwd=tmp_path)
-    script = tmp_path / "venv" / "bin" / "precision-tool"
+    # The running interpreter's environment (a venv or the system's) supplies the dependencies: a .pth
+    # file puts its site-packages on the new venv's path. `system_site_packages` would not do: from a venv
+    # it gives the *base* interpreter's packages, which may lack them (and setuptools).
+    target = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(target)
+    python = target / "bin" / "python"
+    new_site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(new_site) / "outer_env.pth").write_text("\n".join(sorted(ours)) + "\n")
+    # Build with the running environment's setuptools when it has a suitable one, else let pip build in
+    # isolation from the configured index, as `pip install .` on a user's machine does.
+    isolation = [] if not _setuptools_can_build() else ["--no-build-isolation"]
+    built = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", *isolation,
+                            "--disable-pip-version-check", str(ROOT)], capture_output=True, text=True, cwd=tmp_path)
+    assert built.returncode == 0, built.stdout + built.stderr
+    script = target / "bin" / "precision-tool"
     proc = subprocess.run([str(script), "--data", str(tmp_path / "ws"), "help"], capture_output=True,
                           text=True, cwd=tmp_path, env={"NO_COLOR": "1", "PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
@@ -25,6 +47,6 @@ def test_pip_install_gives_console_script(tmp_path):
                             "p = pathlib.Path(precision_tool.__file__).parent; "
                             "print(p); print(len(list(p.rglob('*.json'))))"],
                            capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
-    assert "site-packages" in where[0]
+    assert where[0].startswith(str(target)) and "site-packages" in where[0]
     shipped = len(list((ROOT / "precision_tool").rglob("*.json")))
     assert int(where[1]) == shipped

@@ -1,0 +1,448 @@
+"""Comparison runs: what `vc` compares (RunSpec), planning each run, running it into a result folder
+(run.json records the runs so `vc --resume` can finish them), and the same runs through CANN's msaccucmp.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from precision_tool.analysis.compare_engine import Progress, execute_plan
+from precision_tool.analysis.matching import (
+    MatchPlan,
+    dump_iterations,
+    find_graph_dump_dir,
+    index_dumps,
+    plan_graph_compare,
+    plan_name_compare,
+    plan_npu_compare,
+)
+from precision_tool.analysis.results import PARTIAL_SUFFIX, CompareSummary, read_result_csv, summarize
+from precision_tool.atomic import write_text_atomic
+from precision_tool.errors import FormatError, WorkspaceError
+
+RUN_FILE = "run.json"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One comparison to run: which dumps against which golden tensors (or which other NPU run)."""
+
+    label: str
+    npu_dir: str
+    csv_name: str
+    golden_dir: str | None = None
+    right_dir: str | None = None
+    graph_path: str | None = None
+    graph_name: str | None = None
+    step: int | None = None
+    """Only this dump iteration (the `<iteration>` folder); None: every dump file under npu_dir."""
+
+    @property
+    def npu_vs_npu(self) -> bool:
+        return self.right_dir is not None
+
+    @property
+    def name_only(self) -> bool:
+        """NPU vs golden without a graph: matched by op name alone."""
+        return self.right_dir is None and self.graph_path is None
+
+
+def name_only_result(csv_path: Path) -> bool:
+    """True when the run.json next to `csv_path` says it was matched by name only (no graph)."""
+    name = csv_path.name.removesuffix(PARTIAL_SUFFIX)
+    if not (csv_path.parent / RUN_FILE).is_file():
+        return False
+    try:
+        specs = read_run_file(csv_path.parent)
+    except FormatError:
+        return False
+    return any(spec.csv_name == name and spec.name_only for spec in specs)
+
+
+@dataclass(frozen=True)
+class CompareRun:
+    """A finished (or interrupted) comparison: where its CSV is and what it found."""
+
+    spec: RunSpec
+    csv_path: Path
+    summary: CompareSummary
+    warnings: tuple[str, ...]
+    groups: int
+    elapsed_s: float
+    bytes_read: int = 0
+    unreadable: tuple[tuple[str, str], ...] = ()
+    """(file, problem) for each NPU dump or golden .npy that could not be read; their rows say why in
+    CompareFailReason."""
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+
+# --- planning runs ----------------------------------------------------------------------------------
+def has_golden_files(folder: Path) -> bool:
+    from precision_tool.formats.golden import scan_golden_dir
+
+    return bool(scan_golden_dir(folder))
+
+
+def plan_run(spec: RunSpec) -> tuple[MatchPlan, dict[str, str]]:
+    """Build the plan of one run (reads graph and folder listings, no tensor data)."""
+    from precision_tool.formats.golden import scan_golden_dir
+
+    npu_dir = Path(spec.npu_dir)
+    if not npu_dir.is_dir():
+        raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
+    dumps = index_dumps(npu_dir, with_graph=spec.graph_path is not None, step=spec.step)
+    if not dumps.by_op:
+        raise WorkspaceError(f"no NPU dump files in {npu_dir}; is it the dump folder of an NPU run?")
+    if spec.right_dir is not None:
+        right = index_dumps(Path(spec.right_dir), step=spec.step)
+        if not right.by_op:
+            raise WorkspaceError(f"no NPU dump files in {spec.right_dir}")
+        return plan_npu_compare(dumps, right), {}
+    golden_dir = Path(spec.golden_dir or "")
+    golden = {k: str(v) for k, v in scan_golden_dir(golden_dir).items()}
+    if not golden:
+        raise WorkspaceError(
+            f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; run `tf_dump` first"
+        )
+    if spec.graph_path is None:
+        return plan_name_compare(dumps, golden), golden
+    from precision_tool.formats.ge_graph import load_graph
+
+    model = load_graph(spec.graph_path)
+    all_ops = [op for _, op in model.iter_ops()]
+    graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]
+    ops = [op for g in graphs for op in g.ops]
+    return plan_graph_compare(ops, dumps, all_ops=all_ops), golden
+
+
+def run_specs(
+    specs: Sequence[RunSpec],
+    result_dir: Path,
+    *,
+    workers: int,
+    threshold: float,
+    progress: Progress | None = None,
+    resume: bool = False,
+    on_warning: Callable[[str], None] | None = None,
+) -> list[CompareRun]:
+    """Run each spec into `result_dir` (its run.json records them so `--resume` can continue).
+
+    A fresh run that fails before any result CSV exists leaves no folder behind (discard_empty_result_dir),
+    so a failed `vc` never becomes the newest result that `vcs`/`ac` would read."""
+    specs = [absolute_spec(spec) for spec in specs]
+    if not resume:
+        _write_run_file(result_dir, specs)
+    try:
+        return _run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
+                          resume=resume, on_warning=on_warning)
+    except BaseException:
+        if not resume:
+            discard_empty_result_dir(result_dir)
+        raise
+
+
+def discard_empty_result_dir(result_dir: Path) -> bool:
+    """Remove `result_dir` when it holds no result CSV (not even a .partial one); True when removed."""
+    if not result_dir.is_dir():
+        return False
+    entries = list(result_dir.iterdir())
+    if any(".csv" in p.name for p in entries):
+        return False
+    for entry in entries:
+        if entry.is_file():
+            entry.unlink()
+    try:
+        result_dir.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+def _run_specs(
+    specs: Sequence[RunSpec],
+    result_dir: Path,
+    *,
+    workers: int,
+    threshold: float,
+    progress: Progress | None,
+    resume: bool,
+    on_warning: Callable[[str], None] | None,
+) -> list[CompareRun]:
+    runs = []
+    for spec in specs:
+        started = time.perf_counter()
+        csv_path = result_dir / spec.csv_name
+        plan, golden = plan_run(spec)
+        for warning in plan.warnings:
+            if on_warning:
+                on_warning(f"{spec.label}: {warning}")
+        nbytes = 0
+        unreadable: dict[str, str] = {}
+        if not (resume and csv_path.exists()):
+            nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
+                                  resume=resume, unreadable=unreadable)
+        summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only)
+        runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
+                               time.perf_counter() - started, nbytes, tuple(sorted(unreadable.items()))))
+    return runs
+
+
+PATH_FIELDS = ("npu_dir", "golden_dir", "right_dir", "graph_path")
+"""RunSpec fields that are paths: stored absolute in run.json so `vc --resume` works from any folder."""
+
+
+def absolute_spec(spec: RunSpec, base: Path | None = None) -> RunSpec:
+    """`spec` with absolute paths; relative ones are taken relative to `base` (default: the current folder)."""
+    import os
+
+    changes = {}
+    for name in PATH_FIELDS:
+        value = getattr(spec, name)
+        if value is not None and not os.path.isabs(value):
+            changes[name] = os.path.abspath(os.path.join(base, value) if base is not None else value)
+    return RunSpec(**{**spec.__dict__, **changes}) if changes else spec
+
+
+def _old_relative_spec(spec: RunSpec, workspace: Any) -> RunSpec:
+    """run.json files of older versions hold paths relative to where `vc` ran: usually the folder holding
+    precision_data, or precision_data itself; take the first base under which the NPU folder exists."""
+    import os
+
+    root = Path(workspace.root).resolve()
+    if os.path.isabs(spec.npu_dir):
+        return spec
+    for base in (root.parent, root, Path.cwd()):
+        candidate = absolute_spec(spec, base)
+        if Path(candidate.npu_dir).is_dir():
+            return candidate
+    return absolute_spec(spec, root.parent)
+
+
+def _write_run_file(result_dir: Path, specs: Sequence[RunSpec]) -> None:
+    data = {"runs": [spec.__dict__ for spec in specs]}
+    write_text_atomic(result_dir / RUN_FILE, json.dumps(data, indent=1))
+
+
+def read_run_file(result_dir: Path) -> list[RunSpec]:
+    path = result_dir / RUN_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [RunSpec(**item) for item in data["runs"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise FormatError(path, f"cannot read the run description ({exc}); start a new run with `vc`") from None
+
+
+def interrupted_result_dir(workspace: Any) -> Path | None:
+    """The newest result folder with an unfinished run (a .partial CSV or a run not yet started)."""
+    for folder in reversed(workspace.result_dirs()):
+        if not (folder / RUN_FILE).is_file():
+            continue
+        try:
+            specs = read_run_file(folder)
+        except FormatError:
+            continue
+        if any(not (folder / s.csv_name).exists() for s in specs):
+            return folder
+    return None
+
+
+def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], what: str) -> int | None:
+    """The one dump iteration to compare in `folders`: `step`, else the lowest; a note when others exist.
+
+    Returns None when the folders hold a single iteration (or none: flat folders), so nothing is filtered.
+    """
+    found: set[int] = set()
+    for folder in folders:
+        found.update(dump_iterations(folder))
+    if step is not None:
+        if found and step not in found:
+            raise WorkspaceError(f"{what} has no dump iteration {step}; it holds iterations "
+                                 f"{', '.join(map(str, sorted(found)))} (vc --step N)")
+        return step if found else None
+    if len(found) <= 1:
+        return None
+    chosen = min(found)
+    notes.append(f"{what} holds dump iterations {', '.join(map(str, sorted(found)))}: comparing iteration "
+                 f"{chosen} only (`vc --step N` picks another; iterations are never mixed)")
+    return chosen
+
+
+def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, stamp: str, notes: list[str],
+                step: int | None = None) -> list[RunSpec]:
+    """NPU-vs-golden runs of dump folder `npu_dir` (of npu/debug_<debug_id>) through that run's Build graphs,
+    each graph against its own dump subfolder; [] when the run has no Build graph."""
+    from precision_tool.formats.ge_graph import load_graph
+
+    specs: list[RunSpec] = []
+    graph_files = workspace.build_graph_files(debug_id)
+    jsons = {p.stem for p in graph_files if p.suffix == ".json"}
+    graph_files = [p for p in graph_files if not (p.suffix == ".txt" and p.stem in jsons)]
+    first = True
+    for graph_file in graph_files:
+        model = load_graph(graph_file)
+        for graph in model.graphs:
+            folder = npu_dir if graph.name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph.name)
+            if folder is None:
+                if len(graph_files) == 1 and len(model.graphs) == 1:
+                    folder = npu_dir
+                else:
+                    notes.append(f"graph {graph.name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
+                    continue
+            try:
+                chosen = choose_step([folder], step, notes, f"the dump of graph {graph.name}")
+            except WorkspaceError as exc:
+                notes.append(f"{exc}; graph {graph.name} skipped")
+                continue
+            name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
+            first = False
+            specs.append(RunSpec(f"{graph.name} vs golden", str(folder), name, golden_dir=str(golden_dir),
+                                 graph_path=str(graph_file), graph_name=graph.name, step=chosen))
+    return specs
+
+
+def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
+                    step: int | None = None) -> list[RunSpec]:
+    """What `vc` with no arguments compares (see the module doc of the command); one dump iteration each."""
+    notes = notes if notes is not None else []
+    npu_dir = workspace.newest_dump_dir(0)
+    if npu_dir is None:
+        raise WorkspaceError(
+            f"no NPU dumps in {workspace.dump_root(0)}; dump an NPU run first (tf_config), or pass -lt DIR"
+        )
+    specs: list[RunSpec] = []
+    golden_dir = workspace.golden_dir
+    if has_golden_files(golden_dir):
+        specs.extend(graph_specs(workspace, 0, npu_dir, golden_dir, stamp, notes, step))
+        if not specs:
+            chosen = choose_step([npu_dir], step, notes, f"the dump {npu_dir}")
+            specs.append(RunSpec("NPU vs golden (by name)", str(npu_dir), f"result_{stamp}.csv",
+                                 golden_dir=str(golden_dir), step=chosen))
+    else:
+        notes.append(f"no golden tensors in {golden_dir}: NPU-vs-golden skipped (run `tf_dump` to make them)")
+    if 1 in workspace.debug_ids():
+        right = workspace.newest_dump_dir(1)
+        if right is not None:
+            chosen = common_step(npu_dir, right, step, notes)
+            specs.append(RunSpec("debug_0 vs debug_1", str(npu_dir), f"result_{stamp}_npu_vs_npu.csv",
+                                 right_dir=str(right), step=chosen))
+    if not specs:
+        raise WorkspaceError(
+            f"nothing to compare: no golden tensors in {golden_dir} and no second NPU run (npu/debug_1)"
+        )
+    return specs
+
+
+def workspace_debug_id(workspace: Any, folder: Path) -> int | None:
+    """N when `folder` lies inside the workspace's npu/debug_N/dump, else None."""
+    try:
+        target = folder.resolve()
+    except OSError:
+        return None
+    for debug_id in workspace.debug_ids():
+        root = workspace.dump_root(debug_id).resolve()
+        if target == root or root in target.parents:
+            return debug_id
+    return None
+
+
+def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> int | None:
+    """NPU vs NPU: one iteration present in both runs (`step`, else the lowest common one); None when each
+    run holds a single iteration (they are compared whatever their numbers)."""
+    ours, theirs = set(dump_iterations(left)), set(dump_iterations(right))
+    both = (ours & theirs) if ours and theirs else (ours or theirs)
+    listed = f"(left: {', '.join(map(str, sorted(ours))) or '-'}; right: {', '.join(map(str, sorted(theirs))) or '-'})"
+    if step is not None:
+        if step not in both:
+            raise WorkspaceError(f"dump iteration {step} is not in both NPU runs {listed}")
+        return step
+    if len(ours) <= 1 and len(theirs) <= 1:
+        return None
+    if not both:
+        raise WorkspaceError(f"the NPU runs share no dump iteration {listed}; pick the folders with -lt/-rt")
+    chosen = min(both)
+    notes.append(f"the NPU runs hold several dump iterations {listed}: comparing iteration {chosen} only "
+                 "(`vc --step N` picks another; iterations are never mixed)")
+    return chosen
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
+
+
+def stamp_of(result_dir: Path) -> str:
+    return result_dir.name
+
+
+def compare_workspace(
+    workspace: Any, settings: Any, *, progress: Progress | None = None,
+    on_warning: Callable[[str], None] | None = None, step: int | None = None,
+) -> list[CompareRun]:
+    """`vc` with no arguments: newest debug_0 dump vs golden through debug_0's Build graphs (each graph
+    against its own dump subfolder), and debug_0 vs debug_1 when both exist."""
+    notes: list[str] = []
+    specs = workspace_specs(workspace, "{stamp}", notes, step)  # plan first: no result folder for a failed start
+    for note in notes:
+        if on_warning:
+            on_warning(note)
+    result_dir = workspace.new_result_dir()
+    specs = [RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)}) for s in specs]
+    return run_specs(specs, result_dir, workers=settings.workers, threshold=settings.COSINE_THRESHOLD,
+                     progress=progress, on_warning=on_warning)
+
+
+def resume_workspace(
+    workspace: Any, settings: Any, *, workers: int | None = None, progress: Progress | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> list[CompareRun]:
+    folder = interrupted_result_dir(workspace)
+    if folder is None:
+        raise WorkspaceError("no interrupted comparison to resume in " + str(workspace.vector_compare_dir))
+    specs = [_old_relative_spec(spec, workspace) for spec in read_run_file(folder)]
+    return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
+                     progress=progress, resume=True, on_warning=on_warning)
+
+
+def nan_safe(value: float) -> float | None:
+    return None if math.isnan(value) else value
+
+
+def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *, threshold: float) -> list[CompareRun]:
+    """The same runs done by CANN's msaccucmp (backends/cann.py); its CSVs are read like ours."""
+    specs = [absolute_spec(spec) for spec in specs]
+    _write_run_file(result_dir, specs)
+    try:
+        return _run_specs_cann(specs, result_dir, command, threshold=threshold)
+    except BaseException:
+        discard_empty_result_dir(result_dir)
+        raise
+
+
+def _run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *,
+                    threshold: float) -> list[CompareRun]:
+    from precision_tool.backends import cann
+
+    runs = []
+    for spec in specs:
+        started = time.perf_counter()
+        if spec.right_dir is None and spec.graph_path is None:
+            raise WorkspaceError(
+                f"{spec.label}: msaccucmp cannot compare NPU dumps with golden tensors without a graph; "
+                "use the native backend (--backend native) or give -g GRAPH"
+            )
+        other = Path(spec.right_dir) if spec.right_dir else Path(spec.golden_dir or "")
+        if spec.right_dir:
+            other = cann.dump_folder(other)
+        csv_path = cann.run_compare(command, cann.dump_folder(Path(spec.npu_dir)), other,
+                                    Path(spec.graph_path) if spec.graph_path else None, result_dir,
+                                    result_dir / spec.csv_name)
+        summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only)
+        runs.append(CompareRun(spec, csv_path, summary, (), len(summary.ops), time.perf_counter() - started))
+    return runs

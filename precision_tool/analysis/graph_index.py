@@ -200,6 +200,8 @@ class GraphIndex:
         self._files: dict[Path, GraphFile] = {}
         self._models: dict[Path, Model] = {}
         self._names: list[str] | None = None
+        self._spellings: list[str] = []
+        self._aliases: tuple[dict[str, set[str]], dict[str, set[str]]] = ({}, {})
         self._by_name: dict[str, list[OpEntry]] | None = None
         self._consumers: dict[tuple[Path, str, str], list[tuple[str, int, int]]] | None = None
         self._owners: dict[tuple[Path, str], OpEntry] | None = None
@@ -302,8 +304,25 @@ class GraphIndex:
                 for summary in self._files.values():
                     for entry in summary.ops:
                         by_name.setdefault(entry.name, []).append(entry)
+                self._aliases = _aliases(by_name)
                 self._by_name = by_name
                 self._names = sorted(by_name)
+                self._spellings = sorted(set(self._names).union(*(set(a) for a in self._aliases)))
+
+    def names(self) -> list[str]:
+        """Every op name of the loaded graphs, sorted."""
+        self._build_names()
+        return list(self._names or [])
+
+    def names_set(self) -> Any:
+        """The op names of the loaded graphs, for fast `in` tests."""
+        self._build_names()
+        return (self._by_name or {}).keys()
+
+    def aliases(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """(dump-file spelling → op names, fused-away TF name → op names), see `_aliases`."""
+        self._build_names()
+        return self._aliases
 
     def find(self, name: str, graph_filter: str | None = None) -> list[OpEntry]:
         """Every op with exactly this name (one per debug id and graph)."""
@@ -327,9 +346,10 @@ class GraphIndex:
         return (prefix + rest)[:limit]
 
     def complete(self, prefix: str, limit: int = 200) -> list[str]:
-        """Names starting with `prefix` (a binary search: fast on 100,000 names)."""
+        """Names starting with `prefix` (a binary search: fast on 100,000 names), including the other
+        spellings `ni` accepts: dump-file names and the TF names of ops fused away."""
         self._build_names()
-        names = self._names or []
+        names = self._spellings
         start = bisect.bisect_left(names, prefix)
         out = []
         for name in names[start:start + limit]:
@@ -432,6 +452,26 @@ class GraphIndex:
             if candidate.file == file and candidate.graph == graph:
                 return candidate
         return None
+
+
+def _aliases(by_name: dict[str, list[OpEntry]]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Other spellings of op names that the tool prints and `ni` accepts back:
+    the dump-file spelling ('/' and '.' → '_', as in dump and golden file names) → op names, and
+    the TF names listed in `_datadump_original_op_names` of an op they were fused into → op names."""
+    from precision_tool.formats.golden import safe_node_name
+    from precision_tool.formats.npu_dump import sanitize_op_name
+
+    spelled: dict[str, set[str]] = {}
+    fused: dict[str, set[str]] = {}
+    for name, entries in by_name.items():
+        for spelling in {sanitize_op_name(name), safe_node_name(name)} - {name}:
+            spelled.setdefault(spelling, set()).add(name)
+        for original in {o for e in entries for o in e.original_names or ()}:
+            if original == name or original in by_name:
+                continue  # an op of its own: its name finds it
+            for spelling in {original, sanitize_op_name(original), safe_node_name(original)}:
+                fused.setdefault(spelling, set()).add(name)
+    return spelled, fused
 
 
 def _parse_block(entry: OpEntry) -> Op | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from precision_tool.errors import UsageError, WorkspaceError
+from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
 
 
@@ -109,12 +109,16 @@ def _ni_complete(request: CompletionRequest) -> list[str]:
 
 
 def _ni_parser(parser: CommandParser) -> None:
-    parser.add_argument("op_name", nargs="?", metavar="NAME", help="op name (exact; else candidates are listed)")
+    parser.add_argument("op_name", nargs="?", metavar="NAME",
+                        help="op name as the graph, a dump file or a golden file spells it, a TF name fused "
+                             "into an op, NAME:output:N, or a dump file name or path")
     parser.add_argument("-n", "--name", dest="name", metavar="NAME", help="op name, same as the positional NAME")
     parser.add_argument("-g", "--graph", help="only graphs whose name (or file name) contains this")
     parser.add_argument("-a", "--attrs", action="store_true", help="also show every attribute of the op")
     parser.add_argument("-s", "--save", type=_depth, metavar="DEPTH",
                         help="save the subgraph of this depth around the op as .gv/.svg under temp/op_graph/")
+    parser.add_argument("-o", "--output", metavar="DIR",
+                        help="with -s: the folder for the picture (default: temp/op_graph/ of the workspace)")
 
 
 def _depth(text: str) -> int:
@@ -128,43 +132,110 @@ def _depth(text: str) -> int:
 
 
 def _ni(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.op_report import neighbourhood, op_report
-    from precision_tool.render.graphs import candidates, file_paths, op_panel
-    from precision_tool.render.messages import note_line, warning_line
+    from precision_tool.analysis.op_lookup import resolve
+    from precision_tool.analysis.op_report import op_report
+    from precision_tool.render.console import Paged
+    from precision_tool.render.messages import note_line
+    from rich.text import Text
+
+    from precision_tool.render.node_info import op_block
 
     name = args.name or args.op_name
     if not name:
         raise UsageError("ni: give an op name: `ni NAME` or `ni -n NAME` (see `ni -h`)")
     if args.name and args.op_name and args.name != args.op_name:
         raise UsageError("ni: give the op name once, either as NAME or with -n")
+    if args.output and args.save is None:
+        raise UsageError("ni: -o DIR is the folder of the -s picture; add -s DEPTH")
     index = _load(ctx, args.graph)
     if args.graph and not index.graph_names(args.graph):
         raise WorkspaceError(f"ni: {no_graph_message(index, args.graph)}")
-    entries = index.find(name, args.graph)
+    lookup = resolve(index, name)
+    if not lookup.names:
+        raise WorkspaceError(f"ni: {not_found_message(lookup)}")
+    if lookup.ambiguous:
+        return ambiguous_text(lookup)
+    entries = index.find(lookup.names[0], args.graph)
     if not entries:
-        found = index.candidates(name)
-        if not found:
-            raise WorkspaceError(f"ni: no op named or containing {name!r} in the graphs; `ls` lists them")
-        return candidates(name, found)
-    out: list[Any] = []
+        raise WorkspaceError(f"ni: {lookup.names[0]} is in no graph matching -g {args.graph!r}")
+    out: list[Any] = [note_line(lookup.note)] if lookup.note else []
+    width = ctx.console.width
+    for group in _runs_of_one_op(entries):
+        reports = [op_report(index, entry) for entry in group]
+        if out and out[-1].plain:
+            out.append(Text(""))
+        out += op_block(reports, args.attrs, width, lookup.tensor)
+    if args.save is None:
+        return Paged(out)
+    failure = None
     for entry in entries:
-        report = op_report(index, entry)
-        out.append(op_panel(report, args.attrs))
-        paths = file_paths(report)
-        if paths is not None:
-            out.append(paths)
-        if args.save is not None:
-            from precision_tool.render.op_graph import save_subgraph
+        line, failure = _save_picture(index, entry, args, ctx)
+        out.append(line)
+        if failure:
+            break
+    if failure:
+        ctx.note(Paged(out[:-1]))
+        raise CommandFailed(failure)
+    return Paged(out)
 
-            ops = [index.op(e) for e in neighbourhood(index, entry, args.save)]
-            folder = ctx.workspace.op_graph_dir / f"debug_{entry.debug_id}"
-            saved = save_subgraph(ops[0], ops, folder, args.save)
-            if saved.svg_path is not None:
-                out.append(note_line(f"saved {saved.svg_path} (and {saved.gv_path.name})"))
-            else:
-                out.append(note_line(f"saved {saved.gv_path}"))
-                out.append(warning_line(saved.message or "no picture"))
-    return out
+
+def _runs_of_one_op(entries: list[Any]) -> list[list[Any]]:
+    """Entries shown together: the op in each run (debug_N) when every run has it once, else per graph."""
+    runs: dict[int, list[Any]] = {}
+    for entry in entries:
+        runs.setdefault(entry.debug_id, []).append(entry)
+    if all(len(found) == 1 for found in runs.values()):
+        return [[found[0] for _, found in sorted(runs.items())]]
+    groups: dict[tuple[str, str], list[Any]] = {}
+    for entry in entries:
+        groups.setdefault((entry.file.name, entry.graph), []).append(entry)
+    return list(groups.values())
+
+
+def _save_picture(index: Any, entry: Any, args: argparse.Namespace, ctx: Context) -> tuple[Any, str | None]:
+    """Write the -s picture of one op; (line to show, None) or (line, the one-line failure)."""
+    from pathlib import Path
+
+    from rich.text import Text
+
+    from precision_tool.analysis.op_report import neighbourhood
+    from precision_tool.render.messages import note_line, warning_line
+    from precision_tool.render.op_graph import save_subgraph
+    from precision_tool.workspace import Workspace
+
+    base = Path(args.output).expanduser() if args.output else ctx.workspace.op_graph_dir
+    folder = base / f"debug_{entry.debug_id}"
+    hint = "add -o DIR to save it in another folder"
+    try:
+        Workspace.ensure_dir(folder, "picture folder", hint=hint)
+        ops = [index.op(e) for e in neighbourhood(index, entry, args.save)]
+        saved = save_subgraph(ops[0], ops, folder, args.save)
+    except WorkspaceError as exc:
+        return Text(""), f"ni -s: {exc}"
+    except OSError as exc:
+        return Text(""), f"ni -s: cannot write the picture in {folder}: {exc.strerror or exc}; {hint}"
+    if saved.svg_path is not None:
+        return note_line(f"saved {saved.svg_path} (and {saved.gv_path.name})"), None
+    return Text.assemble(note_line(f"saved {saved.gv_path}"), "\n", warning_line(saved.message or "no picture")), None
+
+
+def not_found_message(lookup: Any) -> str:
+    """One line: nothing is named so, and what is close."""
+    if not lookup.close:
+        return f"no op is named {lookup.query!r} and none contains it; `ls` lists the ops"
+    more = lookup.close_total - len(lookup.close)
+    tail = f", and {more} more (`ls -n {lookup.query}` lists them)" if more > 0 else ""
+    return f"no op is named {lookup.query!r}; close matches: {', '.join(lookup.close)}{tail}"
+
+
+def ambiguous_text(lookup: Any) -> Any:
+    from rich.text import Text
+
+    text = Text(f"{lookup.note or repr(lookup.query)}; give one of these names:\n", style="yellow")
+    for candidate in lookup.names:
+        text.append(f"  {candidate}\n")
+    text.rstrip()
+    return text
 
 
 COMMANDS = [

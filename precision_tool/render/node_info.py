@@ -1,0 +1,323 @@
+"""What `ni` prints: one block per op (its runs merged), as lines of text so nothing is cut.
+
+Why text lines rather than a panel: op names run to 100 characters and a panel cell folds them
+mid-name; lines are wrapped by `show()` at word boundaries instead (names whole). Runs (debug_N) of
+the same op are merged: a fact that is the same in every run is printed once, one that differs is
+printed per run, and a line says which runs are identical. NPU and golden statistics of a tensor sit
+in one table, under each other, so their columns line up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from rich.text import Text
+
+from precision_tool.analysis.op_report import OpReport, TensorFacts
+from precision_tool.formats.ge_graph import TensorDesc
+from precision_tool.render.graphs import attr_text
+
+LABEL = 13  # width of the fact labels ("KernelName   ")
+
+
+def runs_label(reports: Sequence[OpReport]) -> str:
+    return ", ".join(f"debug_{r.entry.debug_id}" for r in reports)
+
+
+def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: str | None = None) -> list[Text]:
+    """The lines about one op seen in one or more runs (`reports`, one per debug id)."""
+    first = reports[0]
+    out: list[Text] = [_heading(reports)]
+    facts = Text()
+    differing: list[str] = []
+
+    def fact(label: str, value: Callable[[OpReport], str]) -> None:
+        values = [value(r) for r in reports]
+        if len(set(values)) == 1:
+            if values[0]:
+                facts.append(f"  {label:<{LABEL}}", style="bold").append(values[0] + "\n")
+            return
+        differing.append(label)
+        shown = "; ".join(f"{v or '-'} (debug_{r.entry.debug_id})" for r, v in zip(reports, values))
+        facts.append(f"  {label:<{LABEL}}", style="bold").append(shown + "\n", style="yellow")
+
+    if len({(r.entry.file.name, r.entry.graph) for r in reports}) > 1:
+        fact("Graph", lambda r: f"{r.entry.graph} ({r.entry.file.name})")
+    fact("Type", lambda r: r.op.type)
+    fact("Id", lambda r: str(r.op.id))
+    fact("Stream", lambda r: str(r.op.stream_id))
+    fact("KernelName", lambda r: r.op.kernel_name or "-")
+    fact("KernelLib", lambda r: r.op.kernel_lib or "-")
+    fact("FusionPass", lambda r: r.op.fusion_pass or "-")
+    fact("OriginalOps", lambda r: ", ".join(r.op.original_op_names or []) or "-")
+    fact("Subgraphs", lambda r: ", ".join(f"{n} ({c} ops)" if c is not None else f"{n} (not in this file)"
+                                         for n, c in r.relations.subgraphs))
+    fact("ParentOp", lambda r: (f"[{r.relations.owner.type}] {r.relations.owner.name} (graph "
+                                f"{r.relations.owner.graph})") if r.relations.owner else "")
+    fact("RealInput", _real_input)
+    out.append(_rstrip(facts))
+    for title, lines in (("Inputs", _input_lines), ("Outputs", _output_lines)):
+        texts = [lines(r, tensor) for r in reports]
+        if all(t.plain == texts[0].plain for t in texts):
+            out.append(Text(f"  {title}", style="bold"))
+            out.append(texts[0])
+            continue
+        differing.append(title)
+        for r, text in zip(reports, texts):
+            out.append(Text(f"  {title} (debug_{r.entry.debug_id})", style="bold"))
+            out.append(text)
+    if show_attrs:
+        attrs = [_attr_lines(r) for r in reports]
+        if all(a.plain == attrs[0].plain for a in attrs):
+            out += [Text("  Attributes", style="bold"), attrs[0]]
+        else:
+            differing.append("Attributes")
+            for r, text in zip(reports, attrs):
+                out += [Text(f"  Attributes (debug_{r.entry.debug_id})", style="bold"), text]
+    if len(reports) > 1:
+        if differing:
+            out.append(Text(f"  {runs_label(reports)}: identical except {', '.join(differing)}", style="dim"))
+        else:
+            out.append(Text(f"  {runs_label(reports)}: identical", style="dim"))
+    table = stats_lines(reports, width, tensor)
+    if table is not None:
+        out.append(Text("  Tensors", style="bold").append(
+            "  NPU dumps in the origin layout (device padding cut), then the golden tensor", style="dim"))
+        out.append(table)
+        out.append(_file_lines(reports))
+    elif first.op.output_descs or first.op.inputs:
+        out.append(Text("  no NPU dump or golden tensor of this op in the workspace", style="dim"))
+    return [t for t in out if t.plain]
+
+
+def _heading(reports: Sequence[OpReport]) -> Text:
+    first = reports[0].entry
+    text = Text(first.name, style="op")
+    text.append(f"  {runs_label(reports)}", style="bold")
+    if len({(r.entry.file.name, r.entry.graph) for r in reports}) == 1:
+        text.append(f" · graph {first.graph} · {first.file.name}", style="dim")
+    return text
+
+
+def _real_input(report: OpReport) -> str:
+    relations = report.relations
+    if relations.parent_node_index is None:
+        return ""
+    if relations.real_input is None:
+        return f"? ({relations.problem})"
+    graph, producer, out_idx = relations.real_input
+    return f"{producer}:{out_idx} (graph {graph}, input {relations.parent_node_index} of the parent op)"
+
+
+def _shape(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def _desc_cells(desc: TensorDesc | None) -> tuple[str, str, str]:
+    if desc is None:
+        return "?", "?", "?"
+    return desc.dtype, desc.layout, _shape(desc.shape)
+
+
+def _aligned(rows: list[tuple[str, tuple[str, str, str], str, bool]], style: str | None = None) -> Text:
+    """'    0  DT_FLOAT16  NC1HWC0  [8,2,8,8,16]  ← name' with the descriptor columns aligned."""
+    text = Text()
+    widths = [max((len(r[1][i]) for r in rows), default=0) for i in range(3)]
+    number = max((len(r[0]) for r in rows), default=1)
+    for key, cells, rest, marked in rows:
+        line = f"    {key:>{number}}  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + f"  {rest}"
+        text.append(line.rstrip() + ("  ◀" if marked else "") + "\n", style="bold" if marked else style)
+    return _rstrip(text)
+
+
+def _input_lines(report: OpReport, tensor: str | None) -> Text:
+    op = report.op
+    rows = []
+    controls = []
+    position = 0
+    for source in op.inputs:
+        if source.endswith(":-1"):
+            controls.append(source[:-3])
+            continue
+        desc = op.input_descs[position] if position < len(op.input_descs) else None
+        rows.append((str(position), _desc_cells(desc), f"← {source}", tensor == f"input {position}"))
+        position += 1
+    text = _aligned(rows) if rows else Text("    (none)", style="dim")
+    if controls:
+        text.append("\n    control ← " + ", ".join(controls), style="dim")
+    return text
+
+
+def _output_lines(report: OpReport, tensor: str | None) -> Text:
+    op = report.op
+    by_output: dict[int, list[str]] = {}
+    for name, out_idx, in_idx in report.consumers:
+        by_output.setdefault(out_idx, []).append(f"{name}:{in_idx}")
+    rows = []
+    for i, desc in enumerate(op.output_descs):
+        rest = "→ " + (", ".join(by_output.get(i, [])) or "(unused)")
+        if desc.origin_name and (desc.origin_name, desc.origin_output_index) != (op.name, i):
+            rest += f"  (origin {desc.origin_name}:{desc.origin_output_index})"
+        rows.append((str(i), _desc_cells(desc), rest, tensor == f"output {i}"))
+    if not op.output_descs and by_output:
+        rows.append(("?", ("", "", ""), "→ " + ", ".join(c for cs in by_output.values() for c in cs), False))
+    return _aligned(rows) if rows else Text("    (none)", style="dim")
+
+
+def _attr_lines(report: OpReport) -> Text:
+    attrs = report.op.attrs
+    width = min(max((len(k) for k in attrs), default=0), 40)
+    text = Text()
+    for key, value in attrs.items():
+        text.append(f"    {key:<{width}}  ", style="bold").append(attr_text(value) + "\n")
+    return _rstrip(text) if attrs else Text("    (none)", style="dim")
+
+
+def _rstrip(text: Text) -> Text:
+    text.rstrip()
+    while text.plain.endswith("\n"):
+        text.right_crop(1)
+    return text
+
+
+# --- the statistics table ------------------------------------------------------------------------------
+@dataclass
+class _Group:
+    label: str  # 'output 0', or a golden key for a golden tensor no NPU tensor stands for
+    rows: list[tuple[str, TensorFacts]]  # (source, facts): 'debug_0', 'debug_0, debug_1', 'golden'
+    marked: bool = False
+
+
+def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
+    from precision_tool.formats.golden import golden_key
+
+    groups: dict[str, _Group] = {}
+    for report in reports:
+        several = len(report.dump_files) > 1
+        for number, (_, facts) in enumerate(report.dump_files, 1):
+            source = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
+            for fact in facts:
+                groups.setdefault(fact.label, _Group(fact.label, [])).rows.append((source, fact))
+    for group in groups.values():
+        group.rows = _merge_identical(group.rows)
+    golden: dict[str, TensorFacts] = {}
+    for report in reports:
+        for fact in report.golden:
+            golden.setdefault(fact.label, fact)
+    op = reports[0].op
+    for i, desc in enumerate(op.output_descs):  # the golden tensor of each output: its origin's slot
+        key = golden_key(desc.origin_name, desc.origin_output_index or 0) if desc.origin_name \
+            else golden_key(op.name, i)
+        if key in golden:
+            group = groups.setdefault(f"output {i}", _Group(f"output {i}", []))
+            group.rows.append(("golden", golden.pop(key)))
+    ordered = sorted(groups.values(), key=lambda g: (g.label.split(" ")[0] != "input", _number(g.label)))
+    ordered += [_Group(key, [("golden", fact)]) for key, fact in golden.items()]
+    for group in ordered:
+        group.marked = tensor is not None and (group.label == tensor or any(
+            src == "golden" and f.label == tensor for src, f in group.rows))
+    return ordered
+
+
+def _number(label: str) -> int:
+    tail = label.rsplit(" ", 1)[-1]
+    return int(tail) if tail.isdigit() else 0
+
+
+def _merge_identical(rows: list[tuple[str, TensorFacts]]) -> list[tuple[str, TensorFacts]]:
+    """Rows of runs whose tensors have the same dtype, shape and statistics become one row."""
+    merged: list[tuple[str, TensorFacts]] = []
+    for source, fact in rows:
+        key = (fact.dtype, fact.layout, fact.shape, fact.stats, fact.problem)
+        for i, (other_source, other) in enumerate(merged):
+            if (other.dtype, other.layout, other.shape, other.stats, other.problem) == key:
+                merged[i] = (f"{other_source}, {source}", other)
+                break
+        else:
+            merged.append((source, fact))
+    return merged
+
+
+def _num(value: Any) -> str:
+    return "-" if value is None else f"{value:.6g}"
+
+
+_NUMBERS = ("max", "min", "mean", "nan", "inf", "zero")
+
+
+def _cells(fact: TensorFacts) -> list[str]:
+    s = fact.stats
+    return [_num(s.max), _num(s.min), _num(s.mean), str(s.nan_count), str(s.inf_count), str(s.zero_count)]
+
+
+def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = None) -> Text | None:
+    """One table: per tensor a line (dtype, layout, how it was converted), then a row per run and one
+    for the golden tensor, numbers right-aligned in shared columns. Rows wider than `width` put the
+    numbers on a second line rather than being cut."""
+    groups = _groups(reports, tensor)
+    if not groups:
+        return None
+    rows = [(src, f) for g in groups for src, f in g.rows]
+    source_w = max(len("run"), *(len(src) for src, _ in rows))
+    shape_w = max(len("scalar"), *(len(_shape(f.shape)) for _, f in rows))
+    numeric = [_cells(f) for _, f in rows if f.stats is not None]
+    num_w = [max([len(name)] + [len(cells[i]) for cells in numeric]) for i, name in enumerate(_NUMBERS)]
+    # the widest layout that fits: roomy, then tighter, then the numbers on a line of their own
+    layout = None
+    for indent, gap in ((6, 2), (6, 1), (4, 1)):
+        if indent + source_w + 2 + shape_w + gap + sum(num_w) + gap * (len(num_w) - 1) <= width:
+            layout = indent, gap
+            break
+    indent, gap = layout or (6, 1)
+    pad, sep = " " * indent, " " * gap
+    numbers_line = sep.join(name.rjust(w) for name, w in zip(_NUMBERS, num_w))
+    text = Text()
+    if layout:
+        text.append(f"{pad}{'run':<{source_w}}  {'shape':<{shape_w}}{sep}{numbers_line}\n", style="dim")
+    else:
+        text.append(f"{pad}{'run':<{source_w}}  shape\n{pad}  {numbers_line}\n", style="dim")
+    for group in groups:
+        text.append(" " * (indent - 2) + _group_line(group) + "\n", style="bold" if group.marked else None)
+        for source, fact in group.rows:
+            if fact.stats is None:
+                text.append(f"{pad}{source:<{source_w}}  {fact.problem or 'no data'}\n", style="yellow")
+                continue
+            head = f"{pad}{source:<{source_w}}  {_shape(fact.shape) if fact.shape else 'scalar':<{shape_w}}"
+            numbers = sep.join(c.rjust(w) for c, w in zip(_cells(fact), num_w))
+            text.append(f"{head}{sep}{numbers}\n" if layout else f"{head.rstrip()}\n{pad}  {numbers}\n")
+    return _rstrip(text)
+
+
+def _group_line(group: _Group) -> str:
+    fact = group.rows[0][1]
+    parts = [f"{group.label}" + ("  ◀" if group.marked else "")]
+    npu = next((f for src, f in group.rows if src != "golden"), None)
+    if npu is not None:
+        parts.append(" ".join(p for p in (npu.dtype, npu.layout) if p))
+        if npu.note:
+            parts.append(f"({npu.note})")
+    else:
+        parts.append(f"golden only, {fact.dtype}" if fact.dtype else "golden only")
+    golden = next((f for src, f in group.rows if src == "golden"), None)
+    if golden is not None and npu is not None:
+        parts.append(f"· golden {golden.label}")
+    return "  ".join(parts)
+
+
+def _file_lines(reports: Sequence[OpReport]) -> Text:
+    """Where each tensor above comes from: the full path, last on its line so it copies whole."""
+    text = Text()
+    seen: set[Path] = set()
+    for report in reports:
+        several = len(report.dump_files) > 1
+        for number, (path, _) in enumerate(report.dump_files, 1):
+            label = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
+            text.append(f"    {label}: ", style="dim").append(str(path) + "\n")
+    for report in reports:
+        for fact in report.golden:
+            if fact.path not in seen:
+                seen.add(fact.path)
+                text.append(f"    golden {fact.label}: ", style="dim").append(str(fact.path) + "\n")
+    return _rstrip(Text("  Files\n", style="bold") + text)

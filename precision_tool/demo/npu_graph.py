@@ -1,6 +1,6 @@
 """Derive the compiled NPU graph from the TensorFlow training graph, as Ascend's graph compiler would.
 
-What the compiler does and this module imitates (docs/readme/demo.md lists it):
+What the compiler does and this module imitates (docs/demo.md lists it):
 - prunes what the training step does not need, drops Identity/NoOp and no-op Reshapes, folds constant
   sub-graphs (shape arithmetic, the gradient seed) into `Const` ops or op attributes (`...D` ops);
 - fuses Conv2D+BiasAdd(+Relu) into one op and MatMul+BiasAdd into one MatMulV2, recording the TF ops

@@ -182,7 +182,7 @@ def test_vcs_warns_about_corrupt_csv_values_and_header_only_files(tmp_path: Path
 
 
 def test_msaccucmp_npu_vs_npu_reads_an_nhwc_original_shape_as_nchw(make_case, cli, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
-    """Why `vc --backend cann` differs from ours on the demo's bn2 (README, NPU vs NPU): msaccucmp turns
+    """Why `vc --backend cann` differs from ours on the demo's bn2 (docs/comparison.md, NPU vs NPU): msaccucmp turns
     NC1HWC0 into NCHW and slices it to the 4-D original shape read as NCHW, even when it is NHWC; ours
     compares the whole tensors (cosine computed here directly from the two dumps)."""
     import numpy as np

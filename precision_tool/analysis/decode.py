@@ -1,4 +1,4 @@
-"""Decoding NPU dumps to .npy (`dc`), and finding dump files in the workspace (`dc NAME`, `ls dump`).
+"""Decoding NPU dumps to .npy (`dc`), and the layout a dump tensor is shown in (`pt`, `dc -f`).
 
 Each dump file is decoded all-or-nothing: its tensors go to temporary names and are renamed only when
 the whole file read well, so a bad file leaves nothing behind. A folder is decoded by a few worker
@@ -10,15 +10,13 @@ Plain decoding (no target format) copies the tensor bytes straight from the dump
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu_dump import (
-    MAPPING_FILE, DumpFile, DumpName, TensorHeader, format_name,
-    count_dump_tensors, npy_descr_of, parse_dump_name, read_dump_header, read_mapping, read_tensor, sanitize_op_name,
+    MAPPING_FILE, DumpFile, TensorHeader, format_name, npy_descr_of, read_dump_header, read_mapping, read_tensor,
 )
 from precision_tool.atomic import write_atomic
 
@@ -27,8 +25,6 @@ if TYPE_CHECKING:
 
     from precision_tool.workspace import Workspace
 
-# Files in dump folders that are not dumps (decoded output, mapping tables, logs ...).
-NOT_DUMP_SUFFIXES = (".npy", ".csv", ".txt", ".json", ".log", ".pb", ".bin", ".pkl", ".part", ".py", ".md")
 MAX_FILE_NAME = 255
 
 
@@ -128,6 +124,43 @@ def host_array(tensor: TensorHeader, array: "np.ndarray") -> tuple["np.ndarray",
             target, None
     except LayoutError as exc:
         return array, source, f"shown in device layout {source}: {exc}"
+
+
+@dataclass(frozen=True)
+class LayoutStory:
+    """How `pt` shows a dump tensor: from the device layout it was dumped in to the layout shown."""
+
+    device: str  # the dump's layout (NC1HWC0, FRACTAL_Z, ND ...)
+    device_shape: tuple[int, ...]
+    layout: str  # the layout shown
+    shape: tuple[int, ...]
+    source: str  # "graph": origin layout from the run's Build graph; "host": the usual host layout; "dump": as dumped
+    problem: str | None = None  # why the tensor is shown as dumped although it has a device layout
+
+
+DEVICE_LAYOUTS = tuple(HOST_LAYOUT)
+
+
+def origin_layout_array(tensor: TensorHeader, array: "np.ndarray", origin: str | None) -> tuple["np.ndarray", LayoutStory]:
+    """The tensor in its origin layout, as `ni` and `dc -f` read it: the layout the run's Build graph gives
+    (`origin`, see graph_origin_formats), else the usual host layout; the device padding cut. Tensors already
+    in a plain layout stay as dumped."""
+    from precision_tool.formats.layouts import LayoutError, from_device
+
+    device = format_name(tensor.format)
+    device_shape = tuple(int(d) for d in array.shape)
+    if device not in DEVICE_LAYOUTS:
+        return array, LayoutStory(device, device_shape, device, device_shape, "dump")
+    if origin is not None and len(origin) != len(tensor.original_shape):
+        origin = None  # the graph's layout does not describe this shape (as in dc -f)
+    target = origin or HOST_LAYOUT[device]
+    try:
+        converted = from_device(array, tensor.format, target, tensor.original_shape or None, original_format=origin,
+                                sub_format=tensor.sub_format)
+    except LayoutError as exc:
+        return array, LayoutStory(device, device_shape, device, device_shape, "dump", str(exc))
+    return converted, LayoutStory(device, device_shape, target, tuple(int(d) for d in converted.shape),
+                                  "graph" if origin else "host")
 
 
 # --- decoding ---------------------------------------------------------------------------------------
@@ -422,129 +455,25 @@ def _op_origin_formats(index: Any, debug_id: int, op_name: str) -> OriginFormats
     return formats or None
 
 
-# --- finding dumps ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DumpEntry:
-    """A file in a dump folder whose name says it is a dump (headers not read yet; paths kept as text
-    because building 20,000 Path objects costs more than reading their headers)."""
-
-    folder: str
-    file_name: str
-    name: DumpName
-
-    @property
-    def path(self) -> Path:
-        return Path(self.folder, self.file_name)
-
-    @property
-    def path_text(self) -> str:
-        return os.path.join(self.folder, self.file_name)
+# --- the full list of failures ----------------------------------------------------------------------
+FAILURE_LIST = "decode_failures.tsv"
 
 
-def is_candidate_dump(path: Path) -> bool:
-    """Files a folder decode tries: everything but hidden files, mapping.csv and known non-dump suffixes."""
-    base = path.name
-    return not base.startswith(".") and base != MAPPING_FILE and not base.lower().endswith(NOT_DUMP_SUFFIXES)
-
-
-def scan_dump_folder(folder: Path) -> list[DumpEntry]:
-    """Files below `folder` whose names parse as dump names (numbered names resolved via mapping.csv)."""
-    entries: list[DumpEntry] = []
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
-        dirnames.sort()
-        mapping: dict[str, str] | None = None
-        if MAPPING_FILE in filenames:
-            try:
-                mapping = read_mapping(dirpath)
-            except FormatError:
-                mapping = {}
-        for base in sorted(filenames):
-            if base.startswith(".") or base.endswith(NOT_DUMP_SUFFIXES):
-                continue
-            name = parse_dump_name(base)
-            if name is None and mapping:
-                real = mapping.get(base)
-                name = parse_dump_name(real) if real else None
-            if name is not None:
-                entries.append(DumpEntry(dirpath, base, name))
-    return entries
-
-
-def workspace_dump_folders(workspace: "Workspace") -> list[Path]:
-    """Where the workspace's NPU dumps are: the newest dump folder of each debug run."""
-    folders = []
-    for debug_id in workspace.debug_ids():
-        folder = workspace.newest_dump_dir(debug_id)
-        if folder is not None:
-            folders.append(folder)
-    return folders
-
-
-def find_dumps_by_op_name(workspace: "Workspace", op_name: str) -> list[Path]:
-    """Dump files of an op: exact (sanitised) name first, else names containing it (case-insensitive)."""
-    wanted = sanitize_op_name(op_name)
-    entries = [e for folder in workspace_dump_folders(workspace) for e in scan_dump_folder(folder)]
-    exact = [e.path for e in entries if e.name.op_name == wanted]
-    if exact:
-        return exact
-    lowered = wanted.lower()
-    return [e.path for e in entries if lowered in e.name.op_name.lower()]
-
-
-# --- listing ----------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DumpListing:
-    """One row of `ls dump`."""
-
-    path: str
-    op_type: str
-    op_name: str
-    task_id: int
-    stream_id: int | None
-    timestamp_us: int
-    input_count: int | None  # None when the header could not be read
-    output_count: int | None
-    problem: str | None = None
-
-
-def list_dump_files(folders: Iterable[Path], *, name: str | None = None,
-                    op_type: str | None = None) -> list[DumpListing]:
-    """Dumps whose op name / type contain the filters, with their input/output counts (headers only)."""
-    entries = [e for folder in folders for e in scan_dump_folder(folder)]
-    if name:
-        needle = sanitize_op_name(name).lower()
-        entries = [e for e in entries if needle in e.name.op_name.lower()]
-    if op_type:
-        type_needle = op_type.lower()
-        entries = [e for e in entries if type_needle in e.name.op_type.lower()]
-    # One process: header reads cost ~20 µs each, less than shipping the rows back from workers.
-    rows = _list_entries(entries)
-    rows.sort(key=lambda r: (r.timestamp_us, r.path))
-    return rows
-
-
-def _list_entries(entries: list[DumpEntry]) -> list[DumpListing]:
-    rows = []
-    for entry in entries:
-        n = entry.name
-        text = entry.path_text
+def write_failure_list(problems: Sequence[DecodeProblem], folders: Sequence[Path]) -> tuple[Path | None, list[str]]:
+    """Write every failure (file, tensor, reason; tab-separated, one per line) into the first of `folders`
+    that takes it: (the file written or None, why each folder refused)."""
+    lines = ["file\ttensor\treason"]
+    for problem in problems:
+        reason = " ".join(problem.message.split())  # one line per failure, whatever the message held
+        lines.append(f"{problem.path}\t{problem.label or ''}\t{reason}")
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    refused = []
+    for folder in folders:
+        target = Path(folder) / FAILURE_LIST
         try:
-            inputs, outputs = count_dump_tensors(text)
-            counts: tuple[int | None, int | None] = (inputs, outputs)
-            problem = None
-        except FormatError as exc:
-            counts, problem = (None, None), exc.problem
-        rows.append(DumpListing(text, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp_us,
-                                counts[0], counts[1], problem))
-    return rows
-
-
-_TENSOR_REF = re.compile(r"^(?P<file>.+):(?P<kind>input|output):(?P<index>\d+)$")
-
-
-def split_tensor_ref(text: str) -> tuple[str, str, int] | None:
-    """'FILE:output:0' → (FILE, 'output', 0); None when `text` is not such a reference."""
-    match = _TENSOR_REF.match(text)
-    if not match:
-        return None
-    return match.group("file"), match.group("kind"), int(match.group("index"))
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            write_atomic(target, [data])
+            return target, refused
+        except (OSError, PrecisionToolError) as exc:
+            refused.append(f"{folder}: {getattr(exc, 'strerror', None) or exc}")
+    return None, refused

@@ -12,7 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from precision_tool.analysis.decode import DumpEntry, host_array, scan_dump_folder
+from precision_tool.analysis.decode import host_array
+from precision_tool.analysis.dump_files import DumpEntry, scan_dump_folder
 from precision_tool.analysis.tensor_stats import TensorStats, tensor_stats
 from precision_tool.errors import FormatError
 from precision_tool.formats.npu_dump import data_type_name, read_dump_header, read_tensor
@@ -40,6 +41,7 @@ class OverflowFinding:
     op_name: str | None
     tensors: tuple[TensorSummary, ...]
     problem: str | None = None  # why the op or the record could not be shown
+    graph_name: str | None = None  # the op's name as the graph (and `ni`) spell it, from the dump's header
 
 
 @dataclass(frozen=True)
@@ -79,8 +81,12 @@ def _analyse(debug: DumpEntry, neighbours: list[DumpEntry]) -> OverflowFinding:
             f"no dump with task id {record.task_id} and stream id {record.stream_id} in {debug.path.parent}",
         )
     op = min(matches, key=lambda e: (e.name.timestamp_us, e.file_name))
+    try:
+        graph_name = read_dump_header(op.path).op_name or None
+    except FormatError:
+        graph_name = None  # summarize_tensors says why
     return OverflowFinding(debug.path, debug.name.timestamp_us, records, op.path, op.name.op_type,
-                           op.name.op_name, summarize_tensors(op.path))
+                           op.name.op_name, summarize_tensors(op.path), graph_name=graph_name)
 
 
 def _same_task(entry: DumpEntry, record: OverflowRecord) -> bool:

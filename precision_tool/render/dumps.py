@@ -6,9 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType
-from rich.segment import Segment
-from rich.style import Style
+from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -18,7 +16,8 @@ from precision_tool.render.messages import error_line, note_line, warning_line
 if TYPE_CHECKING:
     import numpy as np
 
-    from precision_tool.analysis.decode import DecodeReport, DumpListing
+    from precision_tool.analysis.decode import DecodeReport, LayoutStory
+    from precision_tool.analysis.dump_files import DumpListing
     from precision_tool.analysis.overflow import OverflowReport, TensorSummary
     from precision_tool.analysis.tensor_stats import TensorStats
 
@@ -37,10 +36,12 @@ def number(value: float | None) -> str:
 
 # --- dc --------------------------------------------------------------------------------------------
 def decode_report(report: "DecodeReport", graph_layout_files: int = 0,
-                  runs: "dict[Path, str] | None" = None) -> list[RenderableType]:
+                  runs: "dict[Path, str] | None" = None,
+                  failure_list: "tuple[Path | None, list[str]] | None" = None) -> list[RenderableType]:
     """`graph_layout_files`: how many files had their tensors' origin layouts from the run's Build graph.
     `runs`: the debug run ('debug_0') of each dump file; when the files come from several runs the written
-    names are listed under one heading per run (the same op's dumps differ only by timestamp)."""
+    names are listed under one heading per run (the same op's dumps differ only by timestamp).
+    `failure_list`: (the file holding every failure or None, why each folder tried refused it)."""
     out: list[RenderableType] = []
     what = f" as {report.target_format}" if report.target_format else ""
     out.append(Text.assemble(
@@ -85,6 +86,13 @@ def decode_report(report: "DecodeReport", graph_layout_files: int = 0,
         out.append(error_line(problem.line()))
     if len(report.failed) > _SHOW_PROBLEMS:
         out.append(error_line(f"... and {len(report.failed) - _SHOW_PROBLEMS} more failures"))
+    if failure_list is not None:
+        written, refused = failure_list
+        for reason in refused:
+            out.append(warning_line(f"could not write the list of failures in {reason}"))
+        if written is not None:
+            out.append(Text.assemble((f"all {len(report.failed)} failure(s), one per line (file, tensor, reason; "
+                                      "tab-separated): ", "dim"), (str(written), "path")))
     if any(p.ambiguous for p in report.failed):
         out.append(note_line("the graph's origin_format decides an ambiguous layout: decode the dumps from their "
                              "workspace (--data DIR, dumps under npu/debug_N/dump and the run's Build graph in "
@@ -99,138 +107,55 @@ def _common_folder(paths: set[Path]) -> str:
 
 
 # --- ls dump ---------------------------------------------------------------------------------------
-_LISTING_HEADER = ("op type", "op name", "task", "stream", "timestamp_us", "in", "out")
+_LISTING_HEADER = ("run", "in", "out", "dump file (pt, cp and dc take this name)")
 _GAP = "  "
-_MIN_NAME_WIDTH = 12  # below this the name column is useless: each dump takes two lines instead
 
 
-def dump_listing(rows: Sequence["DumpListing"], folders: Sequence[Path]) -> RenderableType:
-    """A column-aligned listing laid out for the console width; plain text rather than a rich Table so that
-    20,000 rows print quickly. The numbers are never dropped: long op names fold inside their column."""
+def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]) -> list[RenderableType]:
+    """One line per dump: its run, input/output counts, and its file name, whole and last on the line so it
+    copies as it is (a name wider than the terminal is folded by the terminal, never cut). Plain text rather
+    than a rich Table so that 20,000 rows print quickly; then the folders, then unreadable files."""
     if not rows:
-        where = ", ".join(str(f) for f in folders) or "the workspace"
-        return note_line(f"no NPU dump files match in {where}")
-    cells = [
-        (r.op_type, r.op_name, str(r.task_id), "-" if r.stream_id is None else str(r.stream_id),
-         str(r.timestamp_us), "?" if r.input_count is None else str(r.input_count),
-         "?" if r.output_count is None else str(r.output_count))
-        for r in rows
+        where = ", ".join(f"debug_{n} ({folder})" for n, folder in runs) or "the workspace"
+        return [note_line(f"no NPU dump files match in {where}")]
+    cells = [(r.run, "?" if r.input_count is None else str(r.input_count),
+              "?" if r.output_count is None else str(r.output_count), r.file_name) for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(_LISTING_HEADER[:3])]
+    template = _GAP.join((f"{{:<{widths[0]}}}", f"{{:>{widths[1]}}}", f"{{:>{widths[2]}}}", "{}"))
+    header = template.format(*_LISTING_HEADER)
+    body = "\n".join(template.format(*cell) for cell in cells)
+    table = Text(header + "\n" + body, no_wrap=True)
+    table.stylize("bold", 0, len(header))
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.run] = counts.get(row.run, 0) + 1
+    out: list[RenderableType] = [table]
+    # One line per run, its folder last: a path is never followed by punctuation, so it copies whole.
+    out.extend(note_line(f"debug_{n}: {counts[f'debug_{n}']} dump file(s) in {folder}")
+               for n, folder in runs if f"debug_{n}" in counts)
+    if len(counts) > 1:
+        out.append(note_line(f"{len(rows)} dump file(s) in {len(counts)} runs"))
+    out += [
+        note_line("a name reads OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP_US; `pt NAME:output:0` prints a tensor, "
+                  "`dc NAME` decodes the file"),
     ]
-    footer = (f"{len(rows)} dump file(s) in", [str(f) for f in folders])
-    problems = [(r.path, r.problem) for r in rows if r.problem]
-    return DumpListingView(cells, footer, problems)
-
-
-def middle_ellipsis(text: str, width: int) -> str:
-    """`text` cut to `width` characters by replacing its middle with '…' (both ends stay readable)."""
-    if len(text) <= width:
-        return text
-    if width <= 1:
-        return text[:width]
-    keep = width - 1
-    return text[:(keep + 1) // 2] + "…" + text[len(text) - keep // 2:]
-
-
-def fold(text: str, width: int) -> list[str]:
-    """`text` in pieces of at most `width` characters (every character kept, for copying)."""
-    width = max(1, width)
-    return [text[i:i + width] for i in range(0, len(text), width)] or [""]
-
-
-def wrap_words(text: str, width: int, indent: str = "") -> list[str]:
-    """Word-wrapped lines (long words folded, nothing cut); continuation lines get `indent`."""
-    import textwrap
-
-    return textwrap.wrap(text, width=max(len(indent) + 8, width), subsequent_indent=indent,
-                         break_on_hyphens=False, break_long_words=True) or [""]
-
-
-class DumpListingView:
-    """`ls dump` rows, laid out when the console width is known."""
-
-    def __init__(self, cells: Sequence[tuple[str, ...]], footer: tuple[str, list[str]], problems: Sequence[tuple[str, str]]) -> None:
-        self.cells = list(cells)
-        self.footer = footer
-        self.problems = list(problems)
-
-    def lines(self, width: int) -> list[tuple[str, str]]:
-        """(text, style) lines, none longer than `width` (unless one character per line would not fit)."""
-        widths = [max(len(h), *(len(c[i]) for c in self.cells)) for i, h in enumerate(_LISTING_HEADER)]
-        numbers_width = sum(widths[2:]) + len(_GAP) * 6
-        room = width - numbers_width  # for op type + op name
-        type_width = widths[0]
-        if type_width + widths[1] > room:  # shrink the type column first (types are short and ellipsize well)
-            type_width = min(widths[0], max(room - widths[1], min(room // 3, 16), len(_LISTING_HEADER[0])))
-        name_width = min(widths[1], room - type_width)
-        out: list[tuple[str, str]] = []
-        if name_width < min(_MIN_NAME_WIDTH, widths[1]):
-            out.extend(self._stacked(width))
-        else:
-            out.extend(self._columns([type_width, name_width, *widths[2:]]))
-        out.extend((line, "dim") for line in self._footer_lines(width))
-        for path, problem in self.problems:
-            out.extend((line, "error") for line in fold(f"{path}:", width))
-            out.extend(("    " + line, "error") for line in wrap_words(problem, width - 4))
-        return out
-
-    def _footer_lines(self, width: int) -> list[str]:
-        if len(self.footer[0]) + 2 + sum(len(f) + 2 for f in self.footer[1]) <= width:
-            return [f"{self.footer[0]} {', '.join(self.footer[1])}"]
-        return [self.footer[0]] + [line for folder in self.footer[1] for line in fold("    " + folder, width)]
-
-    def _columns(self, widths: list[int]) -> list[tuple[str, str]]:
-        right = {2, 3, 4, 5, 6}
-        template = _GAP.join(f"{{:{'>' if i in right else '<'}{w}}}" for i, w in enumerate(widths))
-        blank = ("",) * 5
-        lines = [(template.format(*_LISTING_HEADER).rstrip(), "bold")]
-        type_width, name_width = widths[0], widths[1]
-        for cell in self.cells:
-            op_type = middle_ellipsis(cell[0], type_width)
-            if len(cell[1]) <= name_width:
-                lines.append((template.format(op_type, cell[1], *cell[2:]), ""))
-                continue
-            pieces = fold(cell[1], name_width)
-            lines.append((template.format(op_type, pieces[0], *cell[2:]), ""))
-            lines.extend((template.format("", piece, *blank).rstrip(), "") for piece in pieces[1:])
-        return lines
-
-    def _stacked(self, width: int) -> list[tuple[str, str]]:
-        """Too narrow for columns: the op on one line, its numbers on the next."""
-        lines: list[tuple[str, str]] = []
-        for cell in self.cells:
-            lines.extend((line, "bold") for line in fold(f"{cell[0]} {cell[1]}", width))
-            line = "   "
-            for label, value in zip(_LISTING_HEADER[2:], cell[2:]):
-                pair = f" {label} {value}"
-                if len(line) + len(pair) > width and line.strip():
-                    lines.append((line, ""))
-                    line = "   "
-                line += pair
-            lines.append((line, ""))
-        return lines
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
-        newline = Segment.line()
-        styles: dict[str, Style | None] = {}
-        for text, style_name in self.lines(options.max_width):
-            if style_name not in styles:
-                styles[style_name] = console.get_style(style_name) if style_name else None
-            yield Segment(text, styles[style_name])
-            yield newline
-
-    def __str__(self) -> str:
-        return "\n".join(text for text, _ in self.lines(10_000))
+    for row in rows:
+        if row.problem:
+            out.append(error_line(f"{row.path}: {row.problem}"))
+    return out
 
 
 # --- pt --------------------------------------------------------------------------------------------
 def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes: Sequence[str] = (),
                  preview: int = 20, saved_text: Path | None = None,
-                 source: tuple[str, Path, str] | None = None) -> list[RenderableType]:
-    """The panel of numbers, then the paths (`source`: (what, file, remark) the tensor came from; `saved_text`)
-    each on a line of its own below it: a line the console does not wrap, so a path copies whole."""
+                 source: tuple[str, Path, str] | None = None,
+                 layout: "LayoutStory | None" = None) -> list[RenderableType]:
+    """The panel of numbers (nothing in it wraps: short labels, numbers kept whole), then prose below it:
+    the layout shown, notes, and the paths (`source`: (what, file, remark); `saved_text`) each last on
+    their line so they copy whole."""
     summary = Table.grid(padding=(0, 2))
-    summary.add_column(style="bold")
-    summary.add_column()
+    summary.add_column(style="bold", no_wrap=True)
+    summary.add_column(no_wrap=True, overflow="ignore")
     summary.add_row("shape", str(list(stats.shape)))
     summary.add_row("dtype", stats.dtype)
     of = " |x|" if stats.magnitudes else ""
@@ -241,27 +166,54 @@ def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes
     summary.add_row("Inf", str(stats.inf_count))
     summary.add_row("zeros", f"{stats.zero_count} of {stats.count}")
     values = Table(title=f"first {min(preview, stats.count)} values", title_justify="left", show_edge=False)
-    values.add_column("index", justify="right", style="dim")
-    values.add_column("value", justify="right")
     flat = array.reshape(-1)[:preview]
     import numpy as np
 
+    rows = []
     for position, value in zip(range(len(flat)), flat):
         index = np.unravel_index(position, array.shape) if array.ndim > 1 else (position,)
-        values.add_row(str(list(int(i) for i in index)), _value_text(value))
-    parts: list[RenderableType] = [summary, values]
+        rows.append((str(list(int(i) for i in index)), _value_text(value)))
+    # Numbers are never cut (overflow "ignore"); rich does not justify such columns, so pad them here.
+    indexes = right_aligned(["index"] + [index for index, _ in rows])
+    numbers = right_aligned(["value"] + [value for _, value in rows])
+    values.add_column(indexes[0], style="dim", no_wrap=True, overflow="ignore")
+    values.add_column(numbers[0], no_wrap=True, overflow="ignore")
+    for index_text, value_text in zip(indexes[1:], numbers[1:]):
+        values.add_row(index_text, value_text)
+    shown: list[RenderableType] = [Panel(Group(summary, values), title=Text(title, style="op"),
+                                         title_align="left", expand=False)]
+    if layout is not None:
+        shown.append(note_line(layout_line(layout)))
     if stats.magnitudes:
-        parts.append(note_line("complex values: max/min/mean are of the magnitudes |x| (the values list shows "
+        shown.append(note_line("complex values: max/min/mean are of the magnitudes |x| (the values list shows "
                                "real+imag)"))
-    parts.extend(note_line(n) for n in notes)
-    shown: list[RenderableType] = [Panel(Group(*parts), title=Text(title, style="op"), title_align="left",
-                                         expand=False)]
+    shown.extend(note_line(n) for n in notes)
     if source is not None:
         shown.append(Text.assemble((f"{source[0]} ", "dim"), (str(source[1]), "path"),
                                    (f" {source[2]}" if source[2] else "", "dim")))
     if saved_text is not None:
         shown.append(Text.assemble(("values written to ", "dim"), (str(saved_text), "path")))
     return shown
+
+
+def right_aligned(cells: Sequence[str]) -> list[str]:
+    """Cells padded on the left to one width (a column whose numbers rich must never cut nor pad)."""
+    width = max((len(c) for c in cells), default=0)
+    return [c.rjust(width) for c in cells]
+
+
+def _dims(shape: Sequence[int]) -> str:
+    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+
+
+def layout_line(story: "LayoutStory") -> str:
+    """'layout NC1HWC0 [8,2,8,8,16] → NHWC [8,8,8,24] (origin layout from the Build graph)'."""
+    if story.source == "dump":
+        text = f"layout {story.device} {_dims(story.device_shape)}, as dumped"
+        return text + (f" with the device padding (no conversion: {story.problem})" if story.problem else "")
+    why = ("origin layout from the Build graph" if story.source == "graph"
+           else "the usual host layout: no Build graph names this tensor's origin layout")
+    return f"layout {story.device} {_dims(story.device_shape)} → {story.layout} {_dims(story.shape)} ({why})"
 
 
 def _value_text(value: Any) -> str:
@@ -272,24 +224,26 @@ def _value_text(value: Any) -> str:
 
 
 # --- overflow --------------------------------------------------------------------------------------
-def overflow_report(report: "OverflowReport") -> RenderableType:
-    from precision_tool.analysis.overflow import relative
-
+def overflow_report(report: "OverflowReport") -> list[RenderableType]:
+    """Prose lines (wrapped at words by the console), each dump path whole on a line of its own, and the
+    tensors' statistics in a table whose numbers are never cut: at narrow widths its columns are split
+    over two or more tables, each starting with the tensor's name."""
+    title = Text("overflow: ", style="bold")
     if report.folder is None or report.total == 0:
-        where = report.folder or "overflow/dump"
-        return Panel(note_line(f"no overflow (Opdebug) files in {where}"), title="overflow", title_align="left",
-                     expand=False)
-    parts: list[RenderableType] = [Text(
-        f"{report.total} overflow record file(s) in {report.folder}; showing the first {len(report.findings)} "
-        "by time (the first is where to look)", style="dim")]
+        return [title + note_line(f"no overflow (Opdebug) files in {report.folder or 'overflow/dump'}")]
+    parts: list[RenderableType] = [title + note_line(
+        f"{report.total} overflow record file(s); showing the first {len(report.findings)} by time (the first "
+        f"is where to look), from {report.folder}")]
     for n, finding in enumerate(report.findings, 1):
         heading = Text(f"[{n}] ", style="bold")
-        if finding.op_name:
+        name = finding.graph_name or finding.op_name
+        if name:
             heading.append(f"{finding.op_type} ", style="bold")
-            heading.append(finding.op_name, style="op")
+            heading.append(name, style="op")
         else:
-            heading.append(relative(finding.debug_file, report.folder), style="path")
-        heading.append(f"  timestamp_us {finding.timestamp_us}", style="dim")
+            heading.append("Opdebug file ")
+            heading.append(str(finding.debug_file), style="path")
+        heading.append(f" at timestamp_us {finding.timestamp_us}", style="dim")
         parts.append(heading)
         for record in finding.records:
             ids = f"task {record.task_id}, stream {record.stream_id}"
@@ -300,22 +254,86 @@ def overflow_report(report: "OverflowReport") -> RenderableType:
         if finding.problem:
             parts.append(warning_line(f"    {finding.problem}"))
         if finding.op_dump is not None:
-            parts.append(note_line(f"    dump: {relative(finding.op_dump, report.folder)}"))
-            parts.append(_tensor_table(finding.tensors))
-    return Panel(Group(*parts), title="overflow", title_align="left", expand=False)
+            parts.append(note_line("    its dump (pt, cp and dc take this path; `ni` the op name above):"))
+            parts.append(Text(f"    {finding.op_dump}", style="path"))
+            parts.extend(_tensor_parts(finding.tensors))
+    return parts
 
 
-def _tensor_table(tensors: Sequence["TensorSummary"]) -> Table:
-    table = Table(show_edge=False, padding=(0, 1))
-    for column in ("tensor", "layout", "dtype", "shape", "max", "min", "mean", "NaN", "Inf"):
-        table.add_column(column, justify="right" if column in ("max", "min", "mean", "NaN", "Inf") else "left")
+_TENSOR_COLUMNS = ("tensor", "layout", "dtype", "shape", "max", "min", "mean", "NaN", "Inf")
+_NUMERIC = {"max", "min", "mean", "NaN", "Inf"}
+_TABLE_INDENT = 4
+
+
+def _tensor_parts(tensors: Sequence["TensorSummary"]) -> list[RenderableType]:
+    """The statistics table of the readable tensors, then one prose line per tensor with a remark."""
+    readable = [t for t in tensors if t.stats is not None]
+    parts: list[RenderableType] = [TensorTables(readable)] if readable else []
     for t in tensors:
-        s = t.stats
-        if s is None:
-            table.add_row(t.label, t.layout, t.data_type, Text(t.note or "unreadable", style="error"), "", "", "", "", "")
-            continue
-        nan = Text(str(s.nan_count), style="bad" if s.nan_count else "")
-        inf = Text(str(s.inf_count), style="bad" if s.inf_count else "")
-        table.add_row(t.label, t.layout, t.data_type, str(list(s.shape)), number(s.max), number(s.min),
-                      number(s.mean), nan, inf)
-    return table
+        if t.stats is None:
+            parts.append(warning_line(f"    {t.label} ({t.data_type}) could not be read: {t.note or 'unreadable'}"))
+        elif t.note:
+            parts.append(note_line(f"    {t.label}: {t.note}"))
+    return parts
+
+
+class TensorTables:
+    """The overflow check's statistics: one table when it fits the width, else the columns split over
+    several tables (each led by the tensor column); no cell is ever cut or wrapped."""
+
+    def __init__(self, tensors: Sequence["TensorSummary"]) -> None:
+        self.rows = [_tensor_cells(t) for t in tensors]
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        columns = [[name] + [row[i][0] for row in self.rows] for i, name in enumerate(_TENSOR_COLUMNS)]
+        widths = [max(len(cell) for cell in column) for column in columns]
+        room = options.max_width - _TABLE_INDENT
+        groups = column_groups(widths, room, list(range(len(widths))))
+        if len(groups) > 1:  # too wide for one table: what each tensor is, then its numbers
+            groups = [g for subset in _SPLIT for g in column_groups(widths, room, list(subset))]
+        for group in groups:
+            yield self._table(group, columns)
+
+    def _table(self, group: list[int], columns: list[list[str]]) -> RenderableType:
+        from rich.padding import Padding
+
+        table = Table(show_edge=False, padding=(0, 1))
+        cells = {}
+        for index in group:
+            name = _TENSOR_COLUMNS[index]
+            # Numbers are never cut (overflow "ignore"); rich does not justify such columns, so pad them here.
+            cells[index] = right_aligned(columns[index]) if name in _NUMERIC else columns[index]
+            table.add_column(cells[index][0], no_wrap=True, overflow="ignore")
+        for n, row in enumerate(self.rows, 1):
+            table.add_row(*(Text(cells[i][n], style=row[i][1]) for i in group))
+        return Padding(table, (0, 0, 0, _TABLE_INDENT), expand=False)
+
+
+_SPLIT = ((0, 1, 2, 3), (0, 4, 5, 6, 7, 8))
+
+
+def column_groups(widths: Sequence[int], room: int, columns: list[int]) -> list[list[int]]:
+    """`columns` (indexes into `widths`) packed left to right into tables no wider than `room`, each led by
+    columns[0] (the name), so every table names the rows its numbers belong to. A column wider than the
+    room still gets a table: cells are never cut."""
+    def width_of(group: list[int]) -> int:  # padding 1 each side, one rule between columns
+        return sum(widths[i] + 2 for i in group) + len(group) - 1
+
+    groups: list[list[int]] = []
+    current = columns[:1]
+    for index in columns[1:]:
+        if len(current) > 1 and width_of(current + [index]) > room:
+            groups.append(current)
+            current = columns[:1]
+        current.append(index)
+    groups.append(current)
+    return groups
+
+
+def _tensor_cells(t: "TensorSummary") -> list[tuple[str, str]]:
+    """(text, style) per column of one readable tensor's row."""
+    s = t.stats
+    assert s is not None
+    return [(t.label, ""), (t.layout, ""), (t.data_type, ""), (_dims(s.shape), ""), (number(s.max), ""),
+            (number(s.min), ""), (number(s.mean), ""), (str(s.nan_count), "bad" if s.nan_count else ""),
+            (str(s.inf_count), "bad" if s.inf_count else "")]

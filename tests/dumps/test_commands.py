@@ -69,9 +69,14 @@ def test_dc_folder_with_bad_files_decodes_the_good_and_lists_the_bad(cli, dump_w
         assert f"{path}: " in text
     # the two good dumps are decoded in full; of the bad ones nothing at all, and no temporary files remain
     good = [p.name for p in folder.glob("Conv2D.*")]
-    written = sorted(p.name for p in out.iterdir())
+    written = sorted(p.name for p in out.iterdir() if p.suffix == ".npy")
     assert written == sorted(f"{g}.{k}" for g in good for k in ("input.0.npy", "input.1.npy", "output.0.npy"))
     assert "ignored 1 file(s) that are not dumps" in text
+    # every failure is also kept in a file, beside the decoded data, one line per failure
+    listed = (out / "decode_failures.tsv").read_text().splitlines()
+    assert listed[0] == "file\ttensor\treason" and len(listed) == 1 + len(bad)
+    assert {line.split("\t")[0] for line in listed[1:]} == {str(path) for path, _ in bad.values()}
+    assert f"tab-separated): {out / 'decode_failures.tsv'}" in text
 
 
 def test_dc_format_skips_tensors_without_layout(cli, tmp_path: Path) -> None:
@@ -96,7 +101,8 @@ def test_pt_npy_and_dump_tensor(cli, dump_workspace, tmp_path: Path) -> None:
     dump_path = sorted(dump_folder(root).iterdir())[0]
     by_option = cli("pt", "-n", f"{dump_path.name}:output:0", data=root)
     assert by_option.status == 0, by_option.err
-    assert "shape  [2, 20, 5, 7]" in by_option.out and "layout NCHW" in by_option.out
+    assert "shape  [2, 20, 5, 7]" in by_option.out
+    assert "layout NC1HWC0 [2,2,5,7,16] → NCHW [2,20,5,7] (the usual host layout: no Build graph" in by_option.out
     no_tensor = cli("pt", str(dump_path), data=root)
     assert no_tensor.status == 1 and ":output:0" in no_tensor.out + no_tensor.err
     wrong_index = cli("pt", f"{dump_path}:output:3", data=root)
@@ -117,9 +123,9 @@ def test_ls_dump_lists_and_filters(cli, dump_workspace) -> None:
     result = cli("ls", "dump", data=root)
     assert result.status == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].split() == ["op", "type", "op", "name", "task", "stream", "timestamp_us", "in", "out"]
-    assert lines[1].split() == ["Conv2D", "net_conv1", "1", "1", "1718260502000000", "2", "1"]
-    assert "3 dump file(s)" in result.out
+    assert lines[0].split()[:3] == ["run", "in", "out"] and "dump file" in lines[0]
+    assert lines[1].split() == ["debug_0", "2", "1", "Conv2D.net_conv1.1.1.1718260502000000"]
+    assert "debug_0: 3 dump file(s) in " in result.out
     filtered = cli("ls", "dump", "-n", "CONV2", data=root)
     assert "net_conv2" in filtered.out and "net_conv1" not in filtered.out and "1 dump file(s)" in filtered.out
     assert "no NPU dump files match" in cli("ls", "dump", "-t", "MatMul", data=root).out
@@ -154,4 +160,6 @@ def test_dc_empty_folder_and_unwritable_output(cli, tmp_path: Path, dump_workspa
     blocker = tmp_path / "blocker"
     blocker.write_text("a file")
     result = cli("dc", "net/conv1", "-o", str(blocker / "sub"), data=root)
-    assert result.status == 1 and "cannot create the output folder" in result.out + result.err
+    text = result.out + result.err
+    assert result.status == 1 and f"cannot write the output folder (-o DIR) {blocker / 'sub'}: " in text
+    assert "choose another with `dc net/conv1 -o DIR`" in text and len(text.strip().splitlines()) == 1

@@ -15,64 +15,45 @@ TARGET_FORMATS = ("NCHW", "NHWC", "HWCN", "CHWN", "ND", "NCDHW", "NDHWC", "DHWCN
 
 
 # --- finding what the user named -------------------------------------------------------------------
-def _search_folders(workspace: "Workspace") -> list[Path]:
-    from precision_tool.analysis.decode import workspace_dump_folders
-
-    folders = workspace_dump_folders(workspace)
-    overflow = workspace.newest_overflow_dir()
-    if overflow is not None:
-        folders.append(overflow)
-    return folders
-
-
-def _find_by_basename(workspace: "Workspace", base: str) -> Path | None:
-    """A dump file by name, or the numbered file that a folder's mapping.csv gives that real name."""
-    from precision_tool.formats.npu_dump import MAPPING_FILE, folder_mapping
-
-    for folder in _search_folders(workspace):
-        for dirpath, _dirs, files in os.walk(folder, followlinks=True):
-            if base in files:
-                return Path(dirpath) / base
-            if MAPPING_FILE in files:
-                for short, real in folder_mapping(dirpath).items():
-                    if real == base and short in files:
-                        return Path(dirpath) / short
-    return None
-
-
 def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
-    """A dump file given as a path, or as a file name found in the workspace's dump folders."""
-    path = Path(text).expanduser()
-    if path.is_file():
-        return path
-    if "/" not in text:
-        found = _find_by_basename(workspace, text)
-        if found is not None:
-            return found
-    raise UsageError(f"{text}: no such file (nor a dump file of that name in the workspace)")
+    """A dump (or .npy) file given as a path, or as a file name found in the workspace (see
+    analysis/tensor_ref.py for every spelling; `resolve_tensor` there also reads op names and TF names)."""
+    from precision_tool.analysis.tensor_ref import resolve_file
+
+    return resolve_file(text, workspace).path
 
 
-def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Path]]:
-    """(dump files to decode, files ignored as non-dumps) for a FILE, a DIR, or an op NAME."""
-    from precision_tool.analysis.decode import find_dumps_by_op_name, is_candidate_dump
+def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Path], list[str]]:
+    """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR, an op NAME, or a tensor
+    spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
+    from precision_tool.analysis.dump_files import find_dumps_by_op_name, is_candidate_dump, workspace_dump_folders
+    from precision_tool.analysis.tensor_ref import resolve_tensor, split_dump_tensor
     from precision_tool.workspace import walk_files
 
     path = Path(target).expanduser()
     if path.is_dir():
         files = list(walk_files(path))
         return [p for p in files if is_candidate_dump(p)], [p for p in files if not is_candidate_dump(p)
-                                                           and not p.name.startswith(".")]
+                                                           and not p.name.startswith(".")], []
     if path.is_file():
-        return [path], []
+        return [path], [], []
+    if split_dump_tensor(target) is not None:
+        ref = resolve_tensor(target, workspace, command="dc")
+        notes = list(ref.notes) + [f"dc decodes whole dump files: {target} is in {ref.path.name}"]
+        return [ref.path], [], notes
     if "/" not in target:
-        by_name = _find_by_basename(workspace, target)
-        if by_name is not None:
-            return [by_name], []
+        from precision_tool.analysis.tensor_ref import find_dump_file
+
+        hits = find_dump_file(workspace, target)
+        if hits:
+            return [resolve_dump_file(target, workspace)], [], []
+        if target.endswith(".npy"):
+            raise UsageError(f"dc: {target} is a .npy name; dc decodes NPU dumps (`pt {target}` prints a .npy)")
     found = find_dumps_by_op_name(workspace, target)
     if not found:
-        folders = ", ".join(str(f) for f in _search_folders(workspace)) or f"{workspace.root} (it has no dumps)"
+        folders = ", ".join(str(f) for f in workspace_dump_folders(workspace)) or f"{workspace.root} (it has no dumps)"
         raise UsageError(f"dc: {target} is not a file, a folder, or an op with dumps in {folders}")
-    return found, []
+    return found, [], []
 
 
 # --- dc ---------------------------------------------------------------------------------------------
@@ -92,15 +73,16 @@ def _dc_parser(parser: CommandParser) -> None:
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.decode import decode_dumps, dump_runs, graph_origin_formats
+    from precision_tool.analysis.decode import decode_dumps, dump_runs, graph_origin_formats, write_failure_list
     from precision_tool.render.dumps import decode_report
 
-    files, ignored = _dc_inputs(args.target, ctx.workspace)
+    files, ignored, notes = _dc_inputs(args.target, ctx.workspace)
     out_dir = Path(args.output).expanduser() if args.output else ctx.workspace.decode_dir("dump_convert")
     if not files:
         raise UsageError(f"dc: {args.target} holds no dump files"
                          + (f" (ignored {len(ignored)} file(s) with non-dump suffixes)" if ignored else ""))
-    Workspace.ensure_dir(out_dir, "output folder (-o OUT)")
+    what = "output folder (-o DIR)" if args.output else "output folder"
+    Workspace.ensure_dir(out_dir, what, hint=f"choose another with `dc {_quoted(args.target)} -o DIR`")
     # With a target layout, the run's Build graph names each tensor's origin layout (HWCN weights ...).
     origins = graph_origin_formats(ctx.workspace, files) if args.format else {}
     with ctx.progress() as progress:
@@ -109,7 +91,15 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
                               on_file_done=lambda n: progress.advance(task, n), ignored=ignored,
                               origin_formats=origins)
     runs = {path: f"debug_{n}" for path, n in dump_runs(ctx.workspace, files).items()}
-    shown = decode_report(report, graph_layout_files=len(origins), runs=runs)
+    failure_list: tuple[Path | None, list[str]] | None = None
+    if report.failed:
+        # Every failure is kept: the whole list goes to a file (the screen names the first 50).
+        import tempfile
+
+        failure_list = write_failure_list(report.failed, [out_dir, ctx.workspace.temp_dir,
+                                                          Path(tempfile.gettempdir())])
+    shown = [note_text(n) for n in notes] + decode_report(report, graph_layout_files=len(origins), runs=runs,
+                                                          failure_list=failure_list)
     if not report.ok:
         for item in shown:
             ctx.note(item)
@@ -117,64 +107,101 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
     return shown
 
 
+def _quoted(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def note_text(text: str) -> Any:
+    from precision_tool.render.messages import note_line
+
+    return note_line(text)
+
+
 # --- pt ---------------------------------------------------------------------------------------------
 def _pt_parser(parser: CommandParser) -> None:
-    parser.add_argument("file", nargs="?", help="a .npy file, or a dump tensor as DUMPFILE:output:0 / DUMPFILE:input:1")
+    parser.add_argument("file", nargs="?",
+                        help="a .npy file, a dump tensor (DUMPFILE:output:0, DUMPFILE:input:1), an op's tensor "
+                             "(conv1/Conv2D:output:0), or a golden tensor by its TF name (conv1/Relu:0)")
     parser.add_argument("-n", "--name", default=None, help="the same, as an option (as in the original tool)")
     parser.add_argument("-c", "--save-text", dest="save_text", action="store_true",
-                        help="also write the values to a .txt file beside the data")
+                        help="also write the values to a .txt file (beside a .npy; for a dump tensor in the "
+                             "workspace's temp/decode/dump_decode)")
+    parser.add_argument("-o", "--output", default=None, metavar="DIR",
+                        help="with -c: write the .txt into DIR instead")
 
 
 def _pt(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.decode import host_array, split_tensor_ref
+    from precision_tool.analysis.tensor_ref import resolve_tensor
     from precision_tool.analysis.tensor_stats import non_numeric_reason, tensor_stats
-    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
     from precision_tool.render.dumps import tensor_print
 
     text = args.name or args.file
     if not text or (args.name and args.file):
         raise UsageError("pt: give one .npy file or DUMPFILE:output:N (see `pt -h`)")
-    notes: list[str] = []
-    ref = split_tensor_ref(text)
-    if ref is not None:
-        dump_path = resolve_dump_file(ref[0], ctx.workspace)
-        dump = read_dump_header(dump_path)
-        tensor = dump.tensor(ref[1], ref[2])
-        array, layout, note = host_array(tensor, read_tensor(dump, tensor))
-        real = dump.real_name
-        notes.append(f"layout {layout}")
-        source = (f"{tensor.label} of", dump_path, f"(mapping.csv: {real})" if real != dump_path.name else "")
-        notes.extend(dump.warnings)
-        if note:
-            notes.append(note)
-        title = f"{dump.op_name or real} {tensor.label}"
-        text_path = ctx.workspace.decode_dir("dump_decode") / f"{real}.{tensor.kind}.{tensor.index}.txt"
-    else:
-        path = Path(text).expanduser()
-        if path.is_dir():
-            raise UsageError(f"pt: {text} is a folder; pt prints one tensor (a .npy file or DUMPFILE:output:N). "
-                             f"To decode the dumps in a folder: dc {text}")
-        if not path.is_file():
-            try:
-                dump_path = resolve_dump_file(text, ctx.workspace)
-            except UsageError:
-                raise UsageError(f"pt: {text}: no such file") from None
-            dump = read_dump_header(dump_path)
-            raise UsageError(f"pt: {text} is a dump file; name one tensor, e.g. {text}:output:0 "
-                             f"(it has {len(dump.inputs)} inputs, {len(dump.outputs)} outputs)")
-        if path.suffix != ".npy":
-            raise UsageError(f"pt: {path} is not a .npy file; for a dump tensor write {path}:output:0")
+    if args.output and not args.save_text:
+        raise UsageError("pt: -o DIR says where -c writes the values; add -c")
+    if Path(text).expanduser().is_dir():
+        raise UsageError(f"pt: {text} is a folder; pt prints one tensor (a .npy file or DUMPFILE:output:N). "
+                         f"To decode the dumps in a folder: dc {text}")
+    ref = resolve_tensor(text, ctx.workspace, command="pt")
+    notes = list(ref.notes)
+    story = None
+    if ref.kind is not None:
+        array, story, title, text_path, source, warnings = _dump_tensor(ref, ctx.workspace)
+        notes.extend(warnings)
+    elif ref.is_npy:
+        path = ref.path
         array = load_npy(path)
         reason = non_numeric_reason(array.dtype)
         if reason is not None:
-            raise FormatError(text, f"{reason}; pt shows numeric tensors")
+            raise FormatError(path, f"{reason}; pt shows numeric tensors")
         title = _real_npy_name(path)
         if title != path.name:
             notes.append(f"{path.name} stands for {title} (mapping.csv)")
         text_path = path.with_suffix(".txt")
-        source = ("file", path, "")
-    saved = _save_text(array, text_path) if args.save_text else None
-    return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved, source=source)
+        source = ("golden tensor" if ref.golden else "file", path, "")
+    else:
+        _refuse_whole_dump(text, ref.path)
+    saved = None
+    if args.save_text:
+        folder = Path(args.output).expanduser() if args.output else text_path.parent
+        what = "folder for the values (-o DIR)" if args.output else "folder for the values"
+        Workspace.ensure_dir(folder, what, hint=f"write them elsewhere with `pt {_quoted(text)} -c -o DIR`")
+        saved = _save_text(array, folder / text_path.name)
+    return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved, source=source,
+                        layout=story)
+
+
+def _dump_tensor(ref: Any, workspace: "Workspace") -> tuple[Any, Any, str, Path, tuple[str, Path, str], list[str]]:
+    """A dump tensor in the layout `ni` shows it in: (array, layout story, title, .txt path, source, notes)."""
+    from precision_tool.analysis.decode import graph_origin_formats, origin_layout_array
+    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
+
+    dump = read_dump_header(ref.path)
+    tensor = dump.tensor(ref.kind, ref.index)
+    origins = graph_origin_formats(workspace, [ref.path]).get(ref.path, {})
+    array, story = origin_layout_array(tensor, read_tensor(dump, tensor), origins.get((tensor.kind, tensor.index)))
+    real = dump.real_name
+    source = (f"{tensor.label} of", ref.path, f"(mapping.csv: {real})" if real != ref.path.name else "")
+    title = f"{dump.op_name or real} {tensor.label}"
+    text_path = workspace.decode_dir("dump_decode") / f"{real}.{tensor.kind}.{tensor.index}.txt"
+    return array, story, title, text_path, source, list(dump.warnings)
+
+
+def _refuse_whole_dump(text: str, path: Path) -> None:
+    from precision_tool.formats.npu_dump import dump_name_of, read_dump_header
+
+    if dump_name_of(path) is None:
+        try:
+            dump = read_dump_header(path)
+        except FormatError:
+            raise UsageError(f"pt: {path} is not a .npy file; for a dump tensor write {text}:output:0") from None
+    else:
+        dump = read_dump_header(path)
+    raise UsageError(f"pt: {text} is a dump file; name one tensor, e.g. {text}:output:0 "
+                     f"(it has {len(dump.inputs)} inputs, {len(dump.outputs)} outputs)")
 
 
 def _real_npy_name(path: Path) -> str:
@@ -218,23 +245,29 @@ def _save_text(array: Any, path: Path) -> Path:
     buffer = io.StringIO()
     fmt = "%.8g" if values.dtype.kind in "f" else ("%d" if values.dtype.kind in "iub" else "%s")
     np.savetxt(buffer, table, fmt=fmt, header=f"shape {list(values.shape)} dtype {values.dtype}")
-    write_atomic(path, [buffer.getvalue().encode()])
+    try:
+        write_atomic(path, [buffer.getvalue().encode()])
+    except OSError as exc:  # a full disk, a file system that went read-only since ensure_dir
+        from precision_tool.errors import WorkspaceError
+
+        raise WorkspaceError(f"cannot write {path}: {exc.strerror or exc}; write the values elsewhere with "
+                             "-c -o DIR") from None
     return path
 
 
 # --- ls dump ----------------------------------------------------------------------------------------
 def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
     """`ls dump [-n NAME] [-t TYPE]`: the workspace's NPU dump files, read header-only."""
-    from precision_tool.analysis.decode import list_dump_files, workspace_dump_folders
+    from precision_tool.analysis.dump_files import list_dump_files, workspace_dump_runs
     from precision_tool.render.dumps import dump_listing
     from precision_tool.render.messages import note_line
 
-    folders = workspace_dump_folders(ctx.workspace)
-    if not folders:
+    runs = workspace_dump_runs(ctx.workspace)
+    if not runs:
         return note_line(f"no NPU dumps in {ctx.workspace.dump_root(0)}; train on the NPU with "
                          "session_dump_config(config, action='dump') from tf_config")
-    rows = list_dump_files(folders, name=getattr(args, "name", None), op_type=getattr(args, "type", None))
-    listing = dump_listing(rows, folders)
+    rows = list_dump_files(runs, name=getattr(args, "name", None), op_type=getattr(args, "type", None))
+    listing = dump_listing(rows, runs)
     unreadable = sum(1 for r in rows if r.problem)
     if unreadable:
         ctx.note(listing)
@@ -243,12 +276,22 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
 
 
 # --- completion --------------------------------------------------------------------------------------
+def _search_folders(workspace: "Workspace") -> list[Path]:
+    from precision_tool.analysis.dump_files import workspace_dump_folders
+
+    folders = workspace_dump_folders(workspace)
+    overflow = workspace.newest_overflow_dir()
+    if overflow is not None:
+        folders.append(overflow)
+    return folders
+
+
 _NAME_CACHE: dict[tuple[str, ...], tuple[tuple[float, ...], list[str]]] = {}
 
 
 def _dump_basenames(workspace: "Workspace") -> list[str]:
     """Dump file names of the workspace (cached until a dump folder changes)."""
-    from precision_tool.analysis.decode import scan_dump_folder
+    from precision_tool.analysis.dump_files import scan_dump_folder
 
     folders = _search_folders(workspace)
     key = tuple(str(f) for f in folders)
@@ -256,7 +299,7 @@ def _dump_basenames(workspace: "Workspace") -> list[str]:
     cached = _NAME_CACHE.get(key)
     if cached and cached[0] == stamp:
         return cached[1]
-    names = sorted({e.file_name for f in folders for e in scan_dump_folder(f)})
+    names = sorted({e.real_name for f in folders for e in scan_dump_folder(f)})
     _NAME_CACHE[key] = (stamp, names)
     return names
 

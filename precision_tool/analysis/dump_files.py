@@ -1,0 +1,166 @@
+"""Finding NPU dump files in the workspace (`ls dump`, `dc NAME`, the tensor spellings of `pt`/`cp`/`dc`).
+
+Names are read from file names only (plus mapping.csv for numbered files); headers are read for the
+`ls dump` counts. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from precision_tool.errors import FormatError
+from precision_tool.formats.npu_dump import (
+    MAPPING_FILE, DumpName, count_dump_tensors, parse_dump_name, read_mapping, sanitize_op_name,
+)
+
+if TYPE_CHECKING:
+    from precision_tool.workspace import Workspace
+
+# Files in dump folders that are not dumps (decoded output, mapping tables, logs, failure lists ...).
+NOT_DUMP_SUFFIXES = (".npy", ".csv", ".tsv", ".txt", ".json", ".log", ".pb", ".bin", ".pkl", ".part", ".py", ".md")
+
+
+@dataclass(frozen=True)
+class DumpEntry:
+    """A file in a dump folder whose name says it is a dump (headers not read yet; paths kept as text
+    because building 20,000 Path objects costs more than reading their headers)."""
+
+    folder: str
+    file_name: str
+    name: DumpName
+    real: str = ""  # the name mapping.csv gives a numbered file; "" when the file carries its real name
+
+    @property
+    def real_name(self) -> str:
+        """The name `pt`, `cp` and `dc` take (a numbered file's real name is found through mapping.csv)."""
+        return self.real or self.file_name
+
+    @property
+    def path(self) -> Path:
+        return Path(self.folder, self.file_name)
+
+    @property
+    def path_text(self) -> str:
+        return os.path.join(self.folder, self.file_name)
+
+
+def is_candidate_dump(path: Path) -> bool:
+    """Files a folder decode tries: everything but hidden files, mapping.csv and known non-dump suffixes."""
+    base = path.name
+    return not base.startswith(".") and base != MAPPING_FILE and not base.lower().endswith(NOT_DUMP_SUFFIXES)
+
+
+def scan_dump_folder(folder: Path) -> list[DumpEntry]:
+    """Files below `folder` whose names parse as dump names (numbered names resolved via mapping.csv)."""
+    entries: list[DumpEntry] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        dirnames.sort()
+        mapping: dict[str, str] | None = None
+        if MAPPING_FILE in filenames:
+            try:
+                mapping = read_mapping(dirpath)
+            except FormatError:
+                mapping = {}
+        for base in sorted(filenames):
+            if base.startswith(".") or base.endswith(NOT_DUMP_SUFFIXES):
+                continue
+            name = parse_dump_name(base)
+            real = ""
+            if name is None and mapping:
+                real = mapping.get(base, "")
+                name = parse_dump_name(real) if real else None
+            if name is not None:
+                entries.append(DumpEntry(dirpath, base, name, real))
+    return entries
+
+
+def workspace_dump_folders(workspace: "Workspace") -> list[Path]:
+    """Where the workspace's NPU dumps are: the newest dump folder of each debug run."""
+    return [folder for _, folder in workspace_dump_runs(workspace)]
+
+
+def workspace_dump_runs(workspace: "Workspace") -> list[tuple[int, Path]]:
+    """(N, newest dump folder of npu/debug_N) for every run that has dumps, debug_0 first."""
+    runs = []
+    for debug_id in workspace.debug_ids():
+        folder = workspace.newest_dump_dir(debug_id)
+        if folder is not None:
+            runs.append((debug_id, folder))
+    return runs
+
+
+def find_dumps_by_op_name(workspace: "Workspace", op_name: str) -> list[Path]:
+    """Dump files of an op: exact (sanitised) name first, else names containing it (case-insensitive)."""
+    wanted = sanitize_op_name(op_name)
+    entries = [e for folder in workspace_dump_folders(workspace) for e in scan_dump_folder(folder)]
+    exact = [e.path for e in entries if e.name.op_name == wanted]
+    if exact:
+        return exact
+    lowered = wanted.lower()
+    return [e.path for e in entries if lowered in e.name.op_name.lower()]
+
+
+# --- listing ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DumpListing:
+    """One row of `ls dump`."""
+
+    run: str  # "debug_0"
+    file_name: str  # the real dump name: what `pt`, `cp` and `dc` take
+    path: str
+    op_type: str
+    op_name: str
+    task_id: int
+    stream_id: int | None
+    timestamp_us: int
+    input_count: int | None  # None when the header could not be read
+    output_count: int | None
+    problem: str | None = None
+
+
+def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None,
+                    op_type: str | None = None) -> list[DumpListing]:
+    """Dumps whose op name / type contain the filters, with their input/output counts (headers only);
+    run by run (debug_0 first), each in time order. `runs`: (N of debug_N, folder)."""
+    entries = [(debug_id, e) for debug_id, folder in runs for e in scan_dump_folder(folder)]
+    if name:
+        needle = sanitize_op_name(name).lower()
+        entries = [(d, e) for d, e in entries if needle in e.name.op_name.lower()]
+    if op_type:
+        type_needle = op_type.lower()
+        entries = [(d, e) for d, e in entries if type_needle in e.name.op_type.lower()]
+    # One process: header reads cost ~20 µs each, less than shipping the rows back from workers.
+    rows = _list_entries(entries)
+    rows.sort(key=lambda r: (int(r.run.removeprefix("debug_")), r.timestamp_us, r.path))
+    return rows
+
+
+def _list_entries(entries: list[tuple[int, DumpEntry]]) -> list[DumpListing]:
+    rows = []
+    for debug_id, entry in entries:
+        n = entry.name
+        text = entry.path_text
+        try:
+            inputs, outputs = count_dump_tensors(text)
+            counts: tuple[int | None, int | None] = (inputs, outputs)
+            problem = None
+        except FormatError as exc:
+            counts, problem = (None, None), exc.problem
+        rows.append(DumpListing(f"debug_{debug_id}", entry.real_name, text, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp_us,
+                                counts[0], counts[1], problem))
+    return rows
+
+
+_TENSOR_REF = re.compile(r"^(?P<file>.+):(?P<kind>input|output):(?P<index>\d+)$")
+
+
+def split_tensor_ref(text: str) -> tuple[str, str, int] | None:
+    """'FILE:output:0' → (FILE, 'output', 0); None when `text` is not such a reference."""
+    match = _TENSOR_REF.match(text)
+    if not match:
+        return None
+    return match.group("file"), match.group("kind"), int(match.group("index"))

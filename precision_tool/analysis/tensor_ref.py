@@ -1,0 +1,324 @@
+"""One reading of the ways a user names a tensor or a dump file, shared by `pt`, `cp`, `dc` and `ni`.
+
+Spelling                        Example                                       Names
+------------------------------  --------------------------------------------  ------------------------------------
+path                            /data/x.npy, ./Conv2D.conv1_Conv2D.5.0.17..   that file
+path or dump name + :output:N   Conv2D.conv1_Conv2D.5.0.17..:output:0         that tensor of the dump (:input:N too)
+bare dump file name             Conv2D.conv1_Conv2D.5.0.1796097245768428      the file in the newest dump folder of
+                                                                              each run (debug_0 first), else in any
+                                                                              dump folder or overflow/dump; numbered
+                                                                              files by their mapping.csv name
+bare .npy name                  conv1_Relu.0.1796097245749836.npy             tf/dump (golden), else temp/decode/*
+op name + :output:N             bn2/FusedBatchNormV3:output:0 (graph name)    that op's dump in debug_0's newest dump
+                                bn2_FusedBatchNormV3:output:0 (dump name)     folder (the newest iteration if several;
+                                                                              another run only if debug_0 lacks it)
+TF tensor name OP:N             bn2/FusedBatchNormV3:0, conv1_Relu:0          the golden tensor tf/dump/OP.N.*.npy
+
+Every choice the resolver makes among several files is said in `TensorRef.notes`; two files it cannot
+choose between are refused with the candidates on one line; a spelling that finds nothing says where it
+looked. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from precision_tool.errors import UsageError
+from precision_tool.formats.npu_dump import MAPPING_FILE, folder_mapping, parse_dump_name, sanitize_op_name
+
+if TYPE_CHECKING:
+    from precision_tool.workspace import Workspace
+
+_DUMP_TENSOR = re.compile(r"^(?P<head>.+):(?P<kind>input|output):(?P<index>\d+)$")
+_TF_TENSOR = re.compile(r"^(?P<head>[^:]+):(?P<index>\d+)$")
+_SHOW_CANDIDATES = 8  # candidates named in one line before "... N more"
+
+
+@dataclass(frozen=True)
+class TensorRef:
+    """What a spelling names: a file, and for a dump file optionally one of its tensors."""
+
+    path: Path
+    kind: str | None = None  # "input" / "output" for one tensor of a dump file
+    index: int | None = None
+    golden: bool = False  # a golden .npy found from a TF tensor name or a bare golden file name
+    debug_id: int | None = None  # the run (npu/debug_N) a dump file was found in
+    notes: tuple[str, ...] = field(default=())  # how the spelling was read, when a choice was made
+
+    @property
+    def is_npy(self) -> bool:
+        return self.path.suffix == ".npy"
+
+    @property
+    def label(self) -> str | None:
+        return f"{self.kind}:{self.index}" if self.kind is not None else None
+
+    @property
+    def spec(self) -> str:
+        """`PATH` or `PATH:output:N`, the spelling the compare functions read."""
+        return str(self.path) + (f":{self.kind}:{self.index}" if self.kind is not None else "")
+
+
+def split_dump_tensor(text: str) -> tuple[str, str, int] | None:
+    """'X:output:0' → ('X', 'output', 0); None when `text` does not end in :input:N / :output:N."""
+    match = _DUMP_TENSOR.match(text)
+    return (match.group("head"), match.group("kind"), int(match.group("index"))) if match else None
+
+
+def resolve_tensor(text: str, workspace: "Workspace", *, command: str = "") -> TensorRef:
+    """Read any spelling of the table above; UsageError (one line) when it names nothing or is ambiguous.
+    A bare file or dump file name comes back with kind None: the caller decides whether it needs a tensor."""
+    prefix = f"{command}: " if command else ""
+    text = text.strip()
+    path = Path(text).expanduser()
+    if path.is_file():
+        return TensorRef(path)
+    if path.is_dir():
+        raise UsageError(f"{prefix}{text} is a folder; name one file or tensor (a .npy, or DUMPFILE:output:0)")
+    dump_tensor = split_dump_tensor(text)
+    if dump_tensor is not None:
+        head, kind, index = dump_tensor
+        found = _resolve_file(head, workspace, prefix, required=False)
+        if found is None:
+            found = resolve_op_dump(head, workspace, prefix=prefix, tensor=f"{kind}:{index}")
+        if found.is_npy:
+            raise UsageError(f"{prefix}{head} is a .npy file; it holds one tensor: give it without :{kind}:{index}")
+        return TensorRef(found.path, kind, index, found.golden, found.debug_id, found.notes)
+    tf_tensor = _TF_TENSOR.match(text)
+    if tf_tensor is not None and "/" not in text.rsplit(":", 1)[1]:
+        return resolve_golden_tensor(tf_tensor.group("head"), int(tf_tensor.group("index")), workspace, prefix)
+    found = _resolve_file(text, workspace, prefix, required=False)
+    if found is not None:
+        return found
+    if "/" in text or text.startswith((".", "~")):
+        raise UsageError(f"{prefix}{text}: no such file")
+    raise UsageError(_nothing_named(text, workspace, prefix))
+
+
+def resolve_file(text: str, workspace: "Workspace", *, command: str = "") -> TensorRef:
+    """A path, or a bare dump / .npy file name found in the workspace (no tensor suffix)."""
+    prefix = f"{command}: " if command else ""
+    path = Path(text).expanduser()
+    if path.is_file():
+        return TensorRef(path)
+    found = _resolve_file(text, workspace, prefix, required=True)
+    assert found is not None
+    return found
+
+
+# --- files by name -----------------------------------------------------------------------------------
+def _resolve_file(text: str, workspace: "Workspace", prefix: str, *, required: bool) -> TensorRef | None:
+    path = Path(text).expanduser()
+    if path.is_file():
+        return TensorRef(path)
+    if "/" in text or not text or text.startswith("~"):
+        if required:
+            raise UsageError(f"{prefix}{text}: no such file")
+        return None
+    if text.endswith(".npy"):
+        return _npy_by_name(text, workspace, prefix, required)
+    hits = find_dump_file(workspace, text)
+    if not hits:
+        if required:
+            raise UsageError(f"{prefix}{text}: no such file (nor a dump file of that name in "
+                             f"{_dump_places(workspace)})")
+        return None
+    best = [h for h in hits if h[0] == hits[0][0]]
+    if len({p for _, p in best}) > 1:
+        raise UsageError(f"{prefix}{text} is in {len(best)} folders; give one path: "
+                         + _one_line(str(p) for _, p in best))
+    rank, chosen = hits[0]
+    notes = []
+    others = [p for _, p in hits[1:] if p != chosen]
+    if others:
+        notes.append(f"{text}: using the one in {_run_label(rank[0])} ({chosen.parent}); also in "
+                     + _one_line(str(p.parent) for p in others))
+    return TensorRef(chosen, debug_id=rank[0] if rank[0] < _OVERFLOW else None, notes=tuple(notes))
+
+
+_OVERFLOW = 1 << 30  # sorts after every debug_N
+
+
+def _run_label(debug_id: int) -> str:
+    return "overflow/dump" if debug_id >= _OVERFLOW else f"debug_{debug_id}"
+
+
+def find_dump_file(workspace: "Workspace", base: str) -> list[tuple[tuple[int, int], Path]]:
+    """Files named `base` (or numbered files mapping.csv gives that name), best first: ((run, pass), path)
+    where run is N of debug_N (overflow/dump last) and pass 0 is the run's newest dump folder, 1 older ones."""
+    hits: list[tuple[tuple[int, int], Path]] = []
+    newest: list[tuple[int, Path]] = []
+    for debug_id in workspace.debug_ids():
+        folder = workspace.newest_dump_dir(debug_id)
+        if folder is not None:
+            newest.append((debug_id, folder))
+    overflow = workspace.newest_overflow_dir()
+    if overflow is not None:
+        newest.append((_OVERFLOW, overflow))
+    for run, folder in newest:
+        hits.extend(((run, 0), p) for p in _walk_for(folder, base))
+    if hits:
+        return sorted(hits)
+    # Not in the newest folders: an older dump folder of some run (the user may have listed it by path).
+    seen = {folder.resolve() for _, folder in newest}
+    roots = [(d, workspace.dump_root(d)) for d in workspace.debug_ids()] + [(_OVERFLOW, workspace.overflow_root)]
+    for run, root in roots:
+        if not root.is_dir():
+            continue
+        for child in sorted(root.iterdir()):
+            if child.is_dir() and child.resolve() not in seen:
+                hits.extend(((run, 1), p) for p in _walk_for(child, base))
+    return sorted(hits)
+
+
+def _walk_for(folder: Path, base: str) -> list[Path]:
+    found = []
+    for dirpath, dirnames, files in os.walk(folder, followlinks=True):
+        dirnames.sort()
+        if base in files:
+            found.append(Path(dirpath) / base)
+        elif MAPPING_FILE in files:
+            for short, real in folder_mapping(dirpath).items():
+                if real == base and short in files:
+                    found.append(Path(dirpath) / short)
+    return found
+
+
+def _npy_by_name(name: str, workspace: "Workspace", prefix: str, required: bool) -> TensorRef | None:
+    golden = workspace.golden_dir / name
+    if golden.is_file():
+        return TensorRef(golden, golden=True)
+    decode_root = workspace.temp_dir / "decode"
+    found = sorted(decode_root.glob(f"*/{name}")) if decode_root.is_dir() and "*" not in name else []
+    if len(found) == 1:
+        return TensorRef(found[0])
+    if len(found) > 1:
+        raise UsageError(f"{prefix}{name} is in {len(found)} folders; give one path: "
+                         + _one_line(str(p) for p in found))
+    if required:
+        raise UsageError(f"{prefix}{name}: no such file (looked in {workspace.golden_dir} and {decode_root}/*)")
+    return None
+
+
+# --- op names -----------------------------------------------------------------------------------------
+def resolve_op_dump(op_name: str, workspace: "Workspace", *, prefix: str = "", tensor: str = "output:0") -> TensorRef:
+    """The dump of op `op_name` (graph spelling `a/b` or dump spelling `a_b`): debug_0's newest dump folder
+    first; the newest iteration when several files hold the op. `tensor` only words the messages."""
+    from precision_tool.analysis.dump_files import scan_dump_folder, workspace_dump_runs
+
+    wanted = sanitize_op_name(op_name)
+    runs = workspace_dump_runs(workspace)
+    if not runs:
+        raise UsageError(f"{prefix}{op_name}:{tensor}: no NPU dumps in {workspace.dump_root(0)} to find the op in "
+                         "(give a dump file or a .npy path instead)")
+    per_run: list[tuple[int, list]] = []
+    everything = []
+    for debug_id, folder in runs:
+        entries = scan_dump_folder(folder)
+        everything.extend(entries)
+        matches = [e for e in entries if e.name.op_name == wanted and not e.name.is_opdebug]
+        if matches:
+            per_run.append((debug_id, matches))
+    if not per_run:
+        raise UsageError(_no_op(op_name, tensor, wanted, everything, runs, prefix))
+    debug_id, matches = per_run[0]
+    if "/" in op_name:
+        matches = _same_graph_name(matches, op_name) or matches
+    kinds = sorted({e.name.op_type for e in matches})
+    if len(kinds) > 1:  # two different ops share the dump spelling (a/b_c and a_b/c)
+        raise UsageError(f"{prefix}{op_name} names {len(kinds)} ops in debug_{debug_id}; give one file: "
+                         + _one_line(f"{e.real_name}:{tensor}" for e in matches))
+    matches.sort(key=lambda e: (e.name.timestamp_us, e.file_name))
+    chosen = matches[-1]
+    note = f"{op_name}:{tensor} is {tensor} of {chosen.real_name} in debug_{debug_id}"
+    extra = []
+    if len(matches) > 1:
+        extra.append(f"the newest of {len(matches)} dumps of it (iterations)")
+    if len(per_run) > 1:
+        extra.append("also dumped in " + ", ".join(f"debug_{d}" for d, _ in per_run[1:]))
+    elif debug_id != runs[0][0]:
+        extra.append(f"debug_{runs[0][0]} has no dump of it")
+    if extra:
+        note += " (" + "; ".join(extra) + ")"
+    return TensorRef(chosen.path, debug_id=debug_id, notes=(note,))
+
+
+def _same_graph_name(entries: list, op_name: str) -> list:
+    """Of files whose names match, those whose header names the op as given (a/b_c vs a_b/c)."""
+    from precision_tool.errors import PrecisionToolError
+    from precision_tool.formats.npu_dump import read_dump_header
+
+    same = []
+    for entry in entries:
+        try:
+            if read_dump_header(entry.path).op_name == op_name:
+                same.append(entry)
+        except PrecisionToolError:
+            continue
+    return same
+
+
+def _no_op(op_name: str, tensor: str, wanted: str, entries: list, runs: list, prefix: str) -> str:
+    where = ", ".join(f"debug_{d} ({folder})" for d, folder in runs)
+    lowered = wanted.lower()
+    similar = sorted({e.name.op_name for e in entries if lowered in e.name.op_name.lower()})
+    text = f"{prefix}{op_name}:{tensor}: no dump of op {wanted} in {where}"
+    if similar:
+        text += "; ops whose name contains it: " + _one_line(similar)
+    else:
+        text += "; `ls dump` lists the dumped ops (an op fused away has no dump of its own: `ni NAME` says which op took it)"
+    return text
+
+
+# --- golden tensors -----------------------------------------------------------------------------------
+def resolve_golden_tensor(op_name: str, slot: int, workspace: "Workspace", prefix: str = "") -> TensorRef:
+    """TF tensor `op:N` → the golden .npy of that output (newest timestamp, as the comparison reads it)."""
+    from precision_tool.formats.golden import golden_key, scan_golden_dir
+
+    golden = scan_golden_dir(workspace.golden_dir)
+    key = golden_key(op_name, slot)
+    if key in golden:
+        return TensorRef(golden[key], golden=True, notes=(f"{op_name}:{slot} is the golden {golden[key].name}",))
+    stem = key.rsplit(".", 1)[0]
+    slots = sorted(k for k in golden if k.rsplit(".", 1)[0] == stem)
+    text = f"{prefix}{op_name}:{slot}: no golden tensor {key}.*.npy in {workspace.golden_dir}"
+    if slots:
+        text += "; it has " + _one_line(slots)
+    elif not golden:
+        text += " (it holds no golden .npy; run `tf_dump`)"
+    text += f" (for the NPU dump of the op write {op_name}:output:{slot})"
+    raise UsageError(text)
+
+
+# --- messages -----------------------------------------------------------------------------------------
+def _one_line(items: Iterable[str]) -> str:
+    items = list(items)
+    shown = ", ".join(items[:_SHOW_CANDIDATES])
+    if len(items) > _SHOW_CANDIDATES:
+        shown += f" ... and {len(items) - _SHOW_CANDIDATES} more"
+    return shown
+
+
+def _dump_places(workspace: "Workspace") -> str:
+    places = [str(workspace.dump_root(d)) for d in workspace.debug_ids() if workspace.dump_root(d).is_dir()]
+    if workspace.overflow_root.is_dir():
+        places.append(str(workspace.overflow_root))
+    return ", ".join(places) if places else f"{workspace.root} (it has no NPU dumps)"
+
+
+def _nothing_named(text: str, workspace: "Workspace", prefix: str) -> str:
+    """A bare word that is no file: maybe an op name without a tensor."""
+    from precision_tool.analysis.dump_files import scan_dump_folder, workspace_dump_folders
+
+    wanted = sanitize_op_name(text)
+    if parse_dump_name(text) is None:
+        for folder in workspace_dump_folders(workspace):
+            if any(e.name.op_name == wanted for e in scan_dump_folder(folder)):
+                return (f"{prefix}{text} is an op; name one of its tensors: {text}:output:0 (NPU dump) "
+                        f"or {text}:0 (golden)")
+    return f"{prefix}{text}: no such file (nor a dump file or .npy of that name in {_dump_places(workspace)}, " \
+           f"{workspace.golden_dir})"

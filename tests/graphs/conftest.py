@@ -249,3 +249,21 @@ def plain() -> Any:
         op = staticmethod(plain_op)
         pb_op = staticmethod(plain_pb_op)
     return Plain
+
+
+# --- the demo workspace, for the checks that every name the tool prints is accepted back -----------------
+@pytest.fixture(scope="session")
+def demo_root(tmp_path_factory) -> Path:
+    """`demo DIR` through the one-shot CLI (it also runs `ac -c`), once per session."""
+    import os
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("graphs_demo") / "precision_data"
+    cli_py = Path(__file__).resolve().parents[2] / "precision_tool" / "cli.py"
+    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    env.update({"COLUMNS": "200", "NO_COLOR": "1"})
+    proc = subprocess.run([sys.executable, str(cli_py), "demo", str(root)], capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return root

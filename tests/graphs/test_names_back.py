@@ -1,0 +1,123 @@
+"""Every op name the tool prints can be given back to `ni`, and what `ni` says when a name is ambiguous
+or unknown; all through the real CLI (one-shot, or stdin mode for many names in one process)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+
+from precision_tool.formats.ge_graph import Model, load_graph
+from precision_tool.formats.npu_dump import parse_dump_name, sanitize_op_name
+from precision_tool.workspace import Workspace
+
+HEADING = re.compile(r"^(\S+)  debug_\d+(?:, debug_\d+)* · graph ", re.M)
+
+
+def _graph_ops(root: Path) -> tuple[set[str], set[str]]:
+    (path,) = Workspace(root).build_graph_files(0)
+    ops = load_graph(path).graphs[0].ops
+    return {op.name for op in ops}, {op.type for op in ops}
+
+
+def _printed_names(text: str, op_types: set[str]) -> set[str]:
+    """Op names in `ac -c` output: compare panel titles and first-divergent lines ('[16] NAME'), the
+    overflow line ('[1] TYPE NAME'), and the 'golden NAME' / 'other NPU run NAME' references."""
+    names = set()
+    for first, second in re.findall(r"\[\d+\] ([^\s()│─]+)(?: ([^\s()│─]+))?", text):
+        names.add(second if first in op_types and second else first)
+    names.update(re.findall(r"(?:golden|other NPU run) ([^\s()│─;,]+)", text))
+    return names
+
+
+def test_every_name_printed_by_ac_ls_dump_and_overflow_is_accepted_by_ni(cli, demo_root: Path) -> None:
+    op_names, op_types = _graph_ops(demo_root)
+    checked = cli("ac", "-c", data=demo_root)
+    printed = _printed_names(checked.out, op_types)
+    # the graph spelling, the dump-file spelling of the NPU-vs-NPU panels and the overflow op are there
+    assert {"bn2/FusedBatchNormV3", "bn2_FusedBatchNormV3", "pool2_MaxPool"} <= printed, printed
+    overflow = {n for n in printed if sanitize_op_name(n) == "gradients_fc2_MatMul_grad_MatMul_1"}
+    assert overflow, checked.out
+    listing = cli("ls", "dump", data=demo_root)
+    dump_files = {word for word in listing.out.split() if parse_dump_name(word) is not None}
+    assert len(dump_files) >= 2 * 60, listing.out[:2000]
+    dump_ops = {parse_dump_name(word).op_name for word in dump_files}  # type: ignore[union-attr]
+    names = sorted(printed | dump_files | dump_ops)
+    # one process for all of them: stdin mode runs one command a line and exits 1 if any failed
+    result = cli(data=demo_root, stdin="".join(f"ni {name}\n" for name in names))
+    assert "ni: " not in result.out + result.err, re.findall(r"ni: .*", result.out + result.err)[:5]
+    assert result.status == 0
+    shown = HEADING.findall(result.out)
+    assert len(shown) == len(names) and set(shown) <= op_names
+    # each spelling led to the op it spells (dump-file spelling = the sanitised graph name)
+    for name, op in zip(names, shown):
+        base = parse_dump_name(name).op_name if parse_dump_name(name) else name  # type: ignore[union-attr]
+        assert op == base or sanitize_op_name(op) == base, (name, op)
+
+
+def test_fused_names_tensor_suffixes_and_files(cli, demo_root: Path) -> None:
+    fused = cli("ni", "conv1/BiasAdd", data=demo_root)
+    assert fused.status == 0, fused.out + fused.err
+    lines = fused.out.splitlines()
+    assert lines[0] == ("conv1/BiasAdd was fused into conv1/Conv2D (it is in that op's "
+                        "_datadump_original_op_names)")
+    assert HEADING.findall(fused.out) == ["conv1/Conv2D"]
+    assert HEADING.findall(cli("ni", "conv1_BiasAdd", data=demo_root).out) == ["conv1/Conv2D"]
+    # NAME:output:N (and a TF tensor name NAME:N) show the op with that tensor marked
+    for spelling in ("bn2/Relu:output:0", "bn2_Relu:output:0", "bn2/Relu:0"):
+        marked = cli("ni", spelling, data=demo_root)
+        assert marked.status == 0 and HEADING.findall(marked.out) == ["bn2/Relu"], spelling
+        assert re.search(r"^ +output 0  ◀", marked.out, re.M), marked.out
+        assert re.search(r"^    0  DT_FLOAT16 .*→ pool2/MaxPool:0.*◀$", marked.out, re.M), marked.out
+    inputs = cli("ni", "bn2/Relu:input:0", data=demo_root)
+    assert re.search(r"^ +input 0  ◀", inputs.out, re.M)
+    # a dump file path, and a golden file path, name their op
+    dump = next((demo_root / "npu" / "debug_0" / "dump").rglob("Conv2D.conv1_Conv2D.*"))
+    by_path = cli("ni", str(dump), data=demo_root)
+    assert by_path.out.splitlines()[0] == f"{dump.name} is a dump file of conv1/Conv2D"
+    assert HEADING.findall(by_path.out) == ["conv1/Conv2D"]
+    golden = next((demo_root / "tf" / "dump").glob("bn2_FusedBatchNormV3.5.*.npy"))
+    by_golden = cli("ni", str(golden), data=demo_root)
+    assert HEADING.findall(by_golden.out) == ["bn2/FusedBatchNormV3"]
+    assert re.search(r"^ +bn2_FusedBatchNormV3\.5  ◀  golden only", by_golden.out, re.M), by_golden.out
+
+
+def test_unknown_and_ambiguous_names(cli, make_workspace, tf_ge_model: Model) -> None:
+    model = copy.deepcopy(tf_ge_model)
+    graph = model.graphs[0]
+    to_int = graph.op("to_int")
+    assert to_int is not None
+    for i, name in enumerate(("x/y", "x.y")):  # both are spelled x_y in dump file names
+        clone = copy.deepcopy(to_int)
+        clone.name, clone.id, clone.dst_names, clone.dst_indexes = name, 200 + i, [], []
+        graph.ops.append(clone)
+    root = make_workspace({0: model})
+    ambiguous = cli("ni", "x_y", data=root)
+    assert ambiguous.out.splitlines() == ["x_y is the dump-file spelling of 2 ops; give one of these names:",
+                                          "  x.y", "  x/y"]
+    assert HEADING.findall(cli("ni", "x.y", data=root).out) == ["x.y"]
+    near = cli("ni", "Relu", data=root)
+    assert near.status == 1
+    assert (near.out + near.err).strip() == "ni: no op is named 'Relu'; close matches: conv1/Relu"
+    typo = cli("ni", "conv1/Reul", data=root)
+    assert typo.status == 1 and "ni: no op is named 'conv1/Reul'; close matches: conv1/Relu" in typo.out + typo.err
+    nothing = cli("ni", "zzzzzz", data=root)
+    assert nothing.status == 1
+    assert "ni: no op is named 'zzzzzz' and none contains it; `ls` lists the ops" in nothing.out + nothing.err
+    assert len((nothing.out + nothing.err).strip().splitlines()) == 1
+
+
+def test_completion_offers_every_accepted_spelling(make_workspace, tf_ge_model: Model) -> None:
+    from precision_tool.shell.completion import ShellCompleter
+    from precision_tool.shell.table import build_table
+
+    root = make_workspace({0: tf_ge_model})
+    completer = ShellCompleter(build_table(), Workspace(root))
+    index_ready = completer.suggestions("ls -n conv")  # warms the index up in the background
+    assert isinstance(index_ready, list)
+    from precision_tool.analysis.graph_index import index_for
+
+    index_for(Workspace(root)).load()
+    assert completer.suggestions("ni conv1_R") == ["conv1_Relu"]
+    assert completer.suggestions("ni conv1/B") == ["conv1/BiasAdd"]  # fused into conv1/Conv2D
+    assert "conv1/Relu" in completer.suggestions("ni conv1/")

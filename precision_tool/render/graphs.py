@@ -29,8 +29,8 @@ def op_rows(entries: list[OpEntry]) -> Text:
         if not groups or groups[-1][0] != source:
             groups.append((source, []))
         groups[-1][1].append(entry)
-    type_w = min(max((len(e.type) for e in entries), default=4), TYPE_WIDTH)
-    pass_w = min(max((len(e.fusion_pass or "-") for e in entries), default=4), PASS_WIDTH)
+    type_w = min(max([len("type")] + [len(e.type) for e in entries]), TYPE_WIDTH)
+    pass_w = min(max([len("fusion pass")] + [len(e.fusion_pass or "-") for e in entries]), PASS_WIDTH)
     id_w = max((len(str(e.id)) for e in entries), default=2)
     text = Text()
     shown: dict[tuple[str, str], tuple[int, list[tuple[str, str, str | None]]]] = {}

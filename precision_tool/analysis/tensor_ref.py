@@ -83,20 +83,27 @@ def resolve_tensor(text: str, workspace: "Workspace", *, command: str = "") -> T
     if dump_tensor is not None:
         head, kind, index = dump_tensor
         found = _resolve_file(head, workspace, prefix, required=False)
+        if found is None and _looks_like_path(head):
+            raise UsageError(f"{prefix}{head}: no such file")
         if found is None:
             found = resolve_op_dump(head, workspace, prefix=prefix, tensor=f"{kind}:{index}")
         if found.is_npy:
             raise UsageError(f"{prefix}{head} is a .npy file; it holds one tensor: give it without :{kind}:{index}")
         return TensorRef(found.path, kind, index, found.golden, found.debug_id, found.notes)
     tf_tensor = _TF_TENSOR.match(text)
-    if tf_tensor is not None and "/" not in text.rsplit(":", 1)[1]:
+    if tf_tensor is not None and not _looks_like_path(text):
         return resolve_golden_tensor(tf_tensor.group("head"), int(tf_tensor.group("index")), workspace, prefix)
     found = _resolve_file(text, workspace, prefix, required=False)
     if found is not None:
         return found
-    if "/" in text or text.startswith((".", "~")):
+    if _looks_like_path(text):
         raise UsageError(f"{prefix}{text}: no such file")
     raise UsageError(_nothing_named(text, workspace, prefix))
+
+
+def _looks_like_path(text: str) -> bool:
+    """Absolute, ~ or ./ ../ spellings are paths; `bn2/FusedBatchNormV3` (no leading mark) may be an op."""
+    return text.startswith(("/", "~", "./", "../")) or os.sep + os.sep in text
 
 
 def resolve_file(text: str, workspace: "Workspace", *, command: str = "") -> TensorRef:
@@ -224,7 +231,7 @@ def resolve_op_dump(op_name: str, workspace: "Workspace", *, prefix: str = "", t
         if matches:
             per_run.append((debug_id, matches))
     if not per_run:
-        raise UsageError(_no_op(op_name, tensor, wanted, everything, runs, prefix))
+        raise UsageError(_no_op(op_name, tensor, wanted, everything, runs, prefix, workspace))
     debug_id, matches = per_run[0]
     if "/" in op_name:
         matches = _same_graph_name(matches, op_name) or matches
@@ -262,16 +269,38 @@ def _same_graph_name(entries: list, op_name: str) -> list:
     return same
 
 
-def _no_op(op_name: str, tensor: str, wanted: str, entries: list, runs: list, prefix: str) -> str:
+def _no_op(op_name: str, tensor: str, wanted: str, entries: list, runs: list, prefix: str,
+          workspace: "Workspace") -> str:
     where = ", ".join(f"debug_{d} ({folder})" for d, folder in runs)
     lowered = wanted.lower()
     similar = sorted({e.name.op_name for e in entries if lowered in e.name.op_name.lower()})
     text = f"{prefix}{op_name}:{tensor}: no dump of op {wanted} in {where}"
-    if similar:
+    fused_into = _fused_into(op_name, workspace)
+    if fused_into:
+        text += (f"; the Build graph fused it into {_one_line(fused_into)}, whose {tensor} is the fused "
+                 f"result (`ni {op_name}` shows the fused op)")
+    elif similar:
         text += "; ops whose name contains it: " + _one_line(similar)
     else:
         text += "; `ls dump` lists the dumped ops (an op fused away has no dump of its own: `ni NAME` says which op took it)"
     return text
+
+
+def _fused_into(op_name: str, workspace: "Workspace") -> list[str]:
+    """The Build-graph ops an op fused away was merged into (its name is among their original names)."""
+    from precision_tool.errors import PrecisionToolError
+
+    if not any(workspace.build_graph_files(d) for d in workspace.debug_ids()):
+        return []
+    try:
+        from precision_tool.analysis.graph_index import index_for
+
+        index = index_for(workspace)
+        index.entries()
+        _, fused = index.aliases()
+    except (PrecisionToolError, OSError, AttributeError):
+        return []  # an unreadable graph: the message falls back to the op names that contain it
+    return sorted(fused.get(op_name, set()) | fused.get(sanitize_op_name(op_name), set()))
 
 
 # --- golden tensors -----------------------------------------------------------------------------------

@@ -255,7 +255,7 @@ def overflow_report(report: "OverflowReport") -> list[RenderableType]:
             parts.append(warning_line(f"    {finding.problem}"))
         if finding.op_dump is not None:
             parts.append(note_line("    its dump (pt, cp and dc take this path; `ni` the op name above):"))
-            parts.append(Text(f"    {finding.op_dump}", style="path"))
+            parts.append(Text(str(finding.op_dump), style="path"))  # not indented: fits more often, copies whole
             parts.extend(_tensor_parts(finding.tensors))
     return parts
 

@@ -108,3 +108,18 @@ def _bad_files(folder: Path) -> dict[str, tuple[Path, str]]:
 def bad_corpus() -> Callable[[Path], dict[str, tuple[Path, str]]]:
     """bad_corpus(folder) writes one file per kind of damage: {case: (path, message fragment)}."""
     return _bad_files
+
+
+@pytest.fixture(scope="session")
+def demo_data(tmp_path_factory) -> Path:
+    """The demo workspace (two NPU runs, Build graphs, golden tensors, an overflow), built once by the CLI.
+    Tests only read it; one that writes copies it first."""
+    import subprocess
+    import sys
+
+    root = tmp_path_factory.mktemp("dumps_demo") / "precision_data"
+    cli = Path(__file__).resolve().parents[2] / "precision_tool" / "cli.py"
+    built = subprocess.run([sys.executable, str(cli), "demo", str(root), "--no-check"], capture_output=True,
+                           text=True, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return root

@@ -167,7 +167,7 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
     saved = None
     if args.save_text:
         folder = Path(args.output).expanduser() if args.output else text_path.parent
-        what = "folder for the values (-o DIR)" if args.output else "folder for the values"
+        what = "folder for the -c values (-o DIR)" if args.output else "folder for the -c values"
         Workspace.ensure_dir(folder, what, hint=f"write them elsewhere with `pt {_quoted(text)} -c -o DIR`")
         saved = _save_text(array, folder / text_path.name)
     return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved, source=source,

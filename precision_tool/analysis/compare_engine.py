@@ -32,7 +32,19 @@ Progress = Callable[[str, int, int], None]
 
 
 class CompareInterrupted(CommandFailed):
-    """Ctrl-C during a run: the CSV so far is kept (valid, `.partial`) and `vc --resume` continues it."""
+    """Ctrl-C during a run: the CSV so far is kept (valid, `.partial`) and `vc --resume` continues it.
+
+    Says what was kept: `complete` result CSVs, the `partial` one (`done` of `total` ops in it), and the
+    labels of the runs `not_started`."""
+
+    def __init__(self, message: str, *, partial: Path | None = None, done: int = 0, total: int = 0,
+                 complete: tuple[Path, ...] = (), not_started: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.partial = partial
+        self.done = done
+        self.total = total
+        self.complete = complete
+        self.not_started = not_started
 
 
 # --- reading tensors (worker side) ----------------------------------------------------------------
@@ -399,7 +411,7 @@ def execute_plan(
         writer.close()
         raise CompareInterrupted(
             f"interrupted after {finished} of {total} ops; the rows so far are in {partial} "
-            "(`vc --resume` finishes the run)"
+            "(`vc --resume` finishes the run)", partial=partial, done=finished, total=total,
         ) from None
     except BaseException:
         writer.close()

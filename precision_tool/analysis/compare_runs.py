@@ -9,9 +9,9 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from precision_tool.analysis.compare_engine import Progress, execute_plan
+from precision_tool.analysis.compare_engine import CompareInterrupted, Progress, execute_plan
 from precision_tool.analysis.matching import (
     MatchPlan,
     dump_iterations,
@@ -21,9 +21,13 @@ from precision_tool.analysis.matching import (
     plan_name_compare,
     plan_npu_compare,
 )
+from precision_tool.analysis.result_folders import new_result_dir, result_dirs
 from precision_tool.analysis.results import PARTIAL_SUFFIX, CompareSummary, read_result_csv, summarize
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, WorkspaceError
+
+if TYPE_CHECKING:
+    from precision_tool.analysis.op_labels import OpLabels
 
 RUN_FILE = "run.json"
 
@@ -52,16 +56,38 @@ class RunSpec:
         return self.right_dir is None and self.graph_path is None
 
 
-def name_only_result(csv_path: Path) -> bool:
-    """True when the run.json next to `csv_path` says it was matched by name only (no graph)."""
+def result_spec(csv_path: Path) -> RunSpec | None:
+    """The run (from the run.json next to it) that wrote `csv_path`; None for a CSV without one."""
     name = csv_path.name.removesuffix(PARTIAL_SUFFIX)
     if not (csv_path.parent / RUN_FILE).is_file():
-        return False
+        return None
     try:
         specs = read_run_file(csv_path.parent)
     except FormatError:
-        return False
-    return any(spec.csv_name == name and spec.name_only for spec in specs)
+        return None
+    return next((spec for spec in specs if spec.csv_name == name), None)
+
+
+def name_only_result(csv_path: Path) -> bool:
+    """True when the run.json next to `csv_path` says it was matched by name only (no graph)."""
+    spec = result_spec(csv_path)
+    return spec is not None and spec.name_only
+
+
+Labeller = Callable[["RunSpec"], "OpLabels | None"]
+"""labels(spec): how a run's summary names its ops (op_labels.py), or None for the CSV's own names."""
+
+
+def workspace_labeller(workspace: Any) -> Labeller:
+    """Labels from the workspace's Build graphs for runs over its own dumps (not for name-only runs)."""
+    from precision_tool.analysis.op_labels import labels_for_run
+
+    def labels(spec: RunSpec) -> "OpLabels | None":
+        if spec.name_only:
+            return None
+        return labels_for_run(workspace, spec.npu_dir, spec.graph_path, spec.graph_name)
+
+    return labels
 
 
 @dataclass(frozen=True)
@@ -132,17 +158,19 @@ def run_specs(
     progress: Progress | None = None,
     resume: bool = False,
     on_warning: Callable[[str], None] | None = None,
+    labels: Labeller | None = None,
 ) -> list[CompareRun]:
     """Run each spec into `result_dir` (its run.json records them so `--resume` can continue).
 
     A fresh run that fails before any result CSV exists leaves no folder behind (discard_empty_result_dir),
-    so a failed `vc` never becomes the newest result that `vcs`/`ac` would read."""
+    so a failed `vc` never becomes the newest result that `vcs`/`ac` would read. Ctrl-C raises
+    CompareInterrupted naming what was kept (complete CSVs, the .partial one, runs not started)."""
     specs = [absolute_spec(spec) for spec in specs]
     if not resume:
         _write_run_file(result_dir, specs)
     try:
         return _run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
-                          resume=resume, on_warning=on_warning)
+                          resume=resume, on_warning=on_warning, labels=labels)
     except BaseException:
         if not resume:
             discard_empty_result_dir(result_dir)
@@ -175,24 +203,49 @@ def _run_specs(
     progress: Progress | None,
     resume: bool,
     on_warning: Callable[[str], None] | None,
+    labels: Labeller | None = None,
 ) -> list[CompareRun]:
-    runs = []
-    for spec in specs:
-        started = time.perf_counter()
-        csv_path = result_dir / spec.csv_name
-        plan, golden = plan_run(spec)
-        for warning in plan.warnings:
-            if on_warning:
-                on_warning(f"{spec.label}: {warning}")
-        nbytes = 0
-        unreadable: dict[str, str] = {}
-        if not (resume and csv_path.exists()):
-            nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
-                                  resume=resume, unreadable=unreadable)
-        summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only)
-        runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
-                               time.perf_counter() - started, nbytes, tuple(sorted(unreadable.items()))))
+    runs: list[CompareRun] = []
+    try:
+        for spec in specs:
+            started = time.perf_counter()
+            csv_path = result_dir / spec.csv_name
+            plan, golden = plan_run(spec)
+            for warning in plan.warnings:
+                if on_warning:
+                    on_warning(f"{spec.label}: {warning}")
+            nbytes = 0
+            unreadable: dict[str, str] = {}
+            if not (resume and csv_path.exists()):
+                nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
+                                      resume=resume, unreadable=unreadable)
+            summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only,
+                                labels=labels(spec) if labels is not None else None)
+            runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
+                                   time.perf_counter() - started, nbytes, tuple(sorted(unreadable.items()))))
+    except (CompareInterrupted, KeyboardInterrupt) as exc:
+        raise _what_was_kept(result_dir, specs, exc) from None
     return runs
+
+
+def _what_was_kept(result_dir: Path, specs: Sequence[RunSpec], exc: BaseException) -> BaseException:
+    """Ctrl-C: a CompareInterrupted naming every complete CSV, the .partial one and the runs not started;
+    the KeyboardInterrupt itself when nothing at all was kept."""
+    complete = tuple(result_dir / s.csv_name for s in specs if (result_dir / s.csv_name).is_file())
+    partial = getattr(exc, "partial", None)
+    done, total = getattr(exc, "done", 0), getattr(exc, "total", 0)
+    if partial is None:  # stopped between runs (planning the next one): a .partial of an earlier Ctrl-C may exist
+        partial = next((result_dir / (s.csv_name + PARTIAL_SUFFIX) for s in specs
+                        if (result_dir / (s.csv_name + PARTIAL_SUFFIX)).is_file()), None)
+    partial_name = partial.name.removesuffix(PARTIAL_SUFFIX) if partial is not None else None
+    not_started = tuple(s.label for s in specs if s.csv_name != partial_name
+                        and not (result_dir / s.csv_name).is_file())
+    if not complete and partial is None:
+        return exc if isinstance(exc, KeyboardInterrupt) else KeyboardInterrupt()
+    where = f" after {done} of {total} ops" if partial is not None and total else ""
+    return CompareInterrupted(f"interrupted{where}; the rows so far are kept in {result_dir} "
+                              "(`vc --resume` finishes the run)", partial=partial, done=done, total=total,
+                              complete=complete, not_started=not_started)
 
 
 PATH_FIELDS = ("npu_dir", "golden_dir", "right_dir", "graph_path")
@@ -240,9 +293,10 @@ def read_run_file(result_dir: Path) -> list[RunSpec]:
         raise FormatError(path, f"cannot read the run description ({exc}); start a new run with `vc`") from None
 
 
-def interrupted_result_dir(workspace: Any) -> Path | None:
-    """The newest result folder with an unfinished run (a .partial CSV or a run not yet started)."""
-    for folder in reversed(workspace.result_dirs()):
+def interrupted_result_dir(workspace: Any, root: Path | None = None) -> Path | None:
+    """The newest result folder (of the workspace, or under `root`) with an unfinished run (a .partial CSV
+    or a run not yet started)."""
+    for folder in reversed(result_dirs(root) if root is not None else workspace.result_dirs()):
         if not (folder / RUN_FILE).is_file():
             continue
         try:
@@ -392,22 +446,23 @@ def compare_workspace(
     for note in notes:
         if on_warning:
             on_warning(note)
-    result_dir = workspace.new_result_dir()
+    result_dir = new_result_dir(workspace.vector_compare_dir)
     specs = [RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)}) for s in specs]
     return run_specs(specs, result_dir, workers=settings.workers, threshold=settings.COSINE_THRESHOLD,
-                     progress=progress, on_warning=on_warning)
+                     progress=progress, on_warning=on_warning, labels=workspace_labeller(workspace))
 
 
 def resume_workspace(
     workspace: Any, settings: Any, *, workers: int | None = None, progress: Progress | None = None,
-    on_warning: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None, root: Path | None = None,
 ) -> list[CompareRun]:
-    folder = interrupted_result_dir(workspace)
+    """Finish the newest interrupted run in the workspace's result folders (or in `root`, `vc -o DIR`)."""
+    folder = interrupted_result_dir(workspace, root)
     if folder is None:
-        raise WorkspaceError("no interrupted comparison to resume in " + str(workspace.vector_compare_dir))
+        raise WorkspaceError("no interrupted comparison to resume in " + str(root or workspace.vector_compare_dir))
     specs = [_old_relative_spec(spec, workspace) for spec in read_run_file(folder)]
     return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
-                     progress=progress, resume=True, on_warning=on_warning)
+                     progress=progress, resume=True, on_warning=on_warning, labels=workspace_labeller(workspace))
 
 
 def nan_safe(value: float) -> float | None:

@@ -34,6 +34,10 @@ class PairReport:
     saved: tuple[Path, ...] = field(default=())
     conversions: tuple[str, ...] = ()
     """Device layouts turned into host layouts before comparing (one line each)."""
+    first_errors: tuple[bool, ...] = ()
+    """For each of `first_items`: is it outside the tolerances."""
+    tolerance_dtype: str | None = None
+    """The dtype whose default tolerances were used (TOLERANCES); None when -al and -rl were both given."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,36 @@ class LoadedTensor:
     """The dump's layout when it is a device layout (NC1HWC0 ...), else None (already a host layout)."""
     original_shape: tuple[int, ...] = ()
     sub_format: int = 0
+    dtype: str = ""
+    """The tensor's own dtype name (bfloat16 stays bfloat16 although `array` holds it as float32)."""
+
+
+TOLERANCES: dict[str, tuple[float, float]] = {
+    # (rtol, atol): about one epsilon of the dtype (the gap between 1 and the next value), rounded up to
+    # 1, 2 or 5 times a power of ten; an NPU result rounded once more than the golden one stays inside.
+    "float16": (1e-3, 1e-3),  # epsilon 2^-10 = 9.8e-4
+    "bfloat16": (1e-2, 1e-2),  # epsilon 2^-7 = 7.8e-3: 8 bits of mantissa
+    "float8_e4m3fn": (0.2, 0.2),  # epsilon 2^-3 = 0.125
+    "float8_e5m2": (0.5, 0.5),  # epsilon 2^-2 = 0.25
+    # epsilon 1.2e-7 (2.2e-16): numpy's allclose defaults, what users of float32/64 results expect
+    "float32": (1e-5, 1e-8),
+    "float64": (1e-5, 1e-8),
+}
+"""Default `cp` tolerances by dtype; the less precise dtype of the two tensors decides."""
+
+
+def default_tolerances(dtypes: tuple[str, ...]) -> tuple[float, float, str]:
+    """(rtol, atol, the dtype that decided) for comparing tensors of these dtypes: the loosest float
+    entry of TOLERANCES; integers and booleans alone are compared exactly."""
+    known = [d for d in dtypes if d in TOLERANCES]
+    if not known:
+        floats = [d for d in dtypes if d.startswith(("float", "bfloat", "complex"))]
+        if floats:  # a float dtype without an entry (float8 variants ...): numpy's defaults
+            return 1e-5, 1e-8, floats[0]
+        return 0.0, 0.0, dtypes[0] if dtypes else "?"
+    loosest = max(known, key=lambda d: TOLERANCES[d])
+    rtol, atol = TOLERANCES[loosest]
+    return rtol, atol, loosest
 
 
 def load_tensor(spec: str) -> LoadedTensor:
@@ -57,7 +91,8 @@ def load_tensor(spec: str) -> LoadedTensor:
     path = Path(spec)
     if path.is_file() and path.suffix == ".npy":
         try:
-            return LoadedTensor(np.load(path, allow_pickle=False), path.name)
+            array = np.load(path, allow_pickle=False)
+            return LoadedTensor(_as_compared(array), path.name, dtype=array.dtype.name)
         except (OSError, ValueError) as exc:
             raise FormatError(path, f"not a readable numeric .npy file ({exc})") from None
     if path.is_file():
@@ -72,11 +107,12 @@ def load_tensor(spec: str) -> LoadedTensor:
             raise FormatError(spec, "is neither a file nor FILE:input:N / FILE:output:N")
         dump = read_dump_header(file_part)
         tensor, name = dump.tensor(kind, int(index)), f"{Path(file_part).name}:{kind}:{index}"
-    array = _as_compared(read_tensor(dump, tensor))
+    raw = read_tensor(dump, tensor)
+    array = _as_compared(raw)
     layout = format_name(tensor.format)
     if layout in HOST_CANDIDATES:
-        return LoadedTensor(array, name, layout, tuple(tensor.original_shape), tensor.sub_format)
-    return LoadedTensor(array, name)
+        return LoadedTensor(array, name, layout, tuple(tensor.original_shape), tensor.sub_format, raw.dtype.name)
+    return LoadedTensor(array, name, dtype=raw.dtype.name)
 
 
 def to_host_layout(tensor: LoadedTensor, wanted_shape: tuple[int, ...] | None) -> tuple[Any, str]:
@@ -109,14 +145,18 @@ def to_host_layout(tensor: LoadedTensor, wanted_shape: tuple[int, ...] | None) -
 
 
 def compare_pair(
-    left: str, right: str, *, items: int = 20, atol: float = 1e-4, rtol: float = 1e-4,
+    left: str, right: str, *, items: int = 20, atol: float | None = None, rtol: float | None = None,
     save_dir: Path | None = None,
 ) -> PairReport:
     """Compare two tensors element by element; device layouts are turned into host layouts first;
-    `save_dir` also writes both as .txt."""
+    `save_dir` also writes both as .txt. A tolerance not given comes from the dtypes (TOLERANCES)."""
     import numpy as np
 
     first, second = load_tensor(left), load_tensor(right)
+    default_rtol, default_atol, decided_by = default_tolerances((first.dtype, second.dtype))
+    tolerance_dtype = decided_by if rtol is None or atol is None else None
+    rtol = default_rtol if rtol is None else rtol
+    atol = default_atol if atol is None else atol
     conversions: list[str] = []
     a, b = first.array, second.array
     if first.device_format is not None:
@@ -139,18 +179,23 @@ def compare_pair(
     bad_index = np.flatnonzero(bad)
     error_items = tuple((int(i), float(x[i]), float(y[i])) for i in bad_index[:items])
     first_items = tuple((int(i), float(x[i]), float(y[i])) for i in range(min(items, x.size)))
+    first_errors = tuple(bool(bad[i]) for i in range(len(first_items)))
     from precision_tool.analysis.metrics import compare_arrays
 
     metrics = compare_arrays(a.reshape(-1), b.reshape(-1), shape=a.shape, npu_file=a_name, golden_file=b_name)
     saved: list[Path] = []
     if save_dir is not None:
-        save_dir.mkdir(parents=True, exist_ok=True)
+        from precision_tool.workspace import Workspace
+
+        Workspace.ensure_dir(save_dir, "folder for cp -s", hint="run cp without -s (nothing else is written), "
+                                                              "or choose another workspace with --data DIR")
         for array, name in ((a, a_name), (b, b_name)):
             target = save_dir / (name.replace(":", ".").replace("/", "_") + ".txt")
             with atomic_path(target) as temp:
                 np.savetxt(temp, array.reshape(-1).astype(np.float64), fmt="%.8g")
             saved.append(target)
-    return PairReport(a_name, b_name, tuple(a.shape), tuple(b.shape), a.dtype.name, b.dtype.name, int(a.size),
-                      int(bad_index.size) == 0, atol, rtol, int(bad_index.size), error_items, first_items,
-                      metrics, tuple(saved), tuple(conversions))
+    return PairReport(a_name, b_name, tuple(a.shape), tuple(b.shape), first.dtype or a.dtype.name,
+                      second.dtype or b.dtype.name, int(a.size), int(bad_index.size) == 0, atol, rtol,
+                      int(bad_index.size), error_items, first_items, metrics, tuple(saved), tuple(conversions),
+                      first_errors, tolerance_dtype)
 

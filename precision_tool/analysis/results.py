@@ -14,10 +14,13 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from precision_tool.analysis.metrics import METRIC_NAMES, NAN_TEXT, TensorMetrics
 from precision_tool.errors import FormatError
+
+if TYPE_CHECKING:
+    from precision_tool.analysis.op_labels import OpLabel, OpLabels
 
 PARTIAL_SUFFIX = ".partial"
 GOLDEN_HEADER: tuple[str, ...] = (
@@ -350,10 +353,17 @@ class CompareSummary:
     name_only: bool = False
     """NPU matched to golden by op name alone (no graph): fused ops cannot be matched, so no op is named
     as where the error is born (first_divergent_op and first_failure stay None)."""
+    labelled: bool = False
+    """Ops are named by their Build-graph id and name (op_labels.py), not the CSV's Index and spelling."""
+
+    @property
+    def tensors_total(self) -> int:
+        return self.tensors_compared + self.tensors_not_compared
 
 
-def group_ops(table: ResultTable) -> list[OpResult]:
-    """Rows → ops, keeping file order (which is graph order for both tools)."""
+def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpResult]:
+    """Rows → ops, keeping file order (which is graph order for both tools). With `labels`, ops of the
+    Build graph are named by their graph id and graph name (see op_labels.py)."""
     ops: list[OpResult] = []
     current: dict[tuple[str, str], dict] = {}  # type: ignore[type-arg]
     order: list[tuple[str, str]] = []
@@ -374,18 +384,37 @@ def group_ops(table: ResultTable) -> list[OpResult]:
     for key in order:
         entry = current[key]
         row = entry["row"]
-        ops.append(OpResult(
+        op = OpResult(
             index=row.index, npu_op=row.tensor_op if row.kind else row.npu_op, golden_op=row.golden_op,
             op_type=row.op_type, inputs=tuple(entry["inputs"]), outputs=tuple(entry["outputs"]),
             reasons=tuple(entry["reasons"]),
-        ))
+        )
+        label = labels.get(op.npu_op) if labels is not None else None
+        ops.append(_relabelled(op, label) if label is not None else op)
     return ops
 
 
-def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = False) -> CompareSummary:
+def _relabelled(op: OpResult, label: "OpLabel") -> OpResult:
+    """`op` under its graph id and name; the other side keeps its name unless it is the same op (NPU vs NPU)."""
+    import dataclasses
+
+    def tensor(t: TensorCosine) -> TensorCosine:
+        if t.tensor_index.startswith(op.npu_op + ":"):
+            return dataclasses.replace(t, tensor_index=label.name + t.tensor_index[len(op.npu_op):])
+        return t
+
+    return dataclasses.replace(
+        op, index=label.index, npu_op=label.name,
+        golden_op=label.name if op.golden_op == op.npu_op else op.golden_op,
+        inputs=tuple(map(tensor, op.inputs)), outputs=tuple(map(tensor, op.outputs)))
+
+
+def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = False,
+              labels: "OpLabels | None" = None) -> CompareSummary:
     """Abnormal ops, the first divergent op and the first failing tensor of one result (not named when the
-    match was by name only: an unsound match makes a confident wrong verdict)."""
-    ops = group_ops(table)
+    match was by name only: an unsound match makes a confident wrong verdict). `labels`: show ops under
+    their Build-graph id and name."""
+    ops = group_ops(table, labels)
     compared = sum(1 for r in table.rows if not math.isnan(r.cosine))
     abnormal = tuple(op for op in ops if op.failing_outputs(threshold))
     divergent = next((op for op in abnormal if not op.failing_inputs(threshold)), None)
@@ -409,4 +438,5 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
         nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
         min_output_cosine=min(outputs) if outputs else math.nan,
         npu_vs_npu=table.header.count("Address") == 2, name_only=name_only, problems=table.problems,
+        labelled=labels is not None,
     )

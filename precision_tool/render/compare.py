@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from rich.console import Group
+from rich.columns import Columns
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.metrics import METRIC_NAMES, TensorMetrics
-from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
+from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine, shape_text
 
 
 def cosine_text(value: float, threshold: float, nan_data: bool = False) -> Text:
@@ -22,28 +22,37 @@ def cosine_text(value: float, threshold: float, nan_data: bool = False) -> Text:
     return Text(f"{value:.6f}", style="bad" if value <= threshold else "ok")
 
 
-def _tensor_line(tensors: Sequence[TensorCosine], threshold: float) -> Text:
-    line = Text()
-    for i, tensor in enumerate(tensors):
-        if i:
-            line.append("  ")
+def _tensor_cell(tensors: Sequence[TensorCosine], threshold: float) -> Any:
+    """`out0 0.706158  out1 1.000000 ...`: pairs laid out in columns that wrap as whole pairs, so a label
+    never ends one line while its value starts the next."""
+    if not tensors:
+        return Text("-", style="dim")
+    pairs = []
+    for tensor in tensors:
         parts = tensor.tensor_index.rsplit(":", 2)
         label = ("in" if parts[-2] == "input" else "out") + parts[-1] if len(parts) == 3 else "?"
-        line.append(label + " ", style="dim")
-        line.append_text(cosine_text(tensor.cosine, threshold, tensor.nan_data))
-    return line if tensors else Text("-", style="dim")
+        pair = Text(label + " ", style="dim", no_wrap=True)
+        pair.append_text(cosine_text(tensor.cosine, threshold, tensor.nan_data))
+        pairs.append(pair)
+    return Columns(pairs, padding=(0, 2))
 
 
-def op_panel(op: OpResult, threshold: float, right_label: str = "golden") -> Panel:
+def op_ref(op: OpResult) -> str:
+    """How an op is named in every panel and line: `[<index>] <name>` (the Build graph's id and name when
+    the run's graph is known: the ones `ni` shows)."""
+    return f"[{op.index}] {op.npu_op}"
+
+
+def op_panel(op: OpResult, threshold: float, right_label: str = "golden", width: int | None = None) -> Panel:
     body = Table.grid(padding=(0, 1))
-    body.add_column(style="dim")
-    body.add_column()
+    body.add_column(style="dim", no_wrap=True)
+    body.add_column(overflow="fold")
     body.add_row("NPU", Text(op.npu_op, style="op"))
     body.add_row(right_label, op.golden_op)
     body.add_row("type", op.op_type)
-    body.add_row("inputs", _tensor_line(op.inputs, threshold))
-    body.add_row("outputs", _tensor_line(op.outputs, threshold))
-    return Panel(body, title=f"[{op.index}] {op.npu_op}", title_align="left", expand=False)
+    body.add_row("inputs", _tensor_cell(op.inputs, threshold))
+    body.add_row("outputs", _tensor_cell(op.outputs, threshold))
+    return Panel(body, title=op_ref(op), title_align="left", width=width, expand=width is not None)
 
 
 def divergence_lines(summary: CompareSummary) -> list[Text]:
@@ -53,7 +62,7 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
     op = summary.first_divergent_op
     if op is not None:
         line = Text("first divergent op: ", style="bold")
-        line.append(f"[{op.index}] {op.npu_op}", style="op")
+        line.append(op_ref(op), style="op")
         worst = min((t.cosine for t in op.failing_outputs(thr) if not t.nan_data), default=math.nan)
         right = "other NPU run" if summary.npu_vs_npu else "golden"
         how = f"cosine {worst:.6f} ≤ {thr}" if not math.isnan(worst) else "NaN/Inf data"
@@ -82,11 +91,35 @@ PROBLEMS_SHOWN = 10
 """How many malformed CSV rows/values a summary names before counting the rest."""
 
 
-def summary_view(summary: CompareSummary, limit: int, title: str | None = None) -> list[Any]:
-    """`vcs`'s view of one result. Lines of text are top-level items, so `show` prints them unwrapped: a
-    CSV path is never cut mid-name and copies whole."""
+def counts_text(summary: CompareSummary) -> str:
+    """The one way every summary line counts a result: ops, tensors compared of all rows, abnormal ops."""
+    nan = " or NaN/Inf data" if summary.nan_data_outputs else ""
+    return (f"{len(summary.ops)} ops, {summary.tensors_compared} of {summary.tensors_total} tensors compared, "
+            f"{len(summary.abnormal_ops)} abnormal (an output cosine ≤ {summary.threshold}{nan})")
+
+
+def _first_divergent(summary: CompareSummary) -> Text:
+    """`first divergent op [16] bn2/FusedBatchNormV3`, or why none is named."""
+    line = Text("first divergent op ")
+    op = summary.first_divergent_op
+    if op is not None:
+        line.append(op_ref(op), style="op")
+    elif summary.problems:
+        line.append("not named (malformed rows in the CSV)", style="warning")
+    elif summary.name_only and summary.abnormal_ops:
+        line.append("not named (name-only matching; pass -g GRAPH)", style="warning")
+    else:
+        line.append("none", style="dim")
+    return line
+
+
+def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
+                 width: int | None = None) -> list[Any]:
+    """`vcs`'s view of one result: the run's label, the CSV path (a line of its own, whole), the counts,
+    one panel per abnormal op (all `width` wide), and the verdict as prose."""
     parts: list[Any] = []
-    head = Text(title or str(summary.path), style="bold")
+    head = Text(f"{label}: " if label else "", style="bold")
+    head.append(str(summary.path), style="bold")
     if not summary.complete:
         head.append("  (interrupted: `vc --resume` finishes it)", style="warning")
     parts.append(head)
@@ -98,12 +131,10 @@ def summary_view(summary: CompareSummary, limit: int, title: str | None = None) 
     if not summary.ops:
         parts.append(Text(f"{summary.path} holds no rows (only a header): nothing was compared", style="warning"))
         return parts
-    parts.append(Text(
-        f"{len(summary.ops)} ops, {summary.tensors_compared} tensors compared, "
-        f"{summary.tensors_not_compared} not compared; {len(summary.abnormal_ops)} ops with output cosine ≤ "
-        f"{summary.threshold}" + (" or NaN/Inf data" if summary.nan_data_outputs else ""), style="dim"))
+    parts.append(Text(counts_text(summary), style="dim"))
+    right = "NPU (other)" if summary.npu_vs_npu else "golden"
     for op in summary.abnormal_ops[:limit]:
-        parts.append(op_panel(op, summary.threshold, "NPU (other)" if summary.npu_vs_npu else "golden"))
+        parts.append(op_panel(op, summary.threshold, right, width))
     if len(summary.abnormal_ops) > limit:
         parts.append(Text(f"... {len(summary.abnormal_ops) - limit} more (vcs -l N shows more)", style="dim"))
     if summary.problems:
@@ -116,33 +147,59 @@ def summary_view(summary: CompareSummary, limit: int, title: str | None = None) 
 
 
 def run_lines(runs: Sequence[Any]) -> list[Text]:
-    """The short summary `vc` ends with: one line per run, the result path last and never cut."""
+    """The short summary `vc` ends with: per run one line of counts and verdict, its CSV path last (prose:
+    wrapped at words, so the path is never cut and copies whole)."""
     lines = [Text("comparison runs:", style="bold")]
     for run in runs:
         s = run.summary
-        op = s.first_divergent_op
-        line = Text(f"  {run.label}: {len(s.ops)} ops, {s.tensors_compared}/"
-                    f"{s.tensors_compared + s.tensors_not_compared} tensors compared, ")
-        line.append(f"{len(s.abnormal_ops)} abnormal", style="bad" if s.abnormal_ops else "ok")
-        line.append(", first divergent op ")
-        if op is not None:
-            line.append(f"[{op.index}] {op.npu_op}", style="op")
-        elif s.name_only and s.abnormal_ops:
-            line.append("not named (name-only matching; pass -g GRAPH)", style="warning")
-        else:
-            line.append("-", style="dim")
-        line.append(f", {run.elapsed_s:.1f}s: ")
+        line = Text(f"  {run.label}: {counts_text(s)}; ")
+        line.append_text(_first_divergent(s))
+        line.append(f"; {run.elapsed_s:.1f} s: ")
         line.append(str(run.csv_path), style="path")
         lines.append(line)
     return lines
+
+
+def recap_lines(summaries: Sequence[CompareSummary], labels: Sequence[str]) -> list[Text]:
+    """What `ac` ends with, right above the prompt: per result its verdict and counts, then every CSV path
+    on a line of its own."""
+    lines = [Text("comparison recap:", style="bold")]
+    for label, s in zip(labels, summaries):
+        line = Text(f"  {label}: ")
+        line.append_text(_first_divergent(s))
+        line.append(f"; {counts_text(s)}" if s.ops else "; no rows")
+        lines.append(line)
+    lines.append(Text("  result CSVs:"))
+    lines.extend(Text(f"    {s.path}", style="path") for s in summaries)
+    return lines
+
+
+def interrupted_lines(exc: Any) -> list[Text]:
+    """Ctrl-C during `vc`: what was kept (complete CSVs, the .partial one with how far it got, runs not
+    started), one path per line, and how to finish."""
+    lines = [Text("vc interrupted (Ctrl-C); kept:", style="warning")]
+    for path in exc.complete:
+        lines.append(Text(f"  complete: {path}"))
+    if exc.partial is not None:
+        done = f" ({exc.done} of {exc.total} ops)" if exc.total else ""
+        lines.append(Text(f"  partial{done}: {exc.partial}"))
+    for label in exc.not_started:
+        lines.append(Text(f"  not started: {label}", style="dim"))
+    lines.append(Text(f"`{resume_command(exc)}` finishes the run", style="bold"))
+    return lines
+
+
+def resume_command(exc: Any) -> str:
+    return getattr(exc, "resume_command", None) or "vc --resume"
 
 
 UNREADABLE_SHOWN = 10
 """How many unreadable files `vc` lists one per line before counting the rest."""
 
 
-def unreadable_lines(runs: Sequence[Any], limit: int = UNREADABLE_SHOWN) -> list[Text]:
-    """One warning line per NPU dump / golden .npy that could not be read (the first `limit`, then a count)."""
+def unreadable_lines(runs: Sequence[Any], list_path: Any = None, limit: int = UNREADABLE_SHOWN) -> list[Text]:
+    """One warning line per NPU dump / golden .npy that could not be read (the first `limit`, then a count),
+    and where the whole list (file and reason) was written."""
     found: dict[str, str] = {}
     for run in runs:
         for name, problem in getattr(run, "unreadable", ()):
@@ -158,42 +215,77 @@ def unreadable_lines(runs: Sequence[Any], limit: int = UNREADABLE_SHOWN) -> list
     if found:
         lines.append(Text(f"{len(found)} file(s) could not be read; their rows have NaN metrics (see "
                           "CompareFailReason in the CSV)", style="warning"))
+        if list_path is not None:
+            lines.append(Text("the whole list (file and reason):", style="warning"))
+            lines.append(Text(f"  {list_path}", style="path"))
     return lines
 
 
 def metrics_table(metrics: TensorMetrics) -> Table:
     table = Table(show_header=True, show_edge=False, title="metrics (msaccucmp)", title_justify="left")
-    table.add_column("metric")
-    table.add_column("value", justify="right")
+    table.add_column("metric", no_wrap=True)
+    # numbers are never cut: the column is at least as wide as its widest value
+    table.add_column("value", justify="right", no_wrap=True, min_width=max(map(len, metrics.values), default=5))
     for name, value in zip(METRIC_NAMES, metrics.values):
         table.add_row(name, value)
     if metrics.reasons:
-        table.add_row("CompareFailReason", ",".join(metrics.reasons))
+        table.add_row("CompareFailReason", Text(",".join(metrics.reasons), overflow="fold"))
     return table
 
 
-def pair_view(report: Any) -> Group:
-    """`cp`: shapes, allclose, cosine, error counts, first error items, first items, metrics."""
+def _items_table(title: str, items: Sequence[tuple[int, float, float]], errors: Sequence[bool] = ()) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False)
+    rows = [[str(index), f"{a:.6g}", f"{b:.6g}", f"{abs(a - b):.6g}"] for index, a, b in items]
+    for n, name in enumerate(("index", "A", "B", "|A-B|")):
+        # numbers are never cut: each column is at least as wide as its widest value
+        table.add_column(name, justify="right", no_wrap=True,
+                         min_width=max((len(row[n]) for row in rows), default=len(name)))
+    if errors:
+        table.add_column("error", no_wrap=True)
+    for n, row in enumerate(rows):
+        cells: list[Any] = list(row)
+        if errors:
+            cells.append(Text("yes", style="bad") if errors[n] else Text("-", style="dim"))
+        table.add_row(*cells)
+    return table
+
+
+def tolerance_line(report: Any) -> Text:
+    """Which tolerances `cp` used and why: the dtype's defaults, or -al/-rl."""
+    values = f"rtol {report.rtol:g}, atol {report.atol:g}"
+    if report.tolerance_dtype is None:
+        return Text(f"tolerances from -rl/-al: {values}", style="dim")
+    return Text(f"tolerances for {report.tolerance_dtype}: {values} (-rl/-al override)", style="dim")
+
+
+def pair_view(report: Any) -> list[Any]:
+    """`cp`: both tensors (name last and whole), allclose, cosine, error counts, the tolerances, the first
+    items (marking errors; the first error items only when they are not among them), metrics."""
+    parts: list[Any] = []
+    for side, name, shape, dtype in (("A", report.left_name, report.left_shape, report.left_dtype),
+                                     ("B", report.right_name, report.right_shape, report.right_dtype)):
+        line = Text(f"{side}  ", style="bold")
+        line.append(f"{dtype} {shape_text(shape)}  ")
+        line.append(name, style="path")
+        parts.append(line)
+    for note in getattr(report, "conversions", ()):
+        parts.append(Text("layout: " + note, style="dim"))
     head = Table.grid(padding=(0, 2))
-    head.add_column(style="dim")
-    head.add_column()
-    head.add_row("A", f"{report.left_name}  shape {list(report.left_shape)}  {report.left_dtype}")
-    head.add_row("B", f"{report.right_name}  shape {list(report.right_shape)}  {report.right_dtype}")
+    head.add_column(style="dim", no_wrap=True)
+    head.add_column(no_wrap=True)
     head.add_row("allclose", Text(str(report.allclose), style="ok" if report.allclose else "bad"))
     head.add_row("cosine", report.metrics.values[0])
     share = 100.0 * report.error_count / report.size if report.size else 0.0
-    head.add_row(f"|a-b| > {report.atol} + {report.rtol}·|b|", f"{report.error_count} of {report.size} ({share:.4f}%)")
-    parts: list[Any] = [head]
-    for note in getattr(report, "conversions", ()):
-        parts.append(Text("layout: " + note, style="dim"))
-    for title, items in (("first error items", report.error_items), ("first items", report.first_items)):
-        table = Table(title=title, title_justify="left", show_edge=False)
-        for name in ("index", "A", "B", "|A-B|"):
-            table.add_column(name, justify="right")
-        for index, a, b in items:
-            table.add_row(str(index), f"{a:.6g}", f"{b:.6g}", f"{abs(a - b):.6g}")
-        parts.append(table)
+    head.add_row("errors", f"{report.error_count} of {report.size} elements ({share:.4f}%) have "
+                           "|A-B| > atol + rtol·|B|")
+    parts.append(head)
+    parts.append(tolerance_line(report))
+    shown = {index for index, _, _ in report.first_items}
+    if any(index not in shown for index, _, _ in report.error_items):
+        parts.append(_items_table("first error items", report.error_items))
+    parts.append(_items_table("first items", report.first_items, getattr(report, "first_errors", ())))
     parts.append(metrics_table(report.metrics))
     if report.saved:
-        parts.append(Text("saved: " + ", ".join(str(p) for p in report.saved), style="dim"))
-    return Group(*parts)
+        parts.append(Text("saved:", style="dim"))
+        parts.extend(Text(f"  {path}", style="path") for path in report.saved)
+    return parts

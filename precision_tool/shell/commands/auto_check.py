@@ -7,11 +7,22 @@ runs them in order. `-c` is read by the comparison section, which runs `vc` firs
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from typing import Any
 
 from precision_tool.errors import CommandFailed, PrecisionToolError
 from precision_tool.render.messages import note_line, show_error
 from precision_tool.shell.arg_types import positive_int
 from precision_tool.shell.command import Command, CommandParser, Context
+
+
+@dataclass(frozen=True)
+class SectionResult:
+    """What a section may return besides a plain renderable: what to show now, and a short `recap` that
+    `ac` shows after the last section, right above the prompt (where the eye lands when it ends)."""
+
+    shown: Any
+    recap: Any = None
 
 
 def _parser(parser: CommandParser) -> None:
@@ -21,8 +32,9 @@ def _parser(parser: CommandParser) -> None:
                         help="how many abnormal ops / overflows each check shows (default 3)")
 
 
-def _auto_check(args: argparse.Namespace, ctx: Context) -> None:
+def _auto_check(args: argparse.Namespace, ctx: Context) -> Any:
     failed = []
+    recaps: list[Any] = []
     if not ctx.table.ac_sections:
         ctx.note(note_line("no checks are available yet"))
     for section in ctx.table.ac_sections:
@@ -33,9 +45,16 @@ def _auto_check(args: argparse.Namespace, ctx: Context) -> None:
             failed.append(section.name)
             show_error(ctx.console, f"{section.name}: {exc}")
             continue
+        if isinstance(result, SectionResult):
+            if result.recap is not None:
+                recaps.append(result.recap)
+            result = result.shown
         ctx.note(result)
     if failed:
+        for recap in recaps:
+            ctx.note(recap)
         raise CommandFailed(f"ac: {len(failed)} check(s) failed: {', '.join(failed)}")
+    return recaps or None
 
 
 COMMANDS = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -27,6 +28,9 @@ def _vc_parser(parser: CommandParser) -> None:
                         help="compare dump iteration N (the <iteration> folder; default: the lowest one)")
     parser.add_argument("--resume", action="store_true",
                         help="finish the newest interrupted comparison instead of starting a new one")
+    parser.add_argument("-o", dest="out_dir", metavar="DIR",
+                        help="write the result folder <time>/ under DIR instead of temp/vector_compare (for a "
+                             "workspace you cannot write; `vcs -f DIR` reads it, `vc --resume -o DIR` finishes it)")
     parser.add_argument("--backend", choices=("auto", "native", "cann"), default="auto",
                         help="auto: CANN's msaccucmp when CMD_ROOT_PATH holds it, else ours (default auto)")
 
@@ -46,6 +50,7 @@ def _progress(ctx: Context) -> Iterator[Any]:
 
 def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     """Run the comparison `args` describe; returns the CompareRuns."""
+    from precision_tool.analysis.compare_engine import CompareInterrupted
     from precision_tool.backends import cann
     from precision_tool.render.messages import warning_line
 
@@ -67,6 +72,15 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
 
     try:
         return _run_vc(args, ctx, workers, threshold, command, warn)
+    except CompareInterrupted as exc:
+        # Ctrl-C once rows were written: say exactly what was kept, each path on its own line.
+        from precision_tool.errors import CommandFailed
+        from precision_tool.render.compare import interrupted_lines
+
+        out_dir = getattr(args, "out_dir", None)
+        exc.resume_command = "vc --resume" + (f" -o {out_dir}" if out_dir else "")  # type: ignore[attr-defined]
+        ctx.note(interrupted_lines(exc))
+        raise CommandFailed("") from None
     except KeyboardInterrupt:
         # Ctrl-C while planning (graphs, folder listings): nothing was compared yet; say so in one line.
         # (Once rows are written the engine turns Ctrl-C into CompareInterrupted naming the .partial CSV.)
@@ -75,15 +89,25 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
         raise CommandFailed("cancelled before any rows were compared") from None
 
 
+def results_root(args: argparse.Namespace, ctx: Context) -> Path:
+    """Where result folders go: `-o DIR`, else the workspace's temp/vector_compare."""
+    out_dir = getattr(args, "out_dir", None)
+    return Path(out_dir).expanduser() if out_dir else ctx.workspace.vector_compare_dir
+
+
 def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: float, command: Any,
             warn: Any) -> list[Any]:
     from precision_tool.analysis import network_compare as nc
+    from precision_tool.analysis.compare_runs import workspace_labeller
+    from precision_tool.analysis.result_folders import WRITE_HINT, new_result_dir
     from precision_tool.render.messages import note_line
 
     ws = ctx.workspace
+    root = results_root(args, ctx)
     with _progress(ctx) as progress:
         if getattr(args, "resume", False):
-            return nc.resume_workspace(ws, ctx.settings, workers=workers, progress=progress, on_warning=warn)
+            return nc.resume_workspace(ws, ctx.settings, workers=workers, progress=progress, on_warning=warn,
+                                       root=root)
         npu_dir = getattr(args, "npu_dir", None)
         golden_dir = getattr(args, "golden_dir", None)
         graph = getattr(args, "graph", None)
@@ -95,14 +119,14 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
             specs = _explicit_specs(ws, npu_dir, golden_dir, graph, step, notes)
         for note in notes:
             warn(note)
-        result_dir = ws.new_result_dir()
+        result_dir = new_result_dir(root, getattr(args, "write_hint", None) or WRITE_HINT)
         specs = [nc.RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)})
                  for s in specs]
         if command is not None:
             ctx.note(note_line(f"running CANN's msaccucmp ({' '.join(command)})"))
             return nc.run_specs_cann(specs, result_dir, command, threshold=threshold)
         return nc.run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
-                            on_warning=warn)
+                            on_warning=warn, labels=workspace_labeller(ws))
 
 
 def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
@@ -163,12 +187,17 @@ def resolve_graph_file(ws: Any, graph: str, prefer: int | None = None) -> Path:
 
 
 def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
+    from precision_tool.analysis.result_folders import write_unreadable_list
     from precision_tool.render.compare import run_lines, summary_view, unreadable_lines
+    from precision_tool.render.console import shared_width
 
     runs = run_vc(args, ctx)
-    shown: list[Any] = [summary_view(run.summary, 3, title=f"{run.label}: {run.csv_path}") for run in runs]
-    shown.append(run_lines(runs))
-    bad = unreadable_lines(runs)
+    width = shared_width(ctx.console)
+    shown: list[Any] = []
+    for run in runs:
+        shown.extend(summary_view(run.summary, 3, run.label, width))
+    shown.extend(run_lines(runs))
+    bad = unreadable_lines(runs, write_unreadable_list(runs[0].csv_path.parent, runs) if runs else None)
     if bad:
         # show everything, then exit 1: some rows could not be compared because their files are unreadable
         from precision_tool.errors import CommandFailed
@@ -189,39 +218,58 @@ def _vcs_parser(parser: CommandParser) -> None:
                         help="how many abnormal ops to show (default 3)")
 
 
-def summaries(ctx: Context, path: str | None, threshold: float) -> list[Any]:
+@dataclass(frozen=True)
+class Shown:
+    """One result as vcs/ac show it: the run's label (from run.json, else the CSV name) and its summary."""
+
+    label: str
+    summary: Any
+
+
+def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
+    """The results `vcs` (or `ac`) shows: `path` (a CSV, a result folder, or a folder of result folders:
+    its newest), else the workspace's newest result folder. Ops are named as in the Build graph."""
+    from precision_tool.analysis.compare_runs import result_spec, workspace_labeller
     from precision_tool.analysis.results import read_result_csv, result_files, summarize
     from precision_tool.errors import WorkspaceError
 
-    folder: Path | None = None
     if path is None:
-        folder, files = newest_results(ctx)
+        folder, files = newest_results(ctx, ctx.workspace.vector_compare_dir)
     else:
         target = Path(path).expanduser()
         if target.is_dir():
-            files = result_files(target)
+            folder, files = target, result_files(target)
+            if not files:
+                folder, files = newest_results(ctx, target, given=True)
         elif target.is_file():
-            files = [target]
+            folder, files = target.parent, [target]
         else:
             raise WorkspaceError(f"{target} does not exist; give a result CSV or a result folder")
-    if not files:
-        raise WorkspaceError(f"no result CSVs (result_*.csv) in {path or folder}")
-    from precision_tool.analysis.network_compare import name_only_result
+    labeller = workspace_labeller(ctx.workspace)
+    shown = []
+    for f in files:
+        spec = result_spec(f)
+        labels = labeller(spec) if spec is not None else None
+        summary = summarize(read_result_csv(f), threshold, name_only=spec is not None and spec.name_only,
+                            labels=labels)
+        shown.append(Shown(spec.label if spec is not None else f.name, summary))
+    return shown
 
-    return [summarize(read_result_csv(f), threshold, name_only=name_only_result(f)) for f in files]
 
-
-def newest_results(ctx: Context) -> tuple[Path, list[Path]]:
-    """The newest result folder that holds a result CSV; folders without one (a failed run) are skipped,
-    with a warning naming them."""
+def newest_results(ctx: Context, root: Path, given: bool = False) -> tuple[Path, list[Path]]:
+    """The newest result folder under `root` that holds a result CSV; folders without one (a failed run) are
+    skipped, with a warning naming them. `given`: the user named `root` (vcs -f), so say which was used."""
+    from precision_tool.analysis.result_folders import result_dirs
     from precision_tool.analysis.results import result_files
     from precision_tool.errors import WorkspaceError
-    from precision_tool.render.messages import warning_line
+    from precision_tool.render.messages import note_line, warning_line
 
-    folders = ctx.workspace.result_dirs()
+    folders = result_dirs(root)
     if not folders:
-        raise WorkspaceError(
-            f"no comparison results in {ctx.workspace.vector_compare_dir}; run `vc` (or `ac -c`) first")
+        if given:
+            raise WorkspaceError(f"no result CSVs (result_*.csv) in {root}, nor result folders holding them; "
+                                 "give a result CSV or a result folder")
+        raise WorkspaceError(f"no comparison results in {root}; run `vc` (or `ac -c`) first")
     skipped: list[Path] = []
     for folder in reversed(folders):
         files = result_files(folder)
@@ -230,17 +278,21 @@ def newest_results(ctx: Context) -> tuple[Path, list[Path]]:
                 ctx.note(warning_line(
                     f"skipped {len(skipped)} newer result folder(s) with no result CSV (a failed run): "
                     + ", ".join(str(p) for p in skipped)))
+            if given:
+                ctx.note(note_line(f"{root} holds {len(folders)} result folder(s); showing the newest, "
+                                   f"{folder.name} (`vcs -f {folder}` names one)"))
             return folder, files
         skipped.append(folder)
-    raise WorkspaceError(f"no result CSVs (result_*.csv) in any folder of {ctx.workspace.vector_compare_dir}; "
-                         "run `vc` (or `ac -c`) first")
+    raise WorkspaceError(f"no result CSVs (result_*.csv) in any folder of {root}; run `vc` (or `ac -c`) first")
 
 
 def _vcs(args: argparse.Namespace, ctx: Context) -> list[Any]:
     from precision_tool.render.compare import summary_view
+    from precision_tool.render.console import shared_width
 
     threshold = args.threshold if args.threshold is not None else ctx.settings.COSINE_THRESHOLD
-    return [summary_view(s, args.limit) for s in summaries(ctx, args.path, threshold)]
+    width = shared_width(ctx.console)
+    return [summary_view(s.summary, args.limit, s.label, width) for s in summaries(ctx, args.path, threshold)]
 
 
 # --- cp ------------------------------------------------------------------------------------------
@@ -249,10 +301,12 @@ def _cp_parser(parser: CommandParser) -> None:
     parser.add_argument("right", metavar="B", help="tensor B (the reference side), same forms as A")
     parser.add_argument("-p", dest="items", type=positive_int, default=20, metavar="N",
                         help="how many error items and first items to list (default 20)")
-    parser.add_argument("-al", dest="atol", type=non_negative_float, default=1e-4, metavar="ATOL",
-                        help="absolute tolerance (default 1e-4)")
-    parser.add_argument("-rl", dest="rtol", type=non_negative_float, default=1e-4, metavar="RTOL",
-                        help="relative tolerance (default 1e-4)")
+    parser.add_argument("-al", dest="atol", type=non_negative_float, metavar="ATOL",
+                        help="absolute tolerance (default: by dtype: 1e-3 for float16, 1e-2 for bfloat16, "
+                             "1e-8 for float32 as numpy; the less precise tensor decides)")
+    parser.add_argument("-rl", dest="rtol", type=non_negative_float, metavar="RTOL",
+                        help="relative tolerance (default: by dtype: 1e-3 for float16, 1e-2 for bfloat16, "
+                             "1e-5 for float32 as numpy)")
     parser.add_argument("-s", dest="save", action="store_true",
                         help="also save both tensors as .txt under temp/tensor_compare")
 
@@ -307,17 +361,26 @@ def _complete_path(request: Any) -> list[str]:
 
 # --- ac ------------------------------------------------------------------------------------------
 def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.render.compare import summary_view
+    """`ac`'s comparison section (`-c` runs `vc` first); its recap is shown by `ac` after every section."""
+    from precision_tool.render.compare import recap_lines, summary_view, unreadable_lines
+    from precision_tool.render.console import shared_width
     from precision_tool.render.messages import note_line
+    from precision_tool.shell.commands.auto_check import SectionResult
 
     if getattr(args, "compare", False):
-        from precision_tool.render.compare import unreadable_lines
+        from precision_tool.analysis.result_folders import write_unreadable_list
 
-        for line in unreadable_lines(run_vc(argparse.Namespace(backend="auto"), ctx)):
+        hint = "run `vc -o DIR` to write the results to another folder (`vcs -f DIR` reads them)"
+        runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint), ctx)
+        kept = write_unreadable_list(runs[0].csv_path.parent, runs) if runs else None
+        for line in unreadable_lines(runs, kept):
             ctx.note(line)
     elif ctx.workspace.newest_result_dir() is None:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
-    return [summary_view(s, args.limit) for s in summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)]
+    found = summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)
+    width = shared_width(ctx.console)
+    shown = [summary_view(s.summary, args.limit, s.label, width) for s in found]
+    return SectionResult(shown, recap_lines([s.summary for s in found], [s.label for s in found]))
 
 
 COMMANDS = [

@@ -347,13 +347,18 @@ COMMANDS = [
     Command("dc", "decode NPU dump files (a file, a folder or an op name) to .npy, optionally to a layout",
             _dc_parser, _dc, completer=complete_dump_files,
             description="Decode NPU dumps to {dumpfile}.{input|output}.{idx}.npy (with -f FORMAT: "
-                        "...{idx}.{d0}x{d1}...npy), by default into temp/decode/dump_convert/.\n"
+                        "...{idx}.{d0}x{d1}...npy), by default into temp/decode/dump_convert/. Files that "
+                        "cannot be decoded are listed, all of them in decode_failures.tsv.\n"
                         "examples:\n  dc Conv2D.conv1_Conv2D.12.1.1700000000000000\n  dc conv1/Conv2D -f NCHW\n"
-                        "  dc precision_data/npu/debug_0/dump -o /tmp/decoded"),
+                        "  dc conv1/Conv2D:output:0\n  dc precision_data/npu/debug_0/dump -o /tmp/decoded"),
     Command("pt", "print a tensor's shape, dtype, max/min/mean, NaN/Inf counts and first values",
             _pt_parser, _pt, completer=complete_dump_files,
-            description="Print a .npy file or one tensor of a dump file.\n"
-                        "examples:\n  pt x.npy\n  pt -n Conv2D.conv1.12.1.1700000000000000:output:0 -c"),
+            description="Print a .npy file or one tensor of a dump file; a dump tensor of the workspace is "
+                        "shown in its origin layout from the run's Build graph (as `ni` shows it).\n"
+                        "examples:\n  pt x.npy\n  pt Conv2D.conv1_Conv2D.12.1.1700000000000000:output:0\n"
+                        "  pt conv1/Conv2D:output:0      (an op's dump, newest in debug_0)\n"
+                        "  pt conv1/Relu:0               (the golden tensor of a TF name)\n"
+                        "  pt -n conv1/Conv2D:output:0 -c -o /tmp/values"),
 ]
 
 AC_SECTIONS = [AcSection("overflow", _overflow_check, order=30)]

@@ -149,6 +149,9 @@ def test_dump_file_completion(dump_workspace) -> None:
     tensors = complete_dump_files(CompletionRequest(["pt"], first + ":", None, workspace))
     assert tensors == [f"{first}:input:0", f"{first}:input:1", f"{first}:output:0"]
     assert complete_dump_files(CompletionRequest(["dc", "x", "-f"], "nh", "-f", workspace)) == ["NHWC"]
+    # an op name (graph or dump spelling) completes to the tensors of its dump
+    for op in ("net/conv2", "net_conv2"):
+        assert complete_dump_files(CompletionRequest(["pt"], f"{op}:o", None, workspace)) == [f"{op}:output:0"]
 
 
 def test_dc_empty_folder_and_unwritable_output(cli, tmp_path: Path, dump_workspace) -> None:

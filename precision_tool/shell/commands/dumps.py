@@ -326,11 +326,16 @@ def complete_dump_files(request: CompletionRequest) -> list[str]:
 def _complete_tensor_ref(current: str, workspace: "Workspace") -> list[str]:
     from precision_tool.formats.npu_dump import read_dump_header
 
+    from precision_tool.analysis.tensor_ref import resolve_op_dump
+
     file_part = current.split(":", 1)[0]
     try:
         dump = read_dump_header(resolve_dump_file(file_part, workspace))
     except (UsageError, FormatError):
-        return []
+        try:  # an op name: the tensors of its dump (the one `pt NAME:output:N` would read)
+            dump = read_dump_header(resolve_op_dump(file_part, workspace).path)
+        except (UsageError, FormatError):
+            return []
     return [f"{file_part}:{t.label}" for t in dump.tensors if f"{file_part}:{t.label}".startswith(current)]
 
 

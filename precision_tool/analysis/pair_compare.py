@@ -187,7 +187,7 @@ def compare_pair(
     if save_dir is not None:
         from precision_tool.workspace import Workspace
 
-        Workspace.ensure_dir(save_dir, "folder for cp -s", hint="run cp without -s (nothing else is written), "
+        Workspace.ensure_dir(save_dir, "cp -s folder", hint="run cp without -s (nothing else is written), "
                                                               "or choose another workspace with --data DIR")
         for array, name in ((a, a_name), (b, b_name)):
             target = save_dir / (name.replace(":", ".").replace("/", "_") + ".txt")

@@ -169,8 +169,9 @@ def recap_lines(summaries: Sequence[CompareSummary], labels: Sequence[str]) -> l
         line.append_text(_first_divergent(s))
         line.append(f"; {counts_text(s)}" if s.ops else "; no rows")
         lines.append(line)
+    # paths start their line (no indent), so more of them fit unfolded and each copies whole
     lines.append(Text("  result CSVs:"))
-    lines.extend(Text(f"    {s.path}", style="path") for s in summaries)
+    lines.extend(Text(str(s.path), style="path") for s in summaries)
     return lines
 
 
@@ -217,7 +218,7 @@ def unreadable_lines(runs: Sequence[Any], list_path: Any = None, limit: int = UN
                           "CompareFailReason in the CSV)", style="warning"))
         if list_path is not None:
             lines.append(Text("the whole list (file and reason):", style="warning"))
-            lines.append(Text(f"  {list_path}", style="path"))
+            lines.append(Text(str(list_path), style="path"))
     return lines
 
 
@@ -287,5 +288,5 @@ def pair_view(report: Any) -> list[Any]:
     parts.append(metrics_table(report.metrics))
     if report.saved:
         parts.append(Text("saved:", style="dim"))
-        parts.extend(Text(f"  {path}", style="path") for path in report.saved)
+        parts.extend(Text(str(path), style="path") for path in report.saved)
     return parts

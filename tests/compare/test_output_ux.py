@@ -1,0 +1,142 @@
+"""What the comparison commands print (issue 10): one name and index per op everywhere, `ac`'s recap,
+panels of one width, `vcs -f` on a folder of runs, `cp`'s tolerances, and the list of unreadable files.
+Driven through the one-shot CLI on the demo workspace and on networks written by the project's writers."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PANEL_TITLE = re.compile(r"╭─ \[(\d+)\] (\S+) ─")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory) -> Path:
+    """A demo workspace (two NPU runs, Build graphs, golden tensors) of this module's own."""
+    root = tmp_path_factory.mktemp("cmp_demo") / "precision_data"
+    built = subprocess.run([sys.executable, str(ROOT / "precision_tool" / "cli.py"), "demo", str(root), "--no-check"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert built.returncode == 0, built.stdout + built.stderr
+    return root
+
+
+def _ac(cli, demo: Path, columns: int = 200):  # type: ignore[no-untyped-def]
+    return cli("ac", "-c", "-l", "2", data=demo, env={"COLUMNS": str(columns)})
+
+
+def test_ac_names_each_op_once_and_ends_with_a_recap(demo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    ran = _ac(cli, demo)
+    assert ran.status == 0, ran.out + ran.err
+    lines = ran.out.rstrip("\n").splitlines()
+    # The recap is last: verdict and counts per result, then every CSV path on a line of its own, whole.
+    start = lines.index("comparison recap:")
+    recap = lines[start:]
+    csvs = sorted(str(p) for p in (demo / "temp" / "vector_compare").glob("*/result_*.csv"))
+    assert len(csvs) == 2
+    assert recap[-3:] == ["  result CSVs:", *csvs]
+    verdicts = recap[1:-3]
+    assert len(verdicts) == 2
+    for line in verdicts:
+        assert "first divergent op [16] bn2/FusedBatchNormV3;" in line
+        assert re.search(r"\d+ ops, \d+ of \d+ tensors compared, \d+ abnormal \(an output cosine ≤ 0\.98\)$", line)
+    # NPU vs golden and NPU vs NPU name the planted op alike: its Build-graph id and graph name, never the
+    # dump-file spelling with the NPU-vs-NPU run's own counter.
+    titles = PANEL_TITLE.findall(ran.out)
+    assert titles.count(("16", "bn2/FusedBatchNormV3")) == 2, titles
+    assert "bn2_FusedBatchNormV3" not in ran.out
+    assert ran.out.count("first divergent op: [16] bn2/FusedBatchNormV3 (BatchNorm;") == 2
+    # Every name a panel shows is taken by `ni`, which shows the same number as the op's Id.
+    for index, name in sorted(set(titles)):
+        shown = cli("ni", name, data=demo)
+        assert shown.status == 0, shown.out + shown.err
+        assert re.search(rf"Id\s+{index}\b", shown.out), shown.out
+
+
+def test_panels_share_one_width_and_tensor_pairs_never_split(demo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    assert _ac(cli, demo).status == 0
+    for columns in (80, 120):
+        shown = cli("vcs", "-l", "3", data=demo, env={"COLUMNS": str(columns)})
+        assert shown.status == 0, shown.out + shown.err
+        tops = [line for line in shown.out.splitlines() if line.startswith("╭")]
+        assert len(tops) == 6 and len({len(line) for line in tops}) == 1, tops  # 3 per result
+        for line in shown.out.splitlines():
+            # a label (out4) never ends a line without its value
+            assert not re.search(r"\b(in|out)\d+\s*│$", line), line
+            for label, value in re.findall(r"\b(in|out)\d+ (\S+)", line):
+                assert re.fullmatch(r"\d\.\d{6}|NaN|nan", value), line
+        assert re.search(r"out3 1\.000000\s+│\n│\s+out4 1\.000000", shown.out) or columns > 80
+
+
+def test_vcs_on_the_folder_of_runs_takes_the_newest(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data")
+    for _ in range(2):
+        assert cli("vc", "-j", "1", data=net.root).status == 0
+    runs = sorted((net.root / "temp" / "vector_compare").iterdir())
+    assert len(runs) == 2
+    shown = cli("vcs", "-f", str(net.root / "temp" / "vector_compare"), data=net.root)
+    assert shown.status == 0, shown.out + shown.err
+    assert f"holds 2 result folder(s); showing the newest, {runs[-1].name}" in shown.out + shown.err
+    assert str(runs[-1] / f"result_{runs[-1].name}.csv") in shown.out
+    assert str(runs[0] / "result_") not in shown.out
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refused = cli("vcs", "-f", str(empty), data=net.root)
+    assert refused.status == 1 and f"no result CSVs (result_*.csv) in {empty}" in refused.out + refused.err
+
+
+def test_every_unreadable_file_is_listed_in_the_result_folder(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data", corrupt=True)
+    golden = sorted(net.golden_dir.glob("relu1_Relu.0.*.npy"))[-1]
+    golden.write_bytes(golden.read_bytes()[:100])
+    ran = cli("vc", "-j", "1", data=net.root)
+    assert ran.status == 1, ran.out + ran.err
+    (folder,) = (net.root / "temp" / "vector_compare").iterdir()
+    listed = folder / "unreadable_files.txt"
+    lines = (ran.out + ran.err).splitlines()
+    assert lines[lines.index("the whole list (file and reason):") + 1] == str(listed)
+    rows = dict(line.split("\t") for line in listed.read_text().splitlines())
+    assert set(rows) == {str(net.corrupt), str(golden)}
+    assert "not a readable .npy file" in rows[str(golden)] and all(rows.values())
+
+
+def _npy(folder: Path, name: str, array: np.ndarray) -> str:
+    path = folder / name
+    np.save(path, array)
+    return str(path)
+
+
+def test_cp_tolerances_follow_the_dtype_and_no_table_is_printed_twice(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data")
+    relu = next(p for p in net.dump_dir.iterdir() if ".relu1_Relu." in p.name)
+    golden = next(p for p in net.golden_dir.iterdir() if p.name.startswith("relu1_Relu.0."))
+    softmax = next(p for p in net.dump_dir.iterdir() if ".out_Softmax." in p.name)
+    golden_softmax = next(p for p in net.golden_dir.iterdir() if p.name.startswith("out_Softmax.0."))
+    half = cli("cp", f"{relu.name}:output:0", golden.name, data=net.root)
+    assert half.status == 0, half.out + half.err
+    assert "tolerances for float16: rtol 0.001, atol 0.001 (-rl/-al override)" in half.out
+    bf16 = cli("cp", f"{softmax.name}:output:0", golden_softmax.name, data=net.root)
+    assert "tolerances for bfloat16: rtol 0.01, atol 0.01" in bf16.out
+    assert re.search(r"^A\s+bfloat16 \[1,32\]\s+" + re.escape(f"{softmax.name}:output:0") + "$", bf16.out, re.M)
+    # float32 on both sides: numpy's defaults; -rl/-al override
+    y = np.linspace(-1, 1, 100, dtype=np.float32)
+    far = y.copy()
+    far[50] += 1  # the only error, beyond the first items
+    a, b = _npy(tmp_path, "a.npy", far), _npy(tmp_path, "b.npy", y)
+    single = cli("cp", a, b, "-p", "3", data=net.root)
+    assert single.status == 0, single.out + single.err
+    assert "tolerances for float32: rtol 1e-05, atol 1e-08 (-rl/-al override)" in single.out
+    assert "1 of 100 elements (1.0000%) have |A-B| > atol + rtol·|B|" in single.out
+    assert single.out.count("first error items") == 1 and single.out.count("first items") == 1
+    given = cli("cp", a, b, "-al", "2", "-rl", "0.5", data=net.root)
+    assert "tolerances from -rl/-al: rtol 0.5, atol 2" in given.out and "allclose  True" in given.out
+    # every item an error: one table (the first items, marked), not the same rows twice
+    shifted = _npy(tmp_path, "c.npy", y + 1)
+    everything = cli("cp", shifted, b, "-p", "4", data=net.root)
+    assert "first error items" not in everything.out and everything.out.count("first items") == 1
+    assert len(re.findall(r"│ yes\s*$", everything.out, re.M)) == 4

@@ -91,6 +91,9 @@ def resolve_tensor(text: str, workspace: "Workspace", *, command: str = "") -> T
             raise UsageError(f"{prefix}{head} is a .npy file; it holds one tensor: give it without :{kind}:{index}")
         return TensorRef(found.path, kind, index, found.golden, found.debug_id, found.notes)
     tf_tensor = _TF_TENSOR.match(text)
+    if tf_tensor is not None and parse_dump_name(tf_tensor.group("head")) is not None:
+        head, index = tf_tensor.group("head"), tf_tensor.group("index")
+        raise UsageError(f"{prefix}{text}: a dump file's tensor is {head}:output:{index} or {head}:input:{index}")
     if tf_tensor is not None and not _looks_like_path(text):
         return resolve_golden_tensor(tf_tensor.group("head"), int(tf_tensor.group("index")), workspace, prefix)
     found = _resolve_file(text, workspace, prefix, required=False)

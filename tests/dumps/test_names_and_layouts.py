@@ -75,6 +75,7 @@ def test_spellings_that_name_nothing_say_what_was_searched(cli, demo_data: Path)
         "conv:output:0": "ops whose name contains it: ",
         "nosuch": f"pt: nosuch: no such file (nor a dump file or .npy of that name in {demo_data / 'npu/debug_0/dump'}",
         "/nowhere/x:output:0": "pt: /nowhere/x: no such file",
+        "Add.x.1.1.1:0": "pt: Add.x.1.1.1:0: a dump file's tensor is Add.x.1.1.1:output:0 or Add.x.1.1.1:input:0",
     }
     for spelling, expected in cases.items():
         result = cli("pt", spelling, data=demo_data)

@@ -1,0 +1,163 @@
+"""`ls`, `ni` and the graph sections of `ac` in the real shell in a pty at 80/120/200 columns (and in a
+pipe), and `ni -s` on a read-only workspace: the op is shown, then one line naming the folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from precision_tool.formats.ge_graph import load_graph
+from precision_tool.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[2]
+CLI = str(ROOT / "precision_tool" / "cli.py")
+PROMPT = "PrecisionTool >"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+
+
+def _spawn(command: list[str], columns: int, rows: int = 1000, home: str | None = None) -> pexpect.spawn:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA", "COLUMNS", "LINES")}
+    env.update({"NO_COLOR": "1", "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1"})
+    if home:
+        env["HOME"] = home
+    child = pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8", timeout=60,
+                          dimensions=(rows, columns), cwd=str(ROOT))
+    child.expect_exact(PROMPT)
+    return child
+
+
+def _type(child: pexpect.spawn, line: str) -> list[str]:
+    """The screen lines a command printed (prompt and echo removed)."""
+    child.sendline(line)
+    child.expect_exact("\r\r\n")
+    child.expect_exact(PROMPT)
+    return [ANSI.sub("", x).rstrip() for x in child.before.replace("\r\n", "\n").split("\n")]
+
+
+def _ops(root: Path) -> list:
+    (path,) = Workspace(root).build_graph_files(0)
+    return load_graph(path).graphs[0].ops
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_ls_ni_and_ac_sections_at_each_width(demo_root: Path, columns: int) -> None:
+    ops = _ops(demo_root)
+    child = _spawn([sys.executable, CLI, "--data", str(demo_root)], columns)
+    listing = _type(child, "ls")
+    assert all(len(line) <= columns for line in listing)
+    tokens = {word for line in listing for word in line.split()}
+    assert {op.name for op in ops} <= tokens  # every name whole, on one line
+    header = next(line for line in listing if line.split() == ["id", "type", "fusion", "pass", "name"])
+    at = header.index("name")
+    rows = [line for line in listing if re.match(r"^ +\d+  \S", line)]
+    assert len(rows) == len(ops)  # the second run lists the same ops: said once, not repeated
+    assert "  the same 82 op(s) as debug_0" in listing
+    names = {op.name for op in ops}
+    for line in rows:  # aligned: the name starts under its header (a longer type pushes its own row only)
+        name = line.split()[-1]
+        if name not in names:  # too long for this row: the whole name is on the next line, indented
+            following = listing[listing.index(line) + 1]
+            assert following.strip() in names and following.startswith("    "), (line, following)
+            continue
+        assert line.index(name, at - 1) == at or len(line.split()[1]) > 22, line
+    # the graph sections of ac: names whole; the cast op names wrap as a list, never in a narrow cell
+    checks = _type(child, "ac")
+    fusion = next(i for i, line in enumerate(checks) if re.match(r"graph \S+: graph fusion passes", line))
+    checks = checks[fusion:]  # the fusion, cast and similarity sections (the earlier ones are not ours)
+    # (a path longer than the line has a line of its own; anything else fits)
+    too_long = [line for line in checks if len(line) > columns and len(line.split()) > 1]
+    assert not too_long, too_long
+    casts = [op.name for op in ops if op.type == "Cast"]
+    start = checks.index("Cast ops that can lose information")
+    cast_words = {w.strip(",") for line in checks[start:] for w in line.split()}
+    lossy = [n for n in casts if n in cast_words]
+    assert len(lossy) >= 9
+    name_lines = [line for line in checks[start:] if line.strip().startswith("trans_Cast_")]
+    assert len(name_lines) == (1 if columns == 200 else 2), name_lines
+    similarity = next(line for line in checks if line.startswith("debug_0 vs debug_1"))
+    assert "ge_proto_00000001_graph_1_Build.txt" in similarity.split() or \
+        "ge_proto_00000001_graph_1_Build.txt" in {w for line in checks for w in line.split()}
+    # ni: the statistics table never cuts a number and fits the width
+    info = _type(child, "ni bn2/FusedBatchNormV3")
+    assert not [line for line in info if len(line) > columns and len(line.split()) > 1]
+    table = info[next(i for i, line in enumerate(info) if line.startswith("  Tensors")):info.index("  Files")]
+    rows = [line for line in table if re.match(r"^ +(debug_0|golden)", line)]
+    number = r"-?\d[\d.e+-]*"
+    whole = re.compile(rf"^ +(debug_0, debug_1|debug_\d|golden) +(\[[\d,]*\]|scalar)( +{number}){{3}}( +\d+){{3}}$")
+    assert len(rows) == 14 and all(whole.match(line) for line in rows), rows
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
+
+
+def test_pipe_rows_are_one_line_each(cli, demo_root: Path) -> None:
+    ops = _ops(demo_root)
+    result = cli("ls", data=demo_root, env={"COLUMNS": "80"})
+    rows = [line for line in result.out.splitlines() if re.match(r"^ +\d+  \S", line)]
+    assert [line.split()[-1] for line in rows] == [op.name for op in ops]
+    at = next(line for line in result.out.splitlines() if line.endswith("  name")).index("name")
+    assert all(line.index(line.split()[-1], at - 1) == at for line in rows if len(line.split()[1]) <= 22)
+    checks = cli("ac", data=demo_root, env={"COLUMNS": "80"})
+    lines = checks.out.splitlines()
+    cast = next(i for i, line in enumerate(lines) if line.startswith("  DT_FLOAT → DT_FLOAT16  9 op(s): "))
+    assert lines[cast + 1] == "    " + ", ".join(f"trans_Cast_{i}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 9))
+    assert "debug_0 vs debug_1 · ge_proto_00000001_graph_1_Build.txt · 43/43 ops identical" in lines
+
+
+def test_ni_output_taller_than_the_terminal_is_paged(demo_root: Path) -> None:
+    if shutil.which("less") is None:
+        pytest.fail("`less` is needed (the shell pages through it, as git does)")
+    child = _spawn([sys.executable, CLI, "--data", str(demo_root)], 80, rows=20)
+    child.sendline("ni bn2/FusedBatchNormV3")
+    child.expect_exact("BatchNorm")
+    # less waits at its prompt (':' on the last line) instead of letting the output scroll away
+    child.expect(r"\n:\x1b\[K|\(END\)")
+    assert "Golden" not in child.before and "Files" not in child.before  # the rest is still to come
+    child.send("q")
+    child.expect_exact(PROMPT)
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
+
+
+def _read_only(command: list[str]) -> list[str]:
+    """As root, without the capabilities that let root write anywhere (so a 0555 folder refuses it)."""
+    if os.geteuid() != 0:
+        return command
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", *command]
+
+
+def test_ni_save_on_a_read_only_workspace(demo_root: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ro"
+    shutil.copytree(demo_root, ws)
+    subprocess.run(["chmod", "-R", "a-w", str(ws)], check=True)
+    try:
+        child = _spawn(_read_only([sys.executable, CLI, "--data", str(ws)]), 80, home="/nonexistent")
+        out = _type(child, "ni -s 1 pool1/MaxPool")
+        text = "\n".join(out)
+        assert "Traceback" not in text
+        # (the shell's own warning about the history may come first)
+        assert any(line.startswith("pool1/MaxPool  debug_0, debug_1") for line in out)
+        assert "  Type         MaxPool" in out
+        error = " ".join(line.strip() for line in out[out.index("  Files"):] if not line.startswith("    "))
+        assert error.strip().endswith(f"ni -s: cannot write the picture folder {ws}/temp/op_graph/debug_0: Permission "
+                              "denied; add -o DIR to save it in another folder"), out[-6:]
+        pictures = Path(tempfile.mkdtemp(prefix="pt", dir="/tmp"))  # short: the command line fits 80 columns
+        saved = _type(child, f"ni -s 1 -o {pictures} pool1/MaxPool")
+        assert f"saved {pictures}/debug_0/pool1_MaxPool_1.svg (and pool1_MaxPool_1.gv)" in \
+            " ".join(line.strip() for line in saved)
+        assert (pictures / "debug_1" / "pool1_MaxPool_1.gv").is_file()
+        assert "Traceback" not in " ".join(_type(child, "ni pool1/MaxPool"))  # reading works as ever
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+        shutil.rmtree(pictures)
+    finally:
+        subprocess.run(["chmod", "-R", "u+w", str(ws)], check=True)

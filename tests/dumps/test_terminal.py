@@ -119,7 +119,7 @@ def test_read_only_workspace_one_shot_pt_c_and_dc_are_one_line(demo_data: Path, 
             text = proc.stdout + proc.stderr
             assert proc.returncode == 1, text
             lines = [line for line in text.splitlines() if line.strip()]
-            assert len(lines) == 1 and lines[0].startswith(f"cannot write the ") and f" {folder}: " in lines[0], text
+            assert len(lines) == 1 and lines[0].startswith("cannot write the ") and f" {folder}: " in lines[0], text
             assert lines[0].endswith(hint), text
         listing = subprocess.run(_read_only([sys.executable, CLI, "--data", str(ws), "ls", "dump"], ws),
                                  capture_output=True, text=True, env=_env(80), timeout=120)

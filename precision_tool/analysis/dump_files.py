@@ -7,7 +7,6 @@ Names are read from file names only (plus mapping.csv for numbered files); heade
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
@@ -150,17 +149,6 @@ def _list_entries(entries: list[tuple[int, DumpEntry]]) -> list[DumpListing]:
             problem = None
         except FormatError as exc:
             counts, problem = (None, None), exc.problem
-        rows.append(DumpListing(f"debug_{debug_id}", entry.real_name, text, n.op_type, n.op_name, n.task_id, n.stream_id, n.timestamp_us,
-                                counts[0], counts[1], problem))
+        rows.append(DumpListing(f"debug_{debug_id}", entry.real_name, text, n.op_type, n.op_name, n.task_id,
+                                n.stream_id, n.timestamp_us, counts[0], counts[1], problem))
     return rows
-
-
-_TENSOR_REF = re.compile(r"^(?P<file>.+):(?P<kind>input|output):(?P<index>\d+)$")
-
-
-def split_tensor_ref(text: str) -> tuple[str, str, int] | None:
-    """'FILE:output:0' → (FILE, 'output', 0); None when `text` is not such a reference."""
-    match = _TENSOR_REF.match(text)
-    if not match:
-        return None
-    return match.group("file"), match.group("kind"), int(match.group("index"))

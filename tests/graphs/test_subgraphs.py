@@ -38,15 +38,15 @@ def test_ni_shows_subgraph_relations(cli, make_workspace) -> None:
     root = make_workspace({0: model})
     owner = cli("ni", "pc", data=root)
     assert owner.status == 0, owner.err
-    assert "Subgraphs      pc_body (5 ops)" in owner.out
+    assert "  Subgraphs    pc_body (5 ops)" in owner.out
     inner = cli("ni", "add", data=root)
-    assert "ParentOp       [PartitionedCall] pc (graph ge_default_1)" in inner.out
+    assert "  ParentOp     [PartitionedCall] pc (graph ge_default_1)" in inner.out
     data = cli("ni", "arg1", data=root)
-    assert "ParentOp       [PartitionedCall] pc (graph ge_default_1)" in data.out
-    assert "RealInput      w:0 (graph ge_default_1, input 1 of the parent op)" in data.out
-    assert "RealInput      x:0 (graph ge_default_1, input 0" in cli("ni", "arg0", data=root).out
+    assert "  ParentOp     [PartitionedCall] pc (graph ge_default_1)" in data.out
+    assert "  RealInput    w:0 (graph ge_default_1, input 1 of the parent op)" in data.out
+    assert "  RealInput    x:0 (graph ge_default_1, input 0" in cli("ni", "arg0", data=root).out
     stray = cli("ni", "stray", data=root)
-    assert stray.status == 0 and "RealInput      ? (_parent_node_index 5 but pc has 2 data input(s))" in stray.out
+    assert stray.status == 0 and "  RealInput    ? (_parent_node_index 5 but pc has 2 data input(s))" in stray.out
     plain = cli("ni", "x", data=root).out
     assert "Subgraphs" not in plain and "ParentOp" not in plain and "RealInput" not in plain
     # the model's own resolution agrees with what ni shows

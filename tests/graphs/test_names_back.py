@@ -64,6 +64,10 @@ def test_fused_names_tensor_suffixes_and_files(cli, demo_root: Path) -> None:
                         "_datadump_original_op_names)")
     assert HEADING.findall(fused.out) == ["conv1/Conv2D"]
     assert HEADING.findall(cli("ni", "conv1_BiasAdd", data=demo_root).out) == ["conv1/Conv2D"]
+    # ls -n takes the dump-file spelling too
+    listed = cli("ls", "-n", "bn2_FusedBatchNormV3", data=demo_root).out.splitlines()
+    assert [line.split()[-1] for line in listed if re.match(r"^ +\d+  ", line)] == [
+        "bn2/FusedBatchNormV3", "gradients/bn2/FusedBatchNormV3_grad/FusedBatchNormGradV3"]
     # NAME:output:N (and a TF tensor name NAME:N) show the op with that tensor marked
     for spelling in ("bn2/Relu:output:0", "bn2_Relu:output:0", "bn2/Relu:0"):
         marked = cli("ni", spelling, data=demo_root)

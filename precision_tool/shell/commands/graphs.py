@@ -43,7 +43,10 @@ def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
 
     index = _load(ctx, args.graph)
     entries = index.entries(args.graph)
-    filters = [(args.name, lambda e: e.name), (args.type, lambda e: e.type),
+    from precision_tool.formats.npu_dump import sanitize_op_name
+
+    # -n matches the graph name and its dump-file spelling (bn2_FusedBatchNormV3), as ni accepts both
+    filters = [(args.name, lambda e: f"{e.name}\n{sanitize_op_name(e.name)}"), (args.type, lambda e: e.type),
                (args.fusion_pass, lambda e: e.fusion_pass or ""), (args.kernel, lambda e: e.kernel_name or "")]
     for needle, field in filters:
         if needle:

@@ -65,7 +65,7 @@ def test_ctrl_c_during_vc_says_what_was_kept_and_resume_finishes(tmp_path: Path,
     match = re.search(r"vc interrupted \(Ctrl-C\); kept: partial \((\d+) of (\d+) ops\): (\S+) "
                       r"not started: debug_0 vs debug_1 `vc --resume` finishes the run", said)
     assert match, said
-    assert match.group(3) == str(partial) and 20 <= int(match.group(1)) < int(match.group(2))
+    assert match.group(3) == str(partial) and 0 < int(match.group(1)) < int(match.group(2))
     assert partial.is_file()  # kept as it said
     # each path and each kept item on a line of its own
     assert any(line.strip().endswith(str(partial)) for line in screen.splitlines())

@@ -124,7 +124,7 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
                  for s in specs]
         if command is not None:
             ctx.note(note_line(f"running CANN's msaccucmp ({' '.join(command)})"))
-            return nc.run_specs_cann(specs, result_dir, command, threshold=threshold)
+            return nc.run_specs_cann(specs, result_dir, command, threshold=threshold, labels=workspace_labeller(ws))
         return nc.run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
                             on_warning=warn, labels=workspace_labeller(ws))
 
@@ -386,11 +386,13 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
 COMMANDS = [
     Command("vc", "compare the whole network: NPU dumps vs golden tensors (or vs another NPU run)",
             _vc_parser, _vc, completer=_complete_path,
-            description="Compare every NPU op with its golden tensors through the compiled graph; rows go to\n"
-                        "temp/vector_compare/<time>/result_<time>.csv (msaccucmp's format). With no options:\n"
-                        "the newest npu/debug_0 dump vs tf/dump through debug_0's Build graphs, and\n"
-                        "debug_0 vs debug_1 when both exist; one dump iteration (the lowest, or --step N),\n"
-                        "never several mixed."),
+            # one paragraph, no hard line breaks: the help formatter wraps it to the terminal
+            description="Compare every NPU op with its golden tensors through the compiled graph; rows go to "
+                        "temp/vector_compare/<time>/result_<time>.csv (msaccucmp's format; -o DIR writes "
+                        "DIR/<time>/ instead). With no options: the newest npu/debug_0 dump vs tf/dump through "
+                        "debug_0's Build graphs, and debug_0 vs debug_1 when both exist; one dump iteration (the "
+                        "lowest, or --step N), never several mixed. Ctrl-C keeps the rows so far (vc --resume "
+                        "finishes them)."),
     Command("vcs", "summarise comparison results: abnormal ops and the first divergent op",
             _vcs_parser, _vcs, completer=_complete_path),
     Command("cp", "compare two tensors (.npy or DUMPFILE:output:0): errors, items, the ten metrics",

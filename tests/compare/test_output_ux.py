@@ -81,7 +81,7 @@ def test_vcs_on_the_folder_of_runs_takes_the_newest(tmp_path: Path, cli, make_ne
     assert len(runs) == 2
     shown = cli("vcs", "-f", str(net.root / "temp" / "vector_compare"), data=net.root)
     assert shown.status == 0, shown.out + shown.err
-    assert f"holds 2 result folder(s); showing the newest, {runs[-1].name}" in shown.out + shown.err
+    assert f"showing the newest of 2 result folder(s) (`vcs -f` on another picks it): {runs[-1]}\n" in shown.out
     assert str(runs[-1] / f"result_{runs[-1].name}.csv") in shown.out
     assert str(runs[0] / "result_") not in shown.out
     empty = tmp_path / "empty"

@@ -279,8 +279,8 @@ def newest_results(ctx: Context, root: Path, given: bool = False) -> tuple[Path,
                     f"skipped {len(skipped)} newer result folder(s) with no result CSV (a failed run): "
                     + ", ".join(str(p) for p in skipped)))
             if given:
-                ctx.note(note_line(f"{root} holds {len(folders)} result folder(s); showing the newest, "
-                                   f"{folder.name} (`vcs -f {folder}` names one)"))
+                ctx.note(note_line(f"showing the newest of {len(folders)} result folder(s) "
+                                   f"(`vcs -f` on another picks it): {folder}"))
             return folder, files
         skipped.append(folder)
     raise WorkspaceError(f"no result CSVs (result_*.csv) in any folder of {root}; run `vc` (or `ac -c`) first")

@@ -103,10 +103,15 @@ def _wrap_line(line: Text, width: int) -> list[Text]:
         if cell_len(lead.plain) + cell_len(plain[start:word_end]) <= width:
             end = word_end
             continue
-        lines.append(lead + line[start:end])
+        lines.append(_indented(lead, line[start:end], width))
         start, end, lead = word_start, word_end, hanging
-    lines.append(lead + line[start:end])
+    lines.append(_indented(lead, line[start:end], width))
     return lines
+
+
+def _indented(lead: Text, body: Text, width: int) -> Text:
+    # A word too long to follow its indent starts the line, so the terminal folds it only if it must.
+    return lead + body if cell_len(lead.plain) + cell_len(body.plain) <= width else body
 
 
 def show(console: Console, result: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import runpy
+import tempfile
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -16,6 +17,8 @@ from precision_tool.errors import ConfigError
 
 CONFIG_ENV = "PRECISION_TOOL_CONFIG"
 DATA_ENV = "PRECISION_DATA"
+# Per-user folder for history and the log when there is no writable workspace.
+HOME_ENV = "PRECISION_TOOL_HOME"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
@@ -48,8 +51,28 @@ class Settings:
 
 
 def user_state_dir() -> Path:
-    """$XDG_STATE_HOME/precision_tool (~/.local/state/precision_tool): history and log without a workspace."""
-    return Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state") / "precision_tool"
+    """Where history and the log go when there is no (writable) workspace.
+
+    $PRECISION_TOOL_HOME, else $XDG_STATE_HOME/precision_tool, else ~/.local/state/precision_tool;
+    a user without a home folder gets a per-user folder in the temp folder.
+    """
+    if os.environ.get(HOME_ENV):
+        return Path(os.environ[HOME_ENV]).expanduser()
+    if os.environ.get("XDG_STATE_HOME"):
+        return Path(os.environ["XDG_STATE_HOME"]) / "precision_tool"
+    try:
+        return Path.home() / ".local" / "state" / "precision_tool"
+    except (RuntimeError, KeyError):  # no $HOME and no passwd entry
+        return Path(tempfile.gettempdir()) / f"precision_tool-{_uid()}"
+
+
+def temp_log_file() -> Path:
+    """The last place the log may go: <temp folder>/precision_tool-<uid>.log."""
+    return Path(tempfile.gettempdir()) / f"precision_tool-{_uid()}.log"
+
+
+def _uid() -> str:
+    return str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
 
 
 def _check_value(name: str, value: Any, expected: type) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 import shlex
 import shutil
 import subprocess
@@ -38,7 +39,7 @@ def split_line(line: str) -> list[str]:
 def log_file_in_use() -> str | None:
     """Where tracebacks go: the file of the tool's log handler (set up by shell/main.py)."""
     for handler in log.handlers:
-        if isinstance(handler, logging.FileHandler):
+        if isinstance(handler, logging.FileHandler) and handler.baseFilename != os.devnull:
             return handler.baseFilename
     return None
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from precision_tool import __version__
-from precision_tool.config import LOG_LEVELS, load_settings, user_state_dir
+from precision_tool.config import LOG_LEVELS, load_settings, temp_log_file, user_state_dir
 from precision_tool.errors import PrecisionToolError
 from precision_tool.render.console import make_console
 from precision_tool.render.messages import show_error
@@ -19,26 +20,59 @@ from precision_tool.shell.table import build_table
 from precision_tool.workspace import Workspace
 
 
-class LazyDirFileHandler(logging.FileHandler):
-    """Writes the log under temp/ and creates that folder only when there is something to log."""
+class FallbackFileHandler(logging.FileHandler):
+    """Logs to the first of `paths` that can be written, creating its folder only when something is logged.
 
-    def __init__(self, path: Path) -> None:
-        super().__init__(path, delay=True, encoding="utf-8")
+    A read-only workspace, a missing HOME or a full disk move the log to the next place; when none is
+    writable records are dropped. Logging never prints "--- Logging error ---" tracebacks at the user.
+    """
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self._places = [Path(p) for p in paths]
+        super().__init__(self._places[0], delay=True, encoding="utf-8")
 
     def _open(self):  # type: ignore[no-untyped-def]
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
-        return super()._open()
+        while self._places:
+            self.baseFilename = os.path.abspath(self._places[0])
+            try:
+                Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+                return super()._open()
+            except OSError:
+                self._places.pop(0)
+        self.baseFilename = os.devnull
+        return open(os.devnull, "a", encoding="utf-8")
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        # Writing failed (disk full, folder gone): try the next place once per place, then drop.
+        if self.baseFilename == os.devnull:
+            return
+        stream, self.stream = self.stream, None  # type: ignore[assignment]
+        try:
+            if stream is not None:
+                stream.close()
+        except OSError:
+            pass
+        if self._places:
+            self._places.pop(0)
+        self.emit(record)
+
+
+def log_places(workspace: Workspace) -> list[Path]:
+    """Where the log may go, best first: the workspace's temp/, the per-user folder, the temp folder."""
+    places = [workspace.log_file] if workspace.root.is_dir() else []
+    places.append(user_state_dir() / "precision_tool.log")
+    try:
+        places.append(temp_log_file())
+    except OSError:  # no usable temp folder at all
+        pass
+    return places
 
 
 def setup_logging(workspace: Workspace, level: str) -> None:
     logger = logging.getLogger("precision_tool")
     logger.handlers.clear()
     logger.propagate = False
-    if workspace.root.is_dir():
-        path = workspace.log_file
-    else:  # no workspace to write into: a per-user log rather than creating a workspace
-        path = user_state_dir() / "precision_tool.log"
-    handler: logging.Handler = LazyDirFileHandler(path)
+    handler: logging.Handler = FallbackFileHandler(log_places(workspace))
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger.addHandler(handler)
     logger.setLevel(level.upper() if level.upper() in LOG_LEVELS else "INFO")

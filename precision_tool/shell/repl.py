@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Iterable, Sequence, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 from rich.text import Text
 
 from precision_tool import __version__
-from precision_tool.config import user_state_dir
+from precision_tool.config import HOME_ENV, user_state_dir
+from precision_tool.render.console import show
+from precision_tool.render.messages import warning_line
 from precision_tool.shell.command import Context
 from precision_tool.shell.completion import ShellCompleter
 from precision_tool.shell.dispatch import execute
@@ -21,23 +23,58 @@ PROMPT = "PrecisionTool > "
 
 
 class LazyFileHistory(FileHistory):
-    """FileHistory that creates its folder only when the first line is stored."""
+    """FileHistory that creates its folder only when the first line is stored, and never crashes the shell.
+
+    When a place cannot be written (read-only workspace, no HOME, full disk) the lines go to the next of
+    `fallbacks`, then stay in memory; `warning` then holds one line for the user (shown once).
+    """
+
+    def __init__(self, filename: str | os.PathLike[str], fallbacks: Sequence[str | os.PathLike[str]] = ()) -> None:
+        super().__init__(os.fspath(filename))
+        self._fallbacks = [os.fspath(p) for p in fallbacks]
+        self._failed: list[str] = []
+        self.warning: str | None = None
+
+    def load_history_strings(self) -> Iterable[str]:
+        try:
+            return list(super().load_history_strings())
+        except OSError:  # an unreadable history file: start with an empty one
+            return []
 
     def store_string(self, string: str) -> None:
-        Path(self.filename).parent.mkdir(parents=True, exist_ok=True)
-        super().store_string(string)
+        while self.filename is not None:
+            try:
+                Path(self.filename).parent.mkdir(parents=True, exist_ok=True)
+                super().store_string(string)
+                break
+            except OSError as exc:
+                self._failed.append(f"{self.filename} ({exc.strerror or exc})")
+                self.filename = self._fallbacks.pop(0) if self._fallbacks else None  # type: ignore[assignment]
+        if self._failed and self.warning is None:
+            where = (f"this session's history goes to {self.filename}" if self.filename is not None
+                     else f"this session's history stays in memory (set ${HOME_ENV} to a writable folder "
+                          "to keep it)")
+            self.warning = f"cannot write the shell history to {' nor '.join(self._failed)}; {where}"
 
 
 def history_for(ctx: Context) -> History:
     path = os.environ.get("PRECISION_TOOL_HISTORY")
     if path:
         return LazyFileHistory(path)
-    if ctx.workspace.root.is_dir():
-        return LazyFileHistory(str(ctx.workspace.history_file))
     try:
-        return LazyFileHistory(str(user_state_dir() / "history"))
-    except OSError:
+        user = str(user_state_dir() / "history")
+    except OSError:  # no usable folder for per-user state at all
         return InMemoryHistory()
+    if ctx.workspace.root.is_dir():
+        return LazyFileHistory(ctx.workspace.history_file, fallbacks=[user])
+    return LazyFileHistory(user)
+
+
+def _warn_once(history: History, ctx: Context, shown: list[bool]) -> None:
+    warning = getattr(history, "warning", None)
+    if warning and not shown:
+        shown.append(True)
+        show(ctx.console, warning_line(warning))
 
 
 def banner(ctx: Context) -> list[Text]:
@@ -52,10 +89,13 @@ def banner(ctx: Context) -> list[Text]:
 
 
 def interactive(ctx: Context, debug: bool = False) -> int:
+    ctx.console.paging = True  # type: ignore[attr-defined]  # results taller than the screen go through a pager
     for line in banner(ctx):
         ctx.console.print(line)
+    history = history_for(ctx)
+    warned: list[bool] = []
     session: PromptSession[str] = PromptSession(
-        history=history_for(ctx),
+        history=history,
         completer=ShellCompleter(ctx.table, ctx.workspace),
         complete_while_typing=False,
     )
@@ -66,6 +106,7 @@ def interactive(ctx: Context, debug: bool = False) -> int:
             continue
         except EOFError:  # Ctrl-D
             return 0
+        _warn_once(history, ctx, warned)  # a history write that failed while the line was accepted
         if execute(line, ctx, debug=debug).exit_requested:
             return 0
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 from precision_tool.config import Settings
 from precision_tool.errors import WorkspaceError
@@ -12,6 +16,8 @@ from precision_tool.shell.command import Command, CommandTable, Context
 from precision_tool.shell.dispatch import execute
 from precision_tool.shell.main import setup_logging
 from precision_tool.workspace import Workspace
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _buggy(args, ctx):
@@ -66,3 +72,50 @@ def test_without_a_workspace_the_traceback_goes_to_the_user_log(tmp_path, monkey
     assert f"full traceback in {log};" in out.getvalue()
     assert "RuntimeError: boom" in log.read_text()
     assert not (tmp_path / "no_workspace").exists()
+
+
+def test_log_falls_back_to_the_temp_folder_then_to_nothing(tmp_path, monkeypatch):
+    import tempfile
+
+    (tmp_path / "temp").write_text("a file where temp/ should be")  # the workspace log cannot be written
+    monkeypatch.setenv("PRECISION_TOOL_HOME", str(tmp_path / "temp" / "state"))  # nor the per-user one
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    ctx, out = _context(tmp_path)
+    execute("bug", ctx)
+    log = tmp_path / "tmp" / f"precision_tool-{os.getuid()}.log"
+    assert out.getvalue().splitlines() == [f"unexpected error: RuntimeError: boom (full traceback in {log}; "
+                                           "--debug shows it here)"]
+    logging.getLogger("precision_tool").handlers[0].flush()
+    assert "RuntimeError: boom" in log.read_text()
+    (tmp_path / "tmp").chmod(0o755)
+    log.unlink()
+    (tmp_path / "tmp").rmdir()
+    (tmp_path / "tmp").write_text("now the temp folder is a file too")
+    ctx, out = _context(tmp_path)
+    execute("bug", ctx)
+    assert out.getvalue().splitlines() == ["unexpected error: RuntimeError: boom (full traceback in no log file; "
+                                           "--debug shows it here)"]
+
+
+def test_a_full_disk_never_prints_a_logging_error(tmp_path):
+    # A private tmpfs without free space (unshare -rm: works as root and as a user) holds the workspace.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    script = (
+        "import logging, tempfile, io\n"
+        "from pathlib import Path\n"
+        "tempfile.tempdir = '/nonexistent'\n"
+        "from precision_tool.shell.main import setup_logging\n"
+        "from precision_tool.workspace import Workspace\n"
+        f"setup_logging(Workspace({str(ws)!r}), 'INFO')\n"
+        "log = logging.getLogger('precision_tool')\n"
+        "for n in range(200):\n"
+        "    log.error('x' * 1000)\n"
+        "print('done')\n"
+    )
+    shell = (f"mount -t tmpfs -o size=8k tmpfs {ws} && "
+             f'PRECISION_TOOL_HOME={ws}/state "{sys.executable}" -c "$0"')
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", shell, script], capture_output=True, text=True,
+                          cwd=ROOT)
+    assert done.returncode == 0 and done.stdout == "done\n" and done.stderr == "", done.stderr

@@ -59,7 +59,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
 
     from precision_tool.demo.build import DEFAULT_DIR, fused_ops, prepare_folder, run_network
     from precision_tool.demo.npu_sim import PLANTED_FAULT
-    from precision_tool.errors import CommandFailed
+    from precision_tool.errors import CommandFailed, WorkspaceError
     from precision_tool.render.messages import note_line
     from precision_tool.shell.dispatch import execute
     from precision_tool.workspace import Workspace
@@ -67,7 +67,15 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     started = time.perf_counter()
     dir_text = args.dir or DEFAULT_DIR
     root = Path(dir_text).expanduser().resolve()
-    prepare_folder(root, force=args.force)
+    hint = "give a folder you can write: `demo DIR`"
+    if root.is_dir():  # someone else's or a read-only folder: say so before --force removes anything
+        Workspace.ensure_dir(root, "demo folder", hint=hint)
+    try:
+        prepare_folder(root, force=args.force)
+    except OSError as exc:  # --force could not remove a part of the old workspace
+        raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
+                             f"({exc.filename}); {hint}") from None
+    Workspace.ensure_dir(root, "demo folder", hint=hint)
     ctx.note(note_line(f"building the demo workspace in {root} (TensorFlow golden step, simulated NPU run)"))
     build = run_network(root)
     for line in build.log.splitlines():

@@ -49,6 +49,7 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
     )
     from precision_tool.render.messages import note_line
     from precision_tool.render.tf import render_extract_summary
+    from precision_tool.workspace import Workspace
 
     selector = parse_run_selector(args.run)
     dump_dir = Path(args.dir).expanduser() if args.dir else ctx.workspace.tf_debug_dir
@@ -69,6 +70,10 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
             ctx.note(note_line(f"{dump_dir} already holds dumps: not running the training command "
                                "(empty the folder to dump again)"))
     location = locate_tf_dumps(dump_dir, args.format)
+    # A read-only workspace (someone else's dumps): say so before reading anything, with the way out.
+    Workspace.ensure_dir(out_dir, "golden folder", hint=(
+        "give a folder you can write with --out DIR" if args.out else
+        "write the golden files elsewhere with --out DIR, or choose another workspace with --data DIR"))
     with ctx.progress() as bar:
         task = bar.add_task("tf_dump", total=None)
 

@@ -108,21 +108,49 @@ def test_workspace_whose_temp_is_a_file_still_runs(cli, tmp_path):
     assert result.status == 0 and "Traceback" not in result.out + result.err
 
 
+def _runs_sleep(pid: int) -> bool:
+    """Whether `sleep` runs below process `pid` (child or grandchild, through the shell of `run`)."""
+    from pathlib import Path
+
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                if Path(f"/proc/{child}/cmdline").read_bytes().startswith(b"sleep") or _runs_sleep(int(child)):
+                    return True
+    except OSError:  # a process ended while we looked
+        pass
+    return False
+
+
 def test_ctrl_c_at_any_moment_ends_without_a_traceback(tmp_path):
-    """Interrupted while importing, parsing or running: never a traceback."""
+    """Interrupted early or late while importing, or while running: never a traceback.
+
+    The moments are events, not delays: `-X importtime` reports each finished import on stderr, and the
+    running command is there once `sleep` is a child. (Before Python has imported `site` Ctrl-C is
+    CPython's own "Fatal Python error", whatever the program; no moment here falls in that window.)
+    """
     import os
     import signal
-    import time
     from pathlib import Path
 
     cli_path = Path(__file__).resolve().parents[2] / "precision_tool" / "cli.py"
-    for delay in (0.05, 0.3, 1.5):
+    for moment in ("precision_tool.errors", "precision_tool.shell.table", "running"):
         # its own process group, signalled as a whole: what Ctrl-C in a terminal does
-        proc = subprocess.Popen([sys.executable, str(cli_path), "--data", str(tmp_path), "run", "sleep 20"],
+        proc = subprocess.Popen([sys.executable, "-X", "importtime", str(cli_path), "--data", str(tmp_path), "run",
+                                 "sleep 20"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env={**os.environ, "NO_COLOR": "1"}, start_new_session=True)
-        time.sleep(delay)
+        err = ""
+        if moment == "running":
+            while proc.poll() is None and not _runs_sleep(proc.pid):
+                pass
+        else:
+            for line in proc.stderr:
+                err += line
+                if line.rstrip().endswith(f"| {moment}") or line.rstrip().endswith(f"  {moment}"):
+                    break
         os.killpg(proc.pid, signal.SIGINT)
-        out, err = proc.communicate(timeout=15)
-        assert "Traceback" not in out + err, (delay, out, err)
-        assert proc.returncode in (1, 130), (delay, proc.returncode)
+        out, rest = proc.communicate(timeout=15)
+        err = "\n".join(line for line in (err + rest).splitlines() if not line.startswith("import time:"))
+        assert "Traceback" not in out + err, (moment, out, err)
+        assert proc.returncode in (1, 130), (moment, proc.returncode)

@@ -43,7 +43,8 @@ def _auto_check(args: argparse.Namespace, ctx: Context) -> Any:
             result = section.run(args, ctx)
         except PrecisionToolError as exc:
             failed.append(section.name)
-            show_error(ctx.console, f"{section.name}: {exc}")
+            if str(exc):  # an empty message: the section has already said what went wrong
+                show_error(ctx.console, f"{section.name}: {exc}")
             continue
         if isinstance(result, SectionResult):
             if result.recap is not None:

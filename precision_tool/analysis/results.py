@@ -9,6 +9,7 @@ Readers find columns by header name, so msaccucmp CSVs of any version read the s
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 import os
@@ -390,14 +391,17 @@ def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpRe
             reasons=tuple(entry["reasons"]),
         )
         label = labels.get(op.npu_op) if labels is not None else None
-        ops.append(_relabelled(op, label) if label is not None else op)
+        if label is not None:
+            op = _relabelled(op, label)
+        elif labels is not None:
+            # not a graph op (a group's NaN row naming several ops): its number is the CSV's, not a graph id
+            op = dataclasses.replace(op, index=f"Index {op.index}")
+        ops.append(op)
     return ops
 
 
 def _relabelled(op: OpResult, label: "OpLabel") -> OpResult:
     """`op` under its graph id and name; the other side keeps its name unless it is the same op (NPU vs NPU)."""
-    import dataclasses
-
     def tensor(t: TensorCosine) -> TensorCosine:
         if t.tensor_index.startswith(op.npu_op + ":"):
             return dataclasses.replace(t, tensor_index=label.name + t.tensor_index[len(op.npu_op):])

@@ -140,3 +140,32 @@ def test_cp_tolerances_follow_the_dtype_and_no_table_is_printed_twice(tmp_path: 
     everything = cli("cp", shifted, b, "-p", "4", data=net.root)
     assert "first error items" not in everything.out and everything.out.count("first items") == 1
     assert len(re.findall(r"│ yes\s*$", everything.out, re.M)) == 4
+
+
+def test_ops_are_numbered_by_their_graph_id_not_the_csv_counter(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    import csv
+    import dataclasses
+    import shutil
+
+    from precision_tool.formats.ge_graph import load_graph, write_graph_text
+
+    net = make_net(tmp_path / "precision_data")
+    model = load_graph(net.graph_txt)
+    for graph in model.graphs:
+        graph.ops[:] = [dataclasses.replace(op, id=op.id + 100) for op in graph.ops]
+    write_graph_text(model, net.graph_txt)
+    shutil.copytree(net.root / "npu" / "debug_0", net.root / "npu" / "debug_1")
+    ran = cli("vc", "-j", "1", data=net.root)
+    assert ran.status == 0, ran.out + ran.err
+    # every panel, NPU vs golden and NPU vs NPU (whose CSV spells nan_Op), shows the graph's id and name
+    assert ran.out.count("first divergent op: [103] relu1/Relu (Relu;") == 1
+    assert "first divergent op [103] relu1/Relu;" in ran.out
+    titles = PANEL_TITLE.findall(ran.out)
+    assert ("112", "nan/Op") in titles, titles  # the NPU-vs-NPU panel (the runs differ only there)
+    assert all(int(index) >= 100 for index, _ in titles) and "nan_Op" not in ran.out
+    (result,) = (net.root / "temp" / "vector_compare").glob("*/result_*[0-9].csv")
+    with open(result, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["Index"] for r in rows if r["TensorIndex"].startswith("relu1/Relu:")} == {"3"}  # the CSV is msaccucmp's
+    shown = cli("ni", "relu1/Relu", data=net.root)
+    assert re.search(r"Id\s+103\b", shown.out), shown.out

@@ -8,6 +8,7 @@ use `ctx.progress()` for a live progress bar and `ctx.status()` for notes shown 
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NoReturn, Sequence
@@ -32,11 +33,57 @@ class CommandParser(argparse.ArgumentParser):
         # -h is handled by the dispatcher (it shows format_help()), never by argparse's print+exit.
         self.add_argument("-h", "--help", action="store_true", help="show this help")
 
+    def format_help(self) -> str:
+        """Plain help at the terminal's width (the shell prints `help_renderable` instead)."""
+        import shutil
+
+        from precision_tool.shell.help_format import plain_help
+
+        return plain_help(self, shutil.get_terminal_size().columns)
+
+    def help_renderable(self, width: int) -> Any:
+        """The help as a rich renderable, reflowed to `width` (see shell/help_format.py)."""
+        from precision_tool.shell.help_format import parser_help
+
+        return parser_help(self, width)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        # A positional's name is what users see in the usage line and in errors; without a metavar
+        # argparse would show its internal dest ("argument subject: ..."). Upper-case, as option values are.
+        if (args and not args[0].startswith("-") and "metavar" not in kwargs and "choices" not in kwargs
+                and kwargs.get("nargs") != argparse.REMAINDER):
+            kwargs["metavar"] = args[0].upper()
+        return super().add_argument(*args, **kwargs)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse's own message names the argument by its dest and quotes each choice.
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(str, action.choices))
+            option = "/".join(action.option_strings)
+            raise argparse.ArgumentError(None, f"{option} takes one of: {choices}; not {value!r}" if option
+                                         else f"{value!r} is not one of: {choices}")
+
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message} (see `{self.prog} -h`)")
+        raise UsageError(f"{self.prog}: {_user_words(message)} (see `{self.prog} -h`)")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise UsageError(message or f"{self.prog}: exit {status}")
+
+
+def _user_words(message: str) -> str:
+    """argparse's messages in the words of the usage line: no "argument X:" prefix, plain phrasing."""
+    for pattern, replacement in _ARGPARSE_PHRASES:
+        message = pattern.sub(replacement, message)
+    return message
+
+
+_ARGPARSE_PHRASES = [
+    (re.compile(r"^argument (\S+): expected one argument$"), r"\1 needs a value"),
+    (re.compile(r"^argument (\S+): expected at least one argument$"), r"\1 needs at least one value"),
+    (re.compile(r"^argument (\S+): ignored explicit argument (.*)$"), r"\1 takes no value (got \2)"),
+    (re.compile(r"^argument (\S+): not allowed with argument (\S+)$"), r"\1 and \2 do not go together"),
+    (re.compile(r"^argument "), ""),
+]
 
 
 @dataclass
@@ -93,7 +140,6 @@ class Command:
         parser = CommandParser(
             prog=prog or self.name,
             description=self.description or self.summary,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         self.build_parser(parser)
         return parser

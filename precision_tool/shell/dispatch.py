@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 
 from precision_tool.errors import CommandFailed, PrecisionToolError, UsageError
-from precision_tool.render.console import show
+from precision_tool.render.console import shared_width, show
 from precision_tool.render.messages import show_error
 from precision_tool.shell.command import Context
 
@@ -44,6 +44,31 @@ def log_file_in_use() -> str | None:
     return None
 
 
+# Words that mean something only to a shell (a pipe, a redirection, a command list).
+SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "2>", "2>&1", "&"})
+
+
+def one_edit_away(word: str, names: list[str]) -> list[str]:
+    """The names one typo from `word`: one letter changed, added, dropped, or two neighbours swapped."""
+    return [n for n in names if n != word and _one_edit(word, n)]
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def _either(names: list[str]) -> str:
+    quoted = [f"`{n}`" for n in names]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 def unknown_command_message(word: str, names: list[str]) -> str:
     close = difflib.get_close_matches(word, names, n=3, cutoff=0.5)
     hint = f"; did you mean {', '.join(close)}?" if close else "; type `help` for the commands"
@@ -62,15 +87,25 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
         name, rest = words[0], words[1:]
         command = ctx.table.get(name)
         if command is None:
+            close = one_edit_away(name, ctx.table.names())
+            if passthrough and close and shutil.which(name):
+                # `nl` for `ni`: running the program (which may wait on stdin) would hide the typo.
+                raise UsageError(f"`{name}` is a shell program; did you mean {_either(close)}? "
+                                 f"`run {line.strip() or name}` runs it")
             if passthrough and shutil.which(name):
                 # The original tool runs a known program (`vim file.txt`) as it is; no shell involved.
                 status = subprocess.call(words)
                 return Outcome(ok=status == 0)
             raise UsageError(unknown_command_message(name, ctx.table.names()))
         parser = command.parser(prog=name)
+        operators = [w for w in rest if w in SHELL_OPERATORS]
+        if operators and command.name != "run":
+            raise UsageError(f"{name}: `{operators[0]}` is shell syntax, and the tool's commands do not go "
+                             f"through a shell; from bash: precision-tool --data {shlex.quote(str(ctx.workspace.root))} "
+                             f"{line.strip()}")
         # -h wins over everything else on the line, even over missing required arguments.
         if "-h" in rest or "--help" in rest:
-            console.print(parser.format_help().rstrip(), markup=False, highlight=False)
+            show(console, parser.help_renderable(shared_width(console)))
             return Outcome(ok=True)
         args = parser.parse_args(rest)
         # What follows the command name, as typed (for `run`, which hands it to a shell).

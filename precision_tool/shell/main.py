@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Sequence
 
 from precision_tool import __version__
-from precision_tool.config import LOG_LEVELS, load_settings, temp_log_file, user_state_dir
+from precision_tool.config import DATA_ENV, LOG_LEVELS, load_settings, temp_log_file, user_state_dir
 from precision_tool.errors import PrecisionToolError
 from precision_tool.render.console import make_console
-from precision_tool.render.messages import show_error
-from precision_tool.shell.command import Context
+from precision_tool.render.console import show
+from precision_tool.render.messages import show_error, warning_line
+from precision_tool.shell.command import CommandTable, Context
 from precision_tool.shell.dispatch import execute
 from precision_tool.shell.table import build_table
 from precision_tool.workspace import Workspace
@@ -78,24 +79,51 @@ def setup_logging(workspace: Workspace, level: str) -> None:
     logger.setLevel(level.upper() if level.upper() in LOG_LEVELS else "INFO")
 
 
-def top_parser() -> argparse.ArgumentParser:
+def top_parser(table: CommandTable | None = None) -> argparse.ArgumentParser:
+    """The `precision-tool` command line; -h lists the commands from `table` after the options."""
+    from precision_tool.shell.help_format import HelpFormatter
+
     parser = argparse.ArgumentParser(
         prog="precision-tool",
         description="Find the operator that makes a network lose accuracy on an Ascend NPU. "
         "Without COMMAND opens the `PrecisionTool >` shell (or reads commands from stdin "
         "when it is not a terminal).",
+        epilog=_commands_epilog(table) if table is not None else None,
+        formatter_class=HelpFormatter,
         allow_abbrev=False,
     )
     parser.add_argument("--data", metavar="DIR", help="workspace folder (default ./precision_data, "
                         "or $PRECISION_DATA, or ROOT_DIR in config.py)")
     parser.add_argument("--debug", action="store_true", help="show full tracebacks of unexpected errors")
     parser.add_argument("--version", action="version", version=f"PrecisionTool {__version__}")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="one command and its options")
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="COMMAND ...",
+                        help="one command and its options (see the list below)")
     return parser
 
 
+def _commands_epilog(table: CommandTable) -> str:
+    # Indented lines are kept as written by the formatter; a long summary wraps under its column.
+    names = [", ".join((c.name, *c.aliases)) for c in table]
+    column = max(len(n) for n in names) + 4
+    lines = ["commands (`precision-tool help CMD` or `precision-tool CMD -h` explains one):"]
+    lines += [f"  {name.ljust(column - 2)}{command.summary}" for name, command in zip(names, table)]
+    return "\n".join(lines)
+
+
+def _missing_workspace_warning(workspace: Workspace, args: argparse.Namespace) -> str | None:
+    """One line when a workspace the user named (--data, $PRECISION_DATA) does not exist."""
+    if workspace.root.exists():
+        return None
+    source = "--data" if args.data is not None else f"${DATA_ENV}" if os.environ.get(DATA_ENV) else None
+    if source is None:  # the default ./precision_data: the banner and each command say what is missing
+        return None
+    return (f"the workspace {workspace.root} ({source}) does not exist; fix the path, or let a command "
+            f"create it (`demo {workspace.root}` builds an example there)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = top_parser().parse_args(argv)
+    table = build_table()
+    args = top_parser(table).parse_args(argv)
     console = make_console()
     try:
         settings = load_settings(data_dir=args.data)
@@ -104,7 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         show_error(console, str(exc))
         return 1
     setup_logging(workspace, settings.LOG_LEVEL)
-    ctx = Context(settings=settings, workspace=workspace, console=console, table=build_table())
+    ctx = Context(settings=settings, workspace=workspace, console=console, table=table)
+    warning = _missing_workspace_warning(workspace, args)
+    if warning and (args.command or not sys.stdin.isatty()):  # the shell's banner says it instead
+        show(console, warning_line(warning))
     if args.command:
         # The user's shell has already split the words; `run "ls | wc"` keeps its text as given.
         line = " ".join(args.command)

@@ -15,13 +15,14 @@ ROOT = Path(__file__).resolve().parents[2]
 PROMPT = "PrecisionTool >"  # prompt_toolkit draws the trailing space as a cursor move
 
 
-def spawn_shell(data: Path, history: Path, extra_env: dict[str, str] | None = None) -> pexpect.spawn:
+def spawn_shell(data: Path, history: Path, extra_env: dict[str, str] | None = None,
+                columns: int = 120) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
     env.update({"NO_COLOR": "1", "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1",
-                "PRECISION_TOOL_HISTORY": str(history), "COLUMNS": "120", "LINES": "40"})
+                "PRECISION_TOOL_HISTORY": str(history), "COLUMNS": str(columns), "LINES": "40"})
     env.update(extra_env or {})
     child = pexpect.spawn(sys.executable, [str(ROOT / "precision_tool" / "cli.py"), "--data", str(data)],
-                          env=env, encoding="utf-8", timeout=20, dimensions=(40, 120), cwd=str(data.parent))
+                          env=env, encoding="utf-8", timeout=20, dimensions=(40, columns), cwd=str(data.parent))
     child.expect_exact(PROMPT)
     return child
 

@@ -22,10 +22,12 @@ def _help(args: argparse.Namespace, ctx: Context) -> object:
         command = ctx.table.get(args.command)
         if command is None:
             raise UsageError(unknown_command_message(args.command, ctx.table.names()))
-        return Text(command.parser().format_help().rstrip())
-    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2))
+        from precision_tool.render.console import shared_width
+
+        return command.parser(prog=args.command).help_renderable(shared_width(ctx.console))
+    table = Table(show_header=True, header_style="bold", box=None, padding=(0, 2), pad_edge=False)
     table.add_column("command", style="op", no_wrap=True)
-    table.add_column("what it does")
+    table.add_column("what it does", overflow="fold")  # wraps at words; folds only a word wider than the column
     for command in ctx.table:
         names = ", ".join((command.name, *command.aliases))
         table.add_row(names, command.summary)

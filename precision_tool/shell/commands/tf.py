@@ -11,8 +11,8 @@ from precision_tool.shell.command import Command, CommandParser, CompletionReque
 
 _DESCRIPTION = """\
 Reads precision_data/tf/tf_debug natively (no TensorFlow needed) and writes
-every tensor of the chosen run to precision_data/tf/dump as
-<node with / and . -> _>.<slot>.<us timestamp>.npy
+every tensor of the chosen run to precision_data/tf/dump, one file per tensor:
+  <node with / and . -> _>.<slot>.<us timestamp>.npy
 
 examples:
   tf_dump                    the last run (the step after which training stopped)

@@ -51,17 +51,19 @@ def test_every_command_help_reflows_in_a_pipe(cli, tmp_path, width):
         assert result.out == cli("help", command.name, data=tmp_path, env={"COLUMNS": str(width)}).out
 
 
-@pytest.mark.parametrize("columns", [80, 120])
+@pytest.mark.parametrize("columns", [80, 120, 200])
 def test_help_in_a_terminal_reflows_to_its_width(tmp_path, spawn, run, columns):
     data = tmp_path / "precision_data"
     data.mkdir()
     child = spawn(data, tmp_path / "history", {"COLUMNS": str(columns)}, columns=columns)
-    for line in ("help vc", "tf_dump -h", "help"):
+    shown = min(columns, 120)
+    for line in [f"help {name}" for name in NAMES] + ["tf_dump -h", "help"]:
         screen = ANSI.sub("", run(child, line)).replace("\r\n", "\n")
         lines = screen.splitlines()
-        assert all(len(line) <= columns for line in lines), (line, screen)
+        assert all(len(row) <= (columns if line == "help" else shown) for row in lines), (line, screen)
         if line != "help":
-            _assert_filled(_description_lines(screen.strip("\n")), columns, line)
+            assert screen.strip("\n").startswith(f"usage: {line.split()[1] if line.startswith('help') else 'tf_dump'}")
+            _assert_filled(_description_lines(screen.strip("\n")), shown, line)
     # The command table: names whole in their column, summaries wrapped at words under theirs.
     rows = [r for r in screen.splitlines() if r.strip()]
     column = rows[0].index("what it does")

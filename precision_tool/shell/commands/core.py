@@ -32,7 +32,8 @@ def _help(args: argparse.Namespace, ctx: Context) -> object:
         names = ", ".join((command.name, *command.aliases))
         table.add_row(names, command.summary)
     footer = Text(
-        "`help CMD` or `CMD -h` explains one command; `run CMD` or a program name runs a shell command.",
+        "`help CMD` or `CMD -h` explains one command; `run CMD` runs a shell command (a program's name "
+        "alone runs it too, unless it is one typo away from a command, like `nl` for `ni`).",
         style="dim",
     )
     return [table, footer]

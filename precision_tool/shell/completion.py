@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import logging
 import os
 import shlex
 from pathlib import Path
@@ -12,6 +14,8 @@ from prompt_toolkit.document import Document
 
 from precision_tool.shell.command import CommandTable, CompletionRequest
 from precision_tool.workspace import Workspace
+
+log = logging.getLogger("precision_tool")
 
 
 def complete_paths(current: str) -> list[str]:
@@ -70,9 +74,12 @@ class ShellCompleter(Completer):
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor
         _, current = words_before_cursor(text)
-        for n, suggestion in enumerate(self.suggestions(text)):
-            if n >= self.limit:
-                break
+        try:
+            suggestions = list(itertools.islice(self.suggestions(text), self.limit))
+        except Exception:  # an unreadable folder or a damaged file: offer nothing, never a traceback
+            log.debug("completing %r failed", text, exc_info=True)
+            return
+        for suggestion in suggestions:
             yield Completion(suggestion, start_position=-len(current))
 
 

@@ -25,3 +25,19 @@ def test_ls_graph_filter_completes_graph_files(tmp_path):
     graph_dir.mkdir(parents=True)
     (graph_dir / "ge_proto_00000001_graph_1_Build.txt").write_text('graph { name: "g1" op { name: "a" type: "Data" } }\n')
     assert "ge_proto_00000001_graph_1_Build.txt" in _suggest(tmp_path, "ls -g ")
+
+
+def test_a_failing_completer_offers_nothing_instead_of_a_traceback(tmp_path):
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    from precision_tool.shell.command import Command, CommandTable
+
+    def unreadable(request):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    table = CommandTable([Command("look", "reads a folder", lambda p: p.add_argument("x"), lambda a, c: None,
+                                  completer=unreadable)])
+    completer = ShellCompleter(table, Workspace(tmp_path))
+    assert list(completer.get_completions(Document("look "), CompleteEvent(completion_requested=True))) == []
+    assert [c.text for c in completer.get_completions(Document("lo"), CompleteEvent())] == ["look"]

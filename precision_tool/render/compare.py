@@ -118,10 +118,13 @@ def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
     """`vcs`'s view of one result: the run's label, the CSV path (a line of its own, whole), the counts,
     one panel per abnormal op (all `width` wide), and the verdict as prose."""
     parts: list[Any] = []
-    head = Text(f"{label}: " if label else "", style="bold")
-    head.append(str(summary.path), style="bold")
+    head = Text(label or "", style="bold")
     if not summary.complete:
-        head.append("  (interrupted: `vc --resume` finishes it)", style="warning")
+        head.append(" (interrupted: `vc --resume` finishes it)" if label else
+                    "interrupted (`vc --resume` finishes it)", style="warning")
+    if head.plain:
+        head.append(": ", style="bold")
+    head.append(str(summary.path), style="bold")  # the path last: it copies whole
     parts.append(head)
     for problem in summary.problems[:PROBLEMS_SHOWN]:
         parts.append(Text(f"warning: {summary.path}: {problem}", style="warning"))

@@ -467,39 +467,3 @@ def resume_workspace(
 
 def nan_safe(value: float) -> float | None:
     return None if math.isnan(value) else value
-
-
-def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *, threshold: float,
-                   labels: Labeller | None = None) -> list[CompareRun]:
-    """The same runs done by CANN's msaccucmp (backends/cann.py); its CSVs are read like ours."""
-    specs = [absolute_spec(spec) for spec in specs]
-    _write_run_file(result_dir, specs)
-    try:
-        return _run_specs_cann(specs, result_dir, command, threshold=threshold, labels=labels)
-    except BaseException:
-        discard_empty_result_dir(result_dir)
-        raise
-
-
-def _run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *,
-                    threshold: float, labels: Labeller | None = None) -> list[CompareRun]:
-    from precision_tool.backends import cann
-
-    runs = []
-    for spec in specs:
-        started = time.perf_counter()
-        if spec.right_dir is None and spec.graph_path is None:
-            raise WorkspaceError(
-                f"{spec.label}: msaccucmp cannot compare NPU dumps with golden tensors without a graph; "
-                "use the native backend (--backend native) or give -g GRAPH"
-            )
-        other = Path(spec.right_dir) if spec.right_dir else Path(spec.golden_dir or "")
-        if spec.right_dir:
-            other = cann.dump_folder(other)
-        csv_path = cann.run_compare(command, cann.dump_folder(Path(spec.npu_dir)), other,
-                                    Path(spec.graph_path) if spec.graph_path else None, result_dir,
-                                    result_dir / spec.csv_name)
-        summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only,
-                            labels=labels(spec) if labels is not None else None)
-        runs.append(CompareRun(spec, csv_path, summary, (), len(summary.ops), time.perf_counter() - started))
-    return runs

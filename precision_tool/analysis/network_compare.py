@@ -2,8 +2,9 @@
 
 The work is split by concern; this module names the public pieces in one place for the commands:
 - compare_engine: the worker processes that compare tensors and stream rows into a CSV;
-- compare_runs: what `vc` compares (RunSpec), run folders, run.json, `--resume`, the msaccucmp backend;
-- pair_compare: two tensors (`cp`).
+- compare_runs: what `vc` compares (RunSpec), run folders, run.json, `--resume`;
+- pair_compare: two tensors (`cp`);
+- backends/cann.py (not re-exported: it is a backend): the same runs through CANN's msaccucmp.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from precision_tool.analysis.compare_runs import (
     read_run_file,
     resume_workspace,
     run_specs,
-    run_specs_cann,
     stamp_of,
     workspace_debug_id,
     workspace_specs,
@@ -46,5 +46,5 @@ __all__ = [
     "Progress", "RunSpec", "absolute_spec", "choose_step", "common_step", "compare_pair", "compare_workspace",
     "discard_empty_result_dir", "execute_plan", "graph_specs", "has_golden_files", "interrupted_result_dir",
     "load_tensor", "name_only_result", "nan_safe", "npy_source", "plan_run", "read_run_file", "resume_workspace",
-    "run_specs", "run_specs_cann", "stamp_of", "to_host_layout", "workspace_debug_id", "workspace_specs",
+    "run_specs", "stamp_of", "to_host_layout", "workspace_debug_id", "workspace_specs",
 ]

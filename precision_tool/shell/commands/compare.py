@@ -124,7 +124,9 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
                  for s in specs]
         if command is not None:
             ctx.note(note_line(f"running CANN's msaccucmp ({' '.join(command)})"))
-            return nc.run_specs_cann(specs, result_dir, command, threshold=threshold, labels=workspace_labeller(ws))
+            from precision_tool.backends.cann import run_specs_cann
+
+            return run_specs_cann(specs, result_dir, command, threshold=threshold, labels=workspace_labeller(ws))
         return nc.run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
                             on_warning=warn, labels=workspace_labeller(ws))
 

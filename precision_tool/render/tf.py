@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.golden_extract import ExtractSummary
@@ -28,24 +27,30 @@ def _selected(summary: ExtractSummary) -> str:
 
 
 def render_extract_summary(summary: ExtractSummary) -> list[Any]:
-    """The closing summary: tensors written, already there, skipped (by reason), bytes, seconds."""
-    table = Table(show_header=False, box=None, padding=(0, 2))
-    table.add_column(style="bold", no_wrap=True)
-    table.add_column()
+    """The closing summary: tensors written, already there, skipped (by reason), bytes, seconds.
+
+    One prose line per field (not a table) so the folders print whole at any width: a path is one
+    word, which the console never splits or cuts.
+    """
     kind = "tfdbg v1" if summary.kind == "v1" else "tfdbg v2"
-    table.add_row("source", Text(f"{summary.source} ({kind})", style="path"))
-    table.add_row("run" if summary.kind == "v1" else "step", _selected(summary))
-    table.add_row("golden folder", Text(str(summary.out_dir), style="path"))
-    table.add_row("tensors", str(summary.tensors))
-    table.add_row("written", Text(f"{summary.written} ({_size(summary.bytes_written)})", style="ok"))
+    rows: list[tuple[str, Text]] = [
+        ("source", Text.assemble((str(summary.source), "path"), f" ({kind})")),
+        ("run" if summary.kind == "v1" else "step", Text(_selected(summary))),
+        ("golden folder", Text(str(summary.out_dir), style="path")),
+        ("tensors", Text(str(summary.tensors))),
+        ("written", Text(f"{summary.written} ({_size(summary.bytes_written)})", style="ok")),
+    ]
     if summary.already_present:
-        table.add_row("already there", f"{summary.already_present} (not rewritten; --force rewrites them)")
+        rows.append(("already there",
+                     Text(f"{summary.already_present} (not rewritten; --force rewrites them)")))
     for reason, count in summary.skipped:
-        table.add_row("skipped", f"{count} {reason}")
+        rows.append(("skipped", Text(f"{count} {reason}")))
     if summary.bad_files:
-        table.add_row("damaged files", Text(f"{len(summary.bad_files)} (skipped, listed below)", style="bad"))
-    table.add_row("seconds", f"{summary.seconds:.2f}")
-    out: list[Any] = [table]
+        rows.append(("damaged files", Text(f"{len(summary.bad_files)} (skipped, listed below)", style="bad")))
+    rows.append(("seconds", Text(f"{summary.seconds:.2f}")))
+    width = max(len(label) for label, _ in rows)
+    lines = [Text.assemble("  ", (label.ljust(width), "bold"), "    ", value) for label, value in rows]
+    out: list[Any] = [Text("\n").join(lines)]
     for note in summary.notes:
         out.append(note_line(note))
     for path, problem in summary.bad_files[:20]:

@@ -108,3 +108,12 @@ def test_tf_dump_names_what_is_wrong_with_dir_out_and_the_training_command(cli, 
     result = cli("tf_dump", "python3 -c pass", data=tmp_path)
     assert result.status == 1
     assert "ran but wrote no tfdbg dumps into" in result.out and "sess_dump" in result.out
+
+
+def test_summary_prints_a_long_golden_folder_whole(cli, v1_sess_workspace, copy_workspace):
+    ws = copy_workspace(v1_sess_workspace, "long")
+    out = ws / ("a_golden_folder_whose_name_is_longer_than_any_terminal_line_" * 2) / "golden"
+    result = cli("tf_dump", "--out", str(out), data=ws, env={"COLUMNS": "80"})
+    assert result.status == 0
+    assert f"  golden folder    {out}\n" in result.out  # one line in a pipe: never cut, never wrapped
+    assert "…" not in result.out

@@ -53,7 +53,6 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     import time
     from pathlib import Path
 
-    from rich.panel import Panel
     from rich.rule import Rule
     from rich.text import Text
 
@@ -87,18 +86,20 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         if not execute(line, demo_ctx, passthrough=False).ok:
             raise CommandFailed(f"demo: `{line}` failed on {root}")
     seconds = time.perf_counter() - started
+    # Prose, not a panel: the paths and the open command print whole at any width (a box folds them).
     text = Text()
-    text.append(f"Demo workspace ready in {seconds:.0f} s: {root}\n")
-    text.append("Planted fault: ", style="bold")
-    text.append(PLANTED_FAULT + ".\n")
+    text.append(f"Demo workspace ready in {seconds:.0f} s: ", style="bold")
+    text.append(str(root), style="path")
+    text.append("\nPlanted fault: ", style="bold")
+    text.append(PLANTED_FAULT + ".")
     fused = fused_ops(root)
     if fused:
-        text.append("Fused by the NPU compiler:\n", style="bold")
+        text.append("\nFused by the NPU compiler:", style="bold")
         for op in fused:
-            text.append(f"  {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]\n")
-    text.append("Open the shell on it:\n  ")
+            text.append(f"\n  {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]")
+    text.append("\nOpen the shell on it:\n  ", style="bold")
     text.append(_open_command(dir_text), style="bold green")
-    return Panel(text, title="demo", expand=False)
+    return [Rule("[bold]demo[/bold]", align="left"), text]
 
 
 def _complete(request: CompletionRequest) -> list[str]:

@@ -288,13 +288,14 @@ def newest_results(ctx: Context, root: Path, given: bool = False) -> tuple[Path,
     raise WorkspaceError(f"no result CSVs (result_*.csv) in any folder of {root}; run `vc` (or `ac -c`) first")
 
 
-def _vcs(args: argparse.Namespace, ctx: Context) -> list[Any]:
+def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.compare import summary_view
-    from precision_tool.render.console import shared_width
+    from precision_tool.render.console import Paged, shared_width
 
     threshold = args.threshold if args.threshold is not None else ctx.settings.COSINE_THRESHOLD
     width = shared_width(ctx.console)
-    return [summary_view(s.summary, args.limit, s.label, width) for s in summaries(ctx, args.path, threshold)]
+    # `vcs -l 50` is taller than a terminal: the interactive shell pages it (as git does)
+    return Paged([summary_view(s.summary, args.limit, s.label, width) for s in summaries(ctx, args.path, threshold)])
 
 
 # --- cp ------------------------------------------------------------------------------------------

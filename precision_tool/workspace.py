@@ -199,7 +199,7 @@ class Workspace:
         if not self.root.is_dir():
             return [
                 Missing(
-                    f"workspace {self.root}",
+                    f"workspace {self.root} (the folder does not exist)",
                     "run the training script with `import precision_tool.tf_config`, or "
                     "`precision-tool demo` for an example, or point --data at an existing precision_data",
                 )

@@ -50,7 +50,7 @@ def _touch(path: Path) -> Path:
 def test_workspace_finds_things_and_creates_nothing(tmp_path):
     ws = Workspace(tmp_path / "precision_data")
     assert ws.debug_ids() == [] and ws.newest_dump_dir() is None and ws.build_graph_files() == []
-    assert [m.what for m in ws.missing()] == [f"workspace {ws.root}"]
+    assert [m.what for m in ws.missing()] == [f"workspace {ws.root} (the folder does not exist)"]
     assert not ws.root.exists()
 
     _touch(ws.dump_root(0) / "20240101000000" / "0" / "old")

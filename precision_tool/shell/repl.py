@@ -91,7 +91,7 @@ def banner(ctx: Context) -> list[Text]:
 def interactive(ctx: Context, debug: bool = False) -> int:
     ctx.console.paging = True  # type: ignore[attr-defined]  # results taller than the screen go through a pager
     for line in banner(ctx):
-        ctx.console.print(line)
+        show(ctx.console, line)  # prose: wrapped at words, a path never split
     history = history_for(ctx)
     warned: list[bool] = []
     session: PromptSession[str] = PromptSession(

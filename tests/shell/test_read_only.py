@@ -61,7 +61,7 @@ def test_shell_on_a_read_only_workspace_without_home(demo_copy, read_only_user):
     child = _spawn(read_only_user([sys.executable, CLI, "--data", str(ws)], ws))
     child.expect_exact(PROMPT)
     seen = ANSI.sub("", child.before)
-    assert f"workspace: {ws}" in seen
+    assert f"workspace: {ws}" in _joined(seen)
     out = _type(child, "ls")
     seen += out
     assert "op(s)" in out  # reading works

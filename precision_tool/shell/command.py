@@ -82,6 +82,8 @@ _ARGPARSE_PHRASES = [
     (re.compile(r"^argument (\S+): expected at least one argument$"), r"\1 needs at least one value"),
     (re.compile(r"^argument (\S+): ignored explicit argument (.*)$"), r"\1 takes no value (got \2)"),
     (re.compile(r"^argument (\S+): not allowed with argument (\S+)$"), r"\1 and \2 do not go together"),
+    (re.compile(r"invalid int value: ('.*')$"), r"\1 is not a whole number"),
+    (re.compile(r"invalid float value: ('.*')$"), r"\1 is not a number"),
     (re.compile(r"^argument "), ""),
 ]
 

@@ -160,3 +160,20 @@ def test_positionals_show_their_metavar_in_usage():
     assert "TARGET" in usage and "target" not in usage
     assert isinstance(TABLE.get("run").parser()._actions[-1].nargs, str)  # run keeps its raw remainder
     assert TABLE.get("run").parser()._actions[-1].nargs == argparse.REMAINDER
+
+
+def test_a_plain_int_or_float_option_speaks_like_ours():
+    from precision_tool.errors import UsageError
+    from precision_tool.shell.command import CommandParser
+
+    parser = CommandParser(prog="x")
+    parser.add_argument("-n", type=int)
+    parser.add_argument("-f", type=float)
+    parser.add_argument("thing", nargs="+")
+    said = []
+    for words in (["-n", "q", "a"], ["-f", "q", "a"], []):
+        with pytest.raises(UsageError) as caught:
+            parser.parse_args(words)
+        said.append(str(caught.value))
+    assert said == ["x: -n: 'q' is not a whole number (see `x -h`)", "x: -f: 'q' is not a number (see `x -h`)",
+                    "x: the following arguments are required: THING (see `x -h`)"]

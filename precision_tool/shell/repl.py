@@ -26,14 +26,15 @@ class LazyFileHistory(FileHistory):
     """FileHistory that creates its folder only when the first line is stored, and never crashes the shell.
 
     When a place cannot be written (read-only workspace, no HOME, full disk) the lines go to the next of
-    `fallbacks`, then stay in memory; `warning` then holds one line for the user (shown once).
+    `fallbacks`, then stay in memory; `take_warning()` then gives one line for the user, once.
     """
 
     def __init__(self, filename: str | os.PathLike[str], fallbacks: Sequence[str | os.PathLike[str]] = ()) -> None:
         super().__init__(os.fspath(filename))
         self._fallbacks = [os.fspath(p) for p in fallbacks]
         self._failed: list[str] = []
-        self.warning: str | None = None
+        self._warning: str | None = None
+        self._warned = False
 
     def load_history_strings(self) -> Iterable[str]:
         try:
@@ -50,11 +51,18 @@ class LazyFileHistory(FileHistory):
             except OSError as exc:
                 self._failed.append(f"{self.filename} ({exc.strerror or exc})")
                 self.filename = self._fallbacks.pop(0) if self._fallbacks else None  # type: ignore[assignment]
-        if self._failed and self.warning is None:
+        if self._failed and self._warning is None:
             where = (f"this session's history goes to {self.filename}" if self.filename is not None
                      else f"this session's history stays in memory (set ${HOME_ENV} to a writable folder "
                           "to keep it)")
-            self.warning = f"cannot write the shell history to {' nor '.join(self._failed)}; {where}"
+            self._warning = f"cannot write the shell history to {' nor '.join(self._failed)}; {where}"
+
+    def take_warning(self) -> str | None:
+        """The one line about where history could not be written: returned once, then None."""
+        if self._warning is None or self._warned:
+            return None
+        self._warned = True
+        return self._warning
 
 
 def history_for(ctx: Context) -> History:
@@ -68,13 +76,6 @@ def history_for(ctx: Context) -> History:
     if ctx.workspace.root.is_dir():
         return LazyFileHistory(ctx.workspace.history_file, fallbacks=[user])
     return LazyFileHistory(user)
-
-
-def _warn_once(history: History, ctx: Context, shown: list[bool]) -> None:
-    warning = getattr(history, "warning", None)
-    if warning and not shown:
-        shown.append(True)
-        show(ctx.console, warning_line(warning))
 
 
 def banner(ctx: Context) -> list[Text]:
@@ -93,7 +94,6 @@ def interactive(ctx: Context, debug: bool = False) -> int:
     for line in banner(ctx):
         show(ctx.console, line)  # prose: wrapped at words, a path never split
     history = history_for(ctx)
-    warned: list[bool] = []
     session: PromptSession[str] = PromptSession(
         history=history,
         completer=ShellCompleter(ctx.table, ctx.workspace),
@@ -106,7 +106,9 @@ def interactive(ctx: Context, debug: bool = False) -> int:
             continue
         except EOFError:  # Ctrl-D
             return 0
-        _warn_once(history, ctx, warned)  # a history write that failed while the line was accepted
+        warning = history.take_warning() if isinstance(history, LazyFileHistory) else None
+        if warning:  # a history write failed while the line was accepted
+            show(ctx.console, warning_line(warning))
         if execute(line, ctx, debug=debug).exit_requested:
             return 0
 

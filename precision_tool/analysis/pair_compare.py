@@ -115,16 +115,23 @@ def load_tensor(spec: str) -> LoadedTensor:
     return LoadedTensor(array, name, dtype=raw.dtype.name)
 
 
-def to_host_layout(tensor: LoadedTensor, wanted_shape: tuple[int, ...] | None) -> tuple[Any, str]:
-    """A device-layout dump tensor in its host layout: the one whose shape is `wanted_shape` when one
-    fits (the other side of `cp`), else the usual one (NCHW, ND, NCDHW). Returns (array, what was done)."""
+def to_host_layout(tensor: LoadedTensor, wanted_shape: tuple[int, ...] | None,
+                   graph_layout: str | None = None) -> tuple[Any, str]:
+    """A device-layout dump tensor in its host layout: the one the Build graph names (`graph_layout`, its
+    origin_format) when given, else the one whose shape is `wanted_shape` when one fits (the other side of
+    `cp`), else the usual one (NCHW, ND, NCDHW). Returns (array, what was done).
+
+    The graph decides where it can: [8,16,16,16] reads as NCHW and as NHWC alike."""
     from precision_tool.formats.layouts import LayoutError, from_device
 
     assert tensor.device_format is not None
     original = tensor.original_shape or None
     results: list[tuple[str, Any]] = []
     errors: list[str] = []
-    for layout in HOST_CANDIDATES[tensor.device_format]:
+    candidates = list(HOST_CANDIDATES[tensor.device_format])
+    if graph_layout in candidates:
+        candidates = [graph_layout]
+    for layout in candidates:
         try:
             converted = from_device(tensor.array, tensor.device_format, layout, original,
                                     sub_format=tensor.sub_format)
@@ -139,17 +146,19 @@ def to_host_layout(tensor: LoadedTensor, wanted_shape: tuple[int, ...] | None) -
                                        f"(original shape {shape_text(tensor.original_shape)}): " + "; ".join(errors))
     fitting = [r for r in results if wanted_shape is not None and tuple(r[1].shape) == tuple(wanted_shape)]
     layout, converted = fitting[0] if fitting else results[0]
+    why = "the Build graph's origin layout; original shape" if graph_layout == layout else "original shape"
     note = (f"{tensor.name}: {tensor.device_format} {shape_text(tensor.array.shape)} converted to {layout} "
-            f"{shape_text(converted.shape)} (original shape {shape_text(tensor.original_shape)})")
+            f"{shape_text(converted.shape)} ({why} {shape_text(tensor.original_shape)})")
     return converted, note
 
 
 def compare_pair(
     left: str, right: str, *, items: int = 20, atol: float | None = None, rtol: float | None = None,
-    save_dir: Path | None = None,
+    save_dir: Path | None = None, graph_layouts: dict[str, str] | None = None,
 ) -> PairReport:
-    """Compare two tensors element by element; device layouts are turned into host layouts first;
-    `save_dir` also writes both as .txt. A tolerance not given comes from the dtypes (TOLERANCES)."""
+    """Compare two tensors element by element; device layouts are turned into host layouts first (the
+    layout `graph_layouts` gives for a spec, from the Build graph, else by shape); `save_dir` also writes
+    both as .txt. A tolerance not given comes from the dtypes (TOLERANCES)."""
     import numpy as np
 
     first, second = load_tensor(left), load_tensor(right)
@@ -159,11 +168,12 @@ def compare_pair(
     atol = default_atol if atol is None else atol
     conversions: list[str] = []
     a, b = first.array, second.array
+    layouts = graph_layouts or {}
     if first.device_format is not None:
-        a, note = to_host_layout(first, None if second.device_format else tuple(b.shape))
+        a, note = to_host_layout(first, None if second.device_format else tuple(b.shape), layouts.get(left))
         conversions.append(note)
     if second.device_format is not None:
-        b, note = to_host_layout(second, tuple(a.shape))
+        b, note = to_host_layout(second, tuple(a.shape), layouts.get(right))
         conversions.append(note)
     a_name, b_name = first.name, second.name
     if conversions and tuple(a.shape) != tuple(b.shape):

@@ -169,3 +169,18 @@ def test_ops_are_numbered_by_their_graph_id_not_the_csv_counter(tmp_path: Path, 
     assert {r["Index"] for r in rows if r["TensorIndex"].startswith("relu1/Relu:")} == {"3"}  # the CSV is msaccucmp's
     shown = cli("ni", "relu1/Relu", data=net.root)
     assert re.search(r"Id\s+103\b", shown.out), shown.out
+
+
+def test_cp_takes_op_and_tf_names_and_the_graphs_layout(demo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """conv1's fused output NC1HWC0 [8,1,16,16,16] reads as NCHW and as NHWC alike ([8,16,16,16]); the
+    Build graph says NHWC, and then it equals the golden conv1/Relu up to float16 rounding."""
+    ran = cli("cp", "conv1/Conv2D:output:0", "conv1/Relu:0", data=demo)
+    assert ran.status == 0, ran.out + ran.err
+    assert "converted to NHWC [8,16,16,16] (the Build graph's origin layout" in ran.out
+    assert re.search(r"allclose\s+True", ran.out) and re.search(r"cosine\s+1\.000000", ran.out), ran.out
+    assert "conv1/Conv2D:output:0 is output:0 of Conv2D.conv1_Conv2D." in ran.out
+    assert "conv1/Relu:0 is the golden conv1_Relu.0." in ran.out
+    # The dump-file spelling of the op, and an op that has no dump, say what they are in one line.
+    assert cli("cp", "conv1_Conv2D:output:0", "conv1/Relu:0", data=demo).status == 0
+    missing = cli("cp", "nothing/here:output:0", "conv1/Relu:0", data=demo)
+    assert missing.status == 1 and missing.out.count("\n") + missing.err.count("\n") == 1, missing.out + missing.err

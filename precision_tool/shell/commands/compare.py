@@ -320,31 +320,36 @@ def _cp(args: argparse.Namespace, ctx: Context) -> Any:
 
     save_dir = ctx.workspace.temp_dir / "tensor_compare" if args.save else None
     left, right = resolve_tensor_arg(args.left, ctx), resolve_tensor_arg(args.right, ctx)
-    report = compare_pair(left, right, items=args.items, atol=args.atol, rtol=args.rtol,
-                          save_dir=save_dir)
+    report = compare_pair(left.spec, right.spec, items=args.items, atol=args.atol, rtol=args.rtol,
+                          save_dir=save_dir, graph_layouts=_graph_layouts((left, right), ctx))
     return pair_view(report)
 
 
-def resolve_tensor_arg(text: str, ctx: Context) -> str:
-    """`cp`'s A/B: a path, or a bare dump file name found in the workspace's dump folders (as `pt`/`dc`
-    take them), each optionally followed by :input:N / :output:N; a bare golden .npy name is looked up in
-    tf/dump. Unknown files are refused as 'no such file'."""
-    import re
+def _graph_layouts(refs: Any, ctx: Context) -> dict[str, str]:
+    """The origin layout the run's Build graph gives each dump tensor of the workspace (as `pt`/`ni` use)."""
+    from precision_tool.analysis.decode import graph_origin_formats
 
-    from precision_tool.shell.commands.dumps import resolve_dump_file
+    layouts: dict[str, str] = {}
+    for ref in refs:
+        if ref.kind is None or ref.path.suffix == ".npy":
+            continue
+        found = graph_origin_formats(ctx.workspace, [ref.path]).get(ref.path, {}).get((ref.kind, ref.index))
+        if found:
+            layouts[ref.spec] = found
+    return layouts
 
-    found = re.fullmatch(r"(.+):(input|output):(\d+)", text)
-    file_part, suffix = (found.group(1), text[len(found.group(1)):]) if found else (text, "")
-    path = Path(file_part).expanduser()
-    if path.is_file():
-        return str(path) + suffix
-    if path.is_dir():
-        from precision_tool.errors import UsageError
 
-        raise UsageError(f"{file_part}: is a folder; give a .npy file or a dump file (FILE:output:0)")
-    if "/" not in file_part and file_part.endswith(".npy") and (ctx.workspace.golden_dir / file_part).is_file():
-        return str(ctx.workspace.golden_dir / file_part) + suffix
-    return str(resolve_dump_file(file_part, ctx.workspace)) + suffix
+def resolve_tensor_arg(text: str, ctx: Context) -> Any:
+    """`cp`'s A/B in any spelling `pt` takes (analysis/tensor_ref.py lists them): a path, a bare dump or
+    golden file name, DUMPFILE:output:N, OP:output:N, a TF tensor OP:N. Notes (which file was picked)
+    are shown as they come."""
+    from precision_tool.analysis.tensor_ref import resolve_tensor
+    from precision_tool.render.messages import note_line
+
+    ref = resolve_tensor(text, ctx.workspace, command="cp")
+    for note in ref.notes:
+        ctx.note(note_line(note))
+    return ref
 
 
 def _complete_cp(request: Any) -> list[str]:

@@ -126,7 +126,7 @@ def host_tensor(array: Any, tensor: Any, desc: Any) -> tuple[Any, str, str | Non
                                 original_format=original_format, sub_format=tensor.sub_format)
     except LayoutError as exc:
         return array, device, f"device layout, padding included: {exc}"
-    return converted, target, f"from {device}{device_shape}, padding cut"
+    return converted, target, f"from {device} {device_shape}, padding cut"
 
 
 def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:

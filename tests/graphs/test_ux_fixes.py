@@ -56,7 +56,7 @@ def test_ni_stats_cut_device_padding(cli, make_workspace, tf_ge_model: Model) ->
     lines = result.out.splitlines()
     mean = f"{float(host.astype(np.float32).mean()):.6g}"
     numbers = [f"{float(host.max()):.6g}", f"{float(host.min()):.6g}", mean, "0", "0", "0"]
-    assert _row_after(lines, "    input 0  FLOAT16 NHWC  (from NC1HWC0[1,1,8,8,16], padding cut)") == \
+    assert _row_after(lines, "    input 0  FLOAT16 NHWC  (from NC1HWC0 [1,1,8,8,16], padding cut)") == \
         ["debug_0", "[1,8,8,4]", *numbers]
     output = next(line for line in lines if line.startswith("    output 0  FLOAT16 NC1HWC0  (device layout, "
                                                              "padding included"))

@@ -38,6 +38,8 @@ class PairReport:
     """For each of `first_items`: is it outside the tolerances."""
     tolerance_dtype: str | None = None
     """The dtype whose default tolerances were used (TOLERANCES); None when -al and -rl were both given."""
+    tolerances_given: tuple[bool, bool] = (False, False)
+    """Whether rtol and atol came from the command line."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,7 @@ def compare_pair(
     first, second = load_tensor(left), load_tensor(right)
     default_rtol, default_atol, decided_by = default_tolerances((first.dtype, second.dtype))
     tolerance_dtype = decided_by if rtol is None or atol is None else None
+    given = (rtol is not None, atol is not None)
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
     conversions: list[str] = []
@@ -207,5 +210,5 @@ def compare_pair(
     return PairReport(a_name, b_name, tuple(a.shape), tuple(b.shape), first.dtype or a.dtype.name,
                       second.dtype or b.dtype.name, int(a.size), int(bad_index.size) == 0, atol, rtol,
                       int(bad_index.size), error_items, first_items, metrics, tuple(saved), tuple(conversions),
-                      first_errors, tolerance_dtype)
+                      first_errors, tolerance_dtype, given)
 

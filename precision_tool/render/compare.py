@@ -259,6 +259,11 @@ def tolerance_line(report: Any) -> Text:
     values = f"rtol {report.rtol:g}, atol {report.atol:g}"
     if report.tolerance_dtype is None:
         return Text(f"tolerances from -rl/-al: {values}", style="dim")
+    rtol_given, atol_given = report.tolerances_given
+    if rtol_given or atol_given:
+        default = f"{report.tolerance_dtype}'s default"
+        return Text(f"tolerances: rtol {report.rtol:g} ({'-rl' if rtol_given else default}), "
+                    f"atol {report.atol:g} ({'-al' if atol_given else default})", style="dim")
     return Text(f"tolerances for {report.tolerance_dtype}: {values} (-rl/-al override)", style="dim")
 
 

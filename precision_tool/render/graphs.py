@@ -15,7 +15,7 @@ from rich.text import Text
 from precision_tool.analysis.graph_index import OpEntry
 from precision_tool.formats.ge_graph import attr_kind
 
-TYPE_WIDTH = 22  # longer types (SoftmaxCrossEntropyWithLogits) are printed whole and push their row's name
+TYPE_WIDTH = 30  # longer types (SparseSoftmaxCrossEntropyWithLogits) are printed whole and push their row's name
 PASS_WIDTH = 28
 
 
@@ -31,7 +31,7 @@ def op_rows(entries: list[OpEntry]) -> Text:
         groups[-1][1].append(entry)
     type_w = min(max([len("type")] + [len(e.type) for e in entries]), TYPE_WIDTH)
     pass_w = min(max([len("fusion pass")] + [len(e.fusion_pass or "-") for e in entries]), PASS_WIDTH)
-    id_w = max((len(str(e.id)) for e in entries), default=2)
+    id_w = max([len("id")] + [len(str(e.id)) for e in entries])
     text = Text()
     shown: dict[tuple[str, str], tuple[int, list[tuple[str, str, str | None]]]] = {}
     repeated = 0

@@ -135,6 +135,8 @@ def test_cp_tolerances_follow_the_dtype_and_no_table_is_printed_twice(tmp_path: 
     assert single.out.count("first error items") == 1 and single.out.count("first items") == 1
     given = cli("cp", a, b, "-al", "2", "-rl", "0.5", data=net.root)
     assert "tolerances from -rl/-al: rtol 0.5, atol 2" in given.out and "allclose  True" in given.out
+    one_given = cli("cp", a, b, "-rl", "0.5", data=net.root)
+    assert "tolerances: rtol 0.5 (-rl), atol 1e-08 (float32's default)" in one_given.out
     # every item an error: one table (the first items, marked), not the same rows twice
     shifted = _npy(tmp_path, "c.npy", y + 1)
     everything = cli("cp", shifted, b, "-p", "4", data=net.root)

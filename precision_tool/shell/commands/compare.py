@@ -300,7 +300,9 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
 
 # --- cp ------------------------------------------------------------------------------------------
 def _cp_parser(parser: CommandParser) -> None:
-    parser.add_argument("left", metavar="A", help="tensor A: a .npy file or DUMPFILE:output:0 / DUMPFILE:input:1")
+    parser.add_argument("left", metavar="A", help="tensor A, in any spelling pt takes: a .npy or dump file (path or "
+                        "bare name), DUMPFILE:output:0 / DUMPFILE:input:1, OP:output:0 (its NPU dump), OP:0 (its "
+                        "golden tensor)")
     parser.add_argument("right", metavar="B", help="tensor B (the reference side), same forms as A")
     parser.add_argument("-p", dest="items", type=positive_int, default=20, metavar="N",
                         help="how many error items and first items to list (default 20)")
@@ -403,7 +405,7 @@ COMMANDS = [
                         "finishes them)."),
     Command("vcs", "summarise comparison results: abnormal ops and the first divergent op",
             _vcs_parser, _vcs, completer=_complete_path),
-    Command("cp", "compare two tensors (.npy or DUMPFILE:output:0): errors, items, the ten metrics",
+    Command("cp", "compare two tensors (files, OP:output:0 or OP:0): errors, items, the ten metrics",
             _cp_parser, _cp, completer=_complete_cp),
 ]
 

@@ -13,7 +13,7 @@ from precision_tool.shell.command import Command, CommandParser, CompletionReque
 
 
 def _parser(parser: CommandParser) -> None:
-    parser.add_argument("subject", nargs="?", choices=["dump"],
+    parser.add_argument("subject", nargs="?", choices=["dump"], metavar="dump",
                         help="`dump` lists NPU dump files instead of graph ops")
     parser.add_argument("-n", "--name", help="op name contains this (case-insensitive)")
     parser.add_argument("-t", "--type", help="op type contains this")

@@ -6,7 +6,6 @@ user nobody (as root) or made read-only with chmod (as a user), as tests/shell d
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shutil
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import pexpect
 import pytest
+
+from tests import users
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = str(ROOT / "precision_tool" / "cli.py")
@@ -76,16 +77,6 @@ def test_ctrl_c_during_vc_says_what_was_kept_and_resume_finishes(tmp_path: Path,
                                                               f"result_{folder.name}_npu_vs_npu.csv"]
 
 
-def _shell_helpers():  # type: ignore[no-untyped-def]
-    """tests/shell/conftest.py's helpers for running as another user (loaded by path: two conftest modules
-    cannot both be imported as `conftest`)."""
-    spec = importlib.util.spec_from_file_location("shell_conftest_helpers", ROOT / "tests" / "shell" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
 def read_only_net(tmp_path: Path, make_net, cli):  # type: ignore[no-untyped-def]
     """A network with one finished comparison, then made read-only; (network, results folder to use)."""
@@ -95,23 +86,22 @@ def read_only_net(tmp_path: Path, make_net, cli):  # type: ignore[no-untyped-def
     out.mkdir()
     out.chmod(0o777)  # where the other user may write
     yield net, out
-    _shell_helpers().make_writable_again(net.root)
+    users.make_writable_again(net.root)
 
 
-def _as_other_user(helpers, args: list[str], workspace: Path, out: Path) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
-    command = helpers.read_only_user_command([sys.executable, CLI, "--data", str(workspace), *args], workspace)
+def _as_other_user(args: list[str], workspace: Path, out: Path) -> subprocess.CompletedProcess:
+    command = users.read_only_user_command([sys.executable, CLI, "--data", str(workspace), *args], workspace)
     if os.geteuid() == 0:
-        command = helpers.as_nobody([sys.executable, CLI, "--data", str(workspace), *args], reach=[workspace, out])
+        command = users.as_nobody([sys.executable, CLI, "--data", str(workspace), *args], reach=[workspace, out])
     env = {k: v for k, v in _env(80).items() if k not in ("PRECISION_TOOL_HISTORY", "PRECISION_TOOL_HOME")}
     return subprocess.run(command, capture_output=True, text=True, env=env, cwd="/", timeout=600)
 
 
 def test_read_only_workspace_vc_says_where_it_cannot_write_and_readers_work(read_only_net) -> None:  # type: ignore[no-untyped-def]
     net, out = read_only_net
-    helpers = _shell_helpers()
     results = net.root / "temp" / "vector_compare"
     before = sorted(results.iterdir())
-    refused = _as_other_user(helpers, ["vc", "-j", "1"], net.root, out)
+    refused = _as_other_user(["vc", "-j", "1"], net.root, out)
     assert refused.returncode == 1, refused.stdout + refused.stderr
     text = refused.stdout + refused.stderr
     assert "Traceback" not in text
@@ -121,18 +111,18 @@ def test_read_only_workspace_vc_says_where_it_cannot_write_and_readers_work(read
         "results to another folder (`vcs -f DIR` reads them), or choose another workspace with --data DIR"], lines
     assert sorted(results.iterdir()) == before
     # -o DIR: the comparison runs and writes there; vcs -f DIR reads it
-    elsewhere = _as_other_user(helpers, ["vc", "-j", "1", "-o", str(out)], net.root, out)
+    elsewhere = _as_other_user(["vc", "-j", "1", "-o", str(out)], net.root, out)
     assert elsewhere.returncode == 0, elsewhere.stdout + elsewhere.stderr
     written = sorted(out.glob("*/result_*.csv"))
     assert len(written) == 1 and str(written[0]) in elsewhere.stdout
     for args in (["vcs"], ["vcs", "-f", str(out)]):
-        shown = _as_other_user(helpers, args, net.root, out)
+        shown = _as_other_user(args, net.root, out)
         assert shown.returncode == 0 and "first divergent op: [3] relu1/Relu" in shown.stdout, shown.stdout + shown.stderr
     dump = next(p.name for p in net.dump_dir.iterdir() if ".relu1_Relu." in p.name)
     golden = next(p.name for p in net.golden_dir.iterdir() if p.name.startswith("relu1_Relu.0."))
-    pair = _as_other_user(helpers, ["cp", f"{dump}:output:0", golden], net.root, out)
+    pair = _as_other_user(["cp", f"{dump}:output:0", golden], net.root, out)
     assert pair.returncode == 0 and "CosineSimilarity" in pair.stdout, pair.stdout + pair.stderr
-    saved = _as_other_user(helpers, ["cp", f"{dump}:output:0", golden, "-s"], net.root, out)
+    saved = _as_other_user(["cp", f"{dump}:output:0", golden, "-s"], net.root, out)
     assert saved.returncode == 1 and "Traceback" not in saved.stdout + saved.stderr
     assert (f"cannot write the cp -s folder {net.root}/temp/tensor_compare: Permission denied; run cp without -s"
             in saved.stdout + saved.stderr)

@@ -1,19 +1,20 @@
 """The demo workspace as a person sees it in a terminal: `ac -c` at 80 and 200 columns splits no word and
-no path across lines, and every command on a read-only copy, run as a user who cannot write there (and
-has no home), ends without a traceback."""
+no path across lines, and every command on a read-only copy, run as the user nobody (who cannot write
+there and has no home), ends without a traceback."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import pexpect
 import pytest
+
+from tests import users
 
 from precision_tool.formats.ge_graph import load_graph
 from precision_tool.formats.npu_dump import sanitize_op_name
@@ -114,27 +115,15 @@ def _readonly_copy(workspace: Path) -> Path:
     return copy
 
 
-def _as_nobody(argv: list[str]) -> list[str]:
-    """`argv` run so that file permissions bind it: as `nobody` when that user can run this Python, else
-    (a Python under root's private home) as root without the capabilities that override permissions.
-    A non-root tester is bound by the read-only modes already."""
-    if os.geteuid() != 0:
-        return argv
-    nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-    if subprocess.run([*nobody, argv[0], "-c", "import precision_tool"], capture_output=True,
-                      cwd="/").returncode == 0:
-        return [*nobody, *argv]
-    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-all", *argv]
-
-
 def test_every_command_on_a_read_only_workspace_without_home_has_no_traceback(demo_workspace: Path) -> None:
     copy = _readonly_copy(demo_workspace)
     try:
         dump = next(p for p in Workspace(copy).newest_dump_dir(0).rglob("*") if p.name.startswith("BatchNorm.bn2_FusedBatchNormV3."))
         golden = next((copy / "tf" / "dump").glob("bn2_FusedBatchNormV3.0.*.npy"))
-        home = str(copy.parent / "home")  # does not exist and cannot be made
-        env = _env(HOME=home)
-        argv = _as_nobody([sys.executable, str(ROOT / "precision_tool" / "cli.py"), "--data", str(copy)])
+        command = [sys.executable, str(ROOT / "precision_tool" / "cli.py"), "--data", str(copy)]
+        # As root: the user nobody (HOME=/nonexistent); as another user: that user, bound by the modes.
+        argv = users.as_nobody(command, reach=[copy]) if os.geteuid() == 0 else command
+        env = _env(HOME=str(copy.parent / "home"))  # does not exist and cannot be made
         child = pexpect.spawn(argv[0], argv[1:], dimensions=(50, 200), env=env, encoding="utf-8", timeout=300,
                               cwd="/")
         child.expect_exact(PROMPT)

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.graph_index import OpEntry
+from precision_tool.analysis.results import shape_text
 from precision_tool.formats.ge_graph import attr_kind
 
 TYPE_WIDTH = 30  # longer types (SparseSoftmaxCrossEntropyWithLogits) are printed whole and push their row's name
@@ -62,7 +63,7 @@ def attr_text(value: Any) -> str:
     if kind == "list":
         return "[" + ", ".join(attr_text(v) for v in value) + "]"
     if kind == "td":
-        return f"TensorDesc({value.dtype}, {value.layout}, {_shape(value.shape)})"
+        return f"TensorDesc({value.dtype}, {value.layout}, {shape_text(value.shape)})"
     if kind == "g":
         return f"Graph({value.name}, {len(value.ops)} ops)"
     if kind == "bt":

@@ -17,6 +17,7 @@ from rich.text import Text
 
 from precision_tool.analysis.op_report import OpReport, TensorFacts
 from precision_tool.formats.ge_graph import TensorDesc
+from precision_tool.analysis.results import shape_text
 from precision_tool.render.graphs import attr_text
 
 LABEL = 13  # width of the fact labels ("KernelName   ")
@@ -111,14 +112,10 @@ def _real_input(report: OpReport) -> str:
     return f"{producer}:{out_idx} (graph {graph}, input {relations.parent_node_index} of the parent op)"
 
 
-def _shape(shape: Sequence[int]) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"
-
-
 def _desc_cells(desc: TensorDesc | None) -> tuple[str, str, str]:
     if desc is None:
         return "?", "?", "?"
-    return desc.dtype, desc.layout, _shape(desc.shape)
+    return desc.dtype, desc.layout, shape_text(desc.shape)
 
 
 def _aligned(rows: list[tuple[str, tuple[str, str, str], str, bool]], style: str | None = None) -> Text:
@@ -261,7 +258,7 @@ def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = No
         return None
     rows = [(src, f) for g in groups for src, f in g.rows]
     source_w = max(len("run"), *(len(src) for src, _ in rows))
-    shape_w = max(len("scalar"), *(len(_shape(f.shape)) for _, f in rows))
+    shape_w = max(len("scalar"), *(len(shape_text(f.shape)) for _, f in rows))
     numeric = [_cells(f) for _, f in rows if f.stats is not None]
     num_w = [max([len(name)] + [len(cells[i]) for cells in numeric]) for i, name in enumerate(_NUMBERS)]
     # the widest layout that fits: roomy, then tighter, then the numbers on a line of their own
@@ -284,7 +281,7 @@ def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = No
             if fact.stats is None:
                 text.append(f"{pad}{source:<{source_w}}  {fact.problem or 'no data'}\n", style="yellow")
                 continue
-            head = f"{pad}{source:<{source_w}}  {_shape(fact.shape) if fact.shape else 'scalar':<{shape_w}}"
+            head = f"{pad}{source:<{source_w}}  {shape_text(fact.shape) if fact.shape else 'scalar':<{shape_w}}"
             numbers = sep.join(c.rjust(w) for c, w in zip(_cells(fact), num_w))
             text.append(f"{head}{sep}{numbers}\n" if layout else f"{head.rstrip()}\n{pad}  {numbers}\n")
     return _rstrip(text)

@@ -161,3 +161,13 @@ def test_subgraph_data_op_resolves_through_parent_index(tmp_path: Path) -> None:
     data = again.graphs[1].ops[0]
     resolved = again.resolve_data_input(again.graphs[1], data)
     assert resolved is not None and (resolved[0].name, resolved[1], resolved[2]) == ("main", "y", 0)
+
+
+def test_attribute_values_of_every_kind_print_as_text() -> None:
+    """`ni -a` prints attribute values; a TensorDesc-valued one (kind `td`) included."""
+    from precision_tool.formats.ge_graph import TensorDesc
+    from precision_tool.render.graphs import attr_text
+
+    desc = TensorDesc(dtype="DT_FLOAT16", layout="NC1HWC0", shape=(8, 2, 8, 8, 16))
+    assert attr_text(desc) == "TensorDesc(DT_FLOAT16, NC1HWC0, [8,2,8,8,16])"
+    assert attr_text([1, 2]) == "[1, 2]"

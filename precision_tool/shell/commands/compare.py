@@ -236,15 +236,15 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
     from precision_tool.errors import WorkspaceError
 
     if path is None:
-        folder, files = newest_results(ctx, ctx.workspace.vector_compare_dir)
+        _, files = newest_results(ctx, ctx.workspace.vector_compare_dir)
     else:
         target = Path(path).expanduser()
         if target.is_dir():
-            folder, files = target, result_files(target)
+            files = result_files(target)
             if not files:
-                folder, files = newest_results(ctx, target, given=True)
+                _, files = newest_results(ctx, target, given=True)
         elif target.is_file():
-            folder, files = target.parent, [target]
+            files = [target]
         else:
             raise WorkspaceError(f"{target} does not exist; give a result CSV or a result folder")
     labeller = workspace_labeller(ctx.workspace)

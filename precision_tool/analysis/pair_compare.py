@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from precision_tool.analysis.compare_engine import HOST_CANDIDATES, _as_compared
+from precision_tool.analysis.compare_engine import HOST_CANDIDATES, as_compared
 from precision_tool.analysis.metrics import TensorMetrics
 from precision_tool.analysis.results import shape_text
 from precision_tool.atomic import atomic_path
@@ -94,7 +94,7 @@ def load_tensor(spec: str) -> LoadedTensor:
     if path.is_file() and path.suffix == ".npy":
         try:
             array = np.load(path, allow_pickle=False)
-            return LoadedTensor(_as_compared(array), path.name, dtype=array.dtype.name)
+            return LoadedTensor(as_compared(array), path.name, dtype=array.dtype.name)
         except (OSError, ValueError) as exc:
             raise FormatError(path, f"not a readable numeric .npy file ({exc})") from None
     if path.is_file():
@@ -110,7 +110,7 @@ def load_tensor(spec: str) -> LoadedTensor:
         dump = read_dump_header(file_part)
         tensor, name = dump.tensor(kind, int(index)), f"{Path(file_part).name}:{kind}:{index}"
     raw = read_tensor(dump, tensor)
-    array = _as_compared(raw)
+    array = as_compared(raw)
     layout = format_name(tensor.format)
     if layout in HOST_CANDIDATES:
         return LoadedTensor(array, name, layout, tuple(tensor.original_shape), tensor.sub_format, raw.dtype.name)
@@ -197,11 +197,7 @@ def compare_pair(
 
     metrics = compare_arrays(a.reshape(-1), b.reshape(-1), shape=a.shape, npu_file=a_name, golden_file=b_name)
     saved: list[Path] = []
-    if save_dir is not None:
-        from precision_tool.workspace import Workspace
-
-        Workspace.ensure_dir(save_dir, "cp -s folder", hint="run cp without -s (nothing else is written), "
-                                                              "or choose another workspace with --data DIR")
+    if save_dir is not None:  # the caller made it (and said where it could not)
         for array, name in ((a, a_name), (b, b_name)):
             target = save_dir / (name.replace(":", ".").replace("/", "_") + ".txt")
             with atomic_path(target) as temp:

@@ -4,6 +4,7 @@ comparison section. Handlers parse, ask analysis/network_compare, and render wit
 from __future__ import annotations
 
 import argparse
+import shlex
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,8 +79,7 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
         from precision_tool.render.compare import interrupted_lines
 
         out_dir = getattr(args, "out_dir", None)
-        exc.resume_command = "vc --resume" + (f" -o {out_dir}" if out_dir else "")  # type: ignore[attr-defined]
-        ctx.note(interrupted_lines(exc))
+        ctx.note(interrupted_lines(exc, "vc --resume" + (f" -o {shlex.quote(out_dir)}" if out_dir else "")))
         raise CommandFailed("") from None
     except KeyboardInterrupt:
         # Ctrl-C while planning (graphs, folder listings): nothing was compared yet; say so in one line.
@@ -99,7 +99,8 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
             warn: Any) -> list[Any]:
     from precision_tool.analysis import network_compare as nc
     from precision_tool.analysis.compare_runs import workspace_labeller
-    from precision_tool.analysis.result_folders import WRITE_HINT, new_result_dir
+    from precision_tool.analysis.result_folders import RESULTS_WRITE_HINT
+    from precision_tool.workspace import new_result_dir
     from precision_tool.render.messages import note_line
 
     ws = ctx.workspace
@@ -119,7 +120,7 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
             specs = _explicit_specs(ws, npu_dir, golden_dir, graph, step, notes)
         for note in notes:
             warn(note)
-        result_dir = new_result_dir(root, getattr(args, "write_hint", None) or WRITE_HINT)
+        result_dir = new_result_dir(root, getattr(args, "write_hint", None) or RESULTS_WRITE_HINT)
         specs = [nc.RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)})
                  for s in specs]
         if command is not None:
@@ -143,12 +144,12 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
     if not right.is_dir():
         raise WorkspaceError(f"{right} is not a folder; pass golden tensors (or a second NPU dump) with -rt DIR")
     if graph is not None:
-        resolved = str(resolve_graph_file(ws, graph, nc.workspace_debug_id(ws, left)))
+        resolved = str(resolve_graph_file(ws, graph, ws.run_of(left)))
         if resolved != str(Path(graph).expanduser()):
             notes.append(f"-g {graph}: using {resolved}")
         graph = resolved
     if nc.has_golden_files(right):
-        debug_id = nc.workspace_debug_id(ws, left) if graph is None and left.is_dir() else None
+        debug_id = ws.run_of(left) if graph is None and left.is_dir() else None
         if debug_id is not None:
             # a dump of this workspace: match through its run's Build graph(s), as plain `vc` does
             found = nc.graph_specs(ws, debug_id, left, right, "{stamp}", notes, step)
@@ -261,7 +262,7 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
 def newest_results(ctx: Context, root: Path, given: bool = False) -> tuple[Path, list[Path]]:
     """The newest result folder under `root` that holds a result CSV; folders without one (a failed run) are
     skipped, with a warning naming them. `given`: the user named `root` (vcs -f), so say which was used."""
-    from precision_tool.analysis.result_folders import result_dirs
+    from precision_tool.workspace import result_dirs
     from precision_tool.analysis.results import result_files
     from precision_tool.errors import WorkspaceError
     from precision_tool.render.messages import note_line, warning_line
@@ -320,7 +321,12 @@ def _cp(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.network_compare import compare_pair
     from precision_tool.render.compare import pair_view
 
+    from precision_tool.workspace import Workspace
+
     save_dir = ctx.workspace.temp_dir / "tensor_compare" if args.save else None
+    if save_dir is not None:  # before comparing: a folder that cannot be written is said at once
+        Workspace.ensure_dir(save_dir, "cp -s folder", hint="run cp without -s (nothing else is written), "
+                                                          "or choose another workspace with --data DIR")
     left, right = resolve_tensor_arg(args.left, ctx), resolve_tensor_arg(args.right, ctx)
     report = compare_pair(left.spec, right.spec, items=args.items, atol=args.atol, rtol=args.rtol,
                           save_dir=save_dir, graph_layouts=_graph_layouts((left, right), ctx))
@@ -345,11 +351,19 @@ def resolve_tensor_arg(text: str, ctx: Context) -> Any:
     """`cp`'s A/B in any spelling `pt` takes (analysis/tensor_ref.py lists them): a path, a bare dump or
     golden file name, DUMPFILE:output:N, OP:output:N, a TF tensor OP:N. Notes (which file was picked)
     are shown as they come."""
+    from dataclasses import replace
+
     from precision_tool.analysis.tensor_ref import resolve_tensor
     from precision_tool.render.messages import note_line
 
     ref = resolve_tensor(text, ctx.workspace, command="cp")
-    for note in ref.notes:
+    notes = list(ref.notes)
+    if ref.kind is None and not ref.is_npy:
+        # A whole dump file stands for its output 0, as it always has in cp; said, so that a user who
+        # meant another tensor knows to name it.
+        ref = replace(ref, kind="output", index=0)
+        notes.append(f"{text} is a dump file: comparing its output:0 (name another as {text}:output:N or :input:N)")
+    for note in notes:
         ctx.note(note_line(note))
     return ref
 

@@ -54,7 +54,9 @@ def user_state_dir() -> Path:
     """Where history and the log go when there is no (writable) workspace.
 
     $PRECISION_TOOL_HOME, else $XDG_STATE_HOME/precision_tool, else ~/.local/state/precision_tool;
-    a user without a home folder gets a per-user folder in the temp folder.
+    when neither $HOME nor the user database names a home folder, a per-user folder in the temp folder
+    (gettempdir() raises OSError when there is no usable one). A folder here that cannot be written is
+    the callers' concern: history then stays in memory, the log moves to the temp folder.
     """
     if os.environ.get(HOME_ENV):
         return Path(os.environ[HOME_ENV]).expanduser()

@@ -178,9 +178,9 @@ def recap_lines(summaries: Sequence[CompareSummary], labels: Sequence[str]) -> l
     return lines
 
 
-def interrupted_lines(exc: Any) -> list[Text]:
+def interrupted_lines(exc: Any, resume: str = "vc --resume") -> list[Text]:
     """Ctrl-C during `vc`: what was kept (complete CSVs, the .partial one with how far it got, runs not
-    started), one path per line, and how to finish."""
+    started), one path per line, and how to finish (`resume`, the command line that does)."""
     lines = [Text("vc interrupted (Ctrl-C); kept:", style="warning")]
     for path in exc.complete:
         lines.append(Text(f"  complete: {path}"))
@@ -189,12 +189,8 @@ def interrupted_lines(exc: Any) -> list[Text]:
         lines.append(Text(f"  partial{done}: {exc.partial}"))
     for label in exc.not_started:
         lines.append(Text(f"  not started: {label}", style="dim"))
-    lines.append(Text(f"`{resume_command(exc)}` finishes the run", style="bold"))
+    lines.append(Text(f"`{resume}` finishes the run", style="bold"))
     return lines
-
-
-def resume_command(exc: Any) -> str:
-    return getattr(exc, "resume_command", None) or "vc --resume"
 
 
 UNREADABLE_SHOWN = 10

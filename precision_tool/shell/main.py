@@ -44,8 +44,9 @@ class FallbackFileHandler(logging.FileHandler):
         return open(os.devnull, "a", encoding="utf-8")
 
     def handleError(self, record: logging.LogRecord) -> None:
-        # Writing failed (disk full, folder gone): try the next place once per place, then drop.
-        if self.baseFilename == os.devnull:
+        # Writing failed (disk full, folder gone): try the next place once per place, then drop. Any other
+        # error (a record that cannot be formatted) drops that record only, and the log stays where it is.
+        if self.baseFilename == os.devnull or not isinstance(sys.exc_info()[1], OSError):
             return
         stream, self.stream = self.stream, None  # type: ignore[assignment]
         try:

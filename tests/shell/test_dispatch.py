@@ -119,3 +119,20 @@ def test_a_full_disk_never_prints_a_logging_error(tmp_path):
     done = subprocess.run(["unshare", "-rm", "sh", "-c", shell, script], capture_output=True, text=True,
                           cwd=ROOT)
     assert done.returncode == 0 and done.stdout == "done\n" and done.stderr == "", done.stderr
+
+
+def test_a_record_that_cannot_be_formatted_is_dropped_and_the_log_stays(tmp_path, capfd):
+    """A bug in one log call (wrong format arguments) loses that record only: no 'Logging error' at the
+    user, and later records still reach the workspace log."""
+    from precision_tool.shell.main import setup_logging
+    from precision_tool.workspace import Workspace
+
+    (tmp_path / "ws").mkdir()
+    workspace = Workspace(tmp_path / "ws")
+    setup_logging(workspace, "INFO")
+    log = logging.getLogger("precision_tool")
+    log.info("one %s and %s", "argument")  # too few arguments
+    log.info("still logged")
+    log.handlers[0].flush()
+    assert "still logged" in workspace.log_file.read_text()
+    assert "Logging error" not in capfd.readouterr().err

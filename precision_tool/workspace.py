@@ -82,6 +82,18 @@ class Workspace:
         """The newest `dump/<timestamp>` folder (by name, then mtime), or dump/ itself when files sit there."""
         return _newest_child(self.dump_root(debug_id))
 
+    def run_of(self, folder: Path) -> int | None:
+        """N when `folder` lies inside this workspace's npu/debug_N/dump, else None."""
+        try:
+            target = Path(folder).resolve()
+        except OSError:
+            return None
+        for debug_id in self.debug_ids():
+            root = self.dump_root(debug_id).resolve()
+            if target == root or root in target.parents:
+                return debug_id
+        return None
+
     def graph_dir(self, debug_id: int = 0) -> Path:
         return self.debug_dir(debug_id) / "graph"
 
@@ -136,9 +148,7 @@ class Workspace:
 
     def result_dirs(self) -> list[Path]:
         """vector_compare/<YYYYmmddHHMMSS> folders, oldest first."""
-        if not self.vector_compare_dir.is_dir():
-            return []
-        return sorted(p for p in self.vector_compare_dir.iterdir() if p.is_dir())
+        return result_dirs(self.vector_compare_dir)
 
     def newest_result_dir(self) -> Path | None:
         dirs = self.result_dirs()
@@ -146,14 +156,7 @@ class Workspace:
 
     def new_result_dir(self) -> Path:
         """A fresh vector_compare/<YYYYmmddHHMMSS> folder (created; a second suffix avoids collisions)."""
-        stamp = time.strftime("%Y%m%d%H%M%S")
-        folder = self.vector_compare_dir / stamp
-        n = 1
-        while folder.exists():
-            folder = self.vector_compare_dir / f"{stamp}_{n}"
-            n += 1
-        folder.mkdir(parents=True)
-        return folder
+        return new_result_dir(self.vector_compare_dir)
 
     @property
     def cache_dir(self) -> Path:
@@ -238,3 +241,25 @@ def _newest_child(folder: Path) -> Path | None:
     if any(c.is_file() for c in folder.iterdir()):
         return folder
     return None
+
+
+# --- result folders: <root>/<YYYYmmddHHMMSS>/, under temp/vector_compare or the folder `vc -o` names -----
+def result_dirs(root: Path) -> list[Path]:
+    """The result folders directly under `root`, oldest first (their names are times)."""
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir())
+
+
+def new_result_dir(root: Path, hint: str | None = None) -> Path:
+    """A fresh `<root>/<YYYYmmddHHMMSS>` folder (a suffix avoids collisions). A root that cannot be written
+    is one WorkspaceError line naming it and how to choose another (`hint`)."""
+    Workspace.ensure_dir(root, "comparison results folder", hint=hint)
+    stamp = time.strftime("%Y%m%d%H%M%S")
+    folder = root / stamp
+    n = 1
+    while folder.exists():
+        folder = root / f"{stamp}_{n}"
+        n += 1
+    Workspace.ensure_dir(folder, "comparison results folder", hint=hint)
+    return folder

@@ -203,7 +203,7 @@ class _Worker:
                               metrics=not_compared(f"[{op.name}] {right.path} has no {header.label}."))
         other = tensors[header.index]
         x, y = _without_padding(self.read_tensor(dump, header), header, self.read_tensor(right, other), other)
-        x, y = _as_compared(x), _as_compared(y)
+        x, y = as_compared(x), as_compared(y)
         self.bytes_read += header.size + other.size
         metrics = compare_sources(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), shape=header.shape,
                                   npu_file=str(dump.path), golden_file=str(right.path))
@@ -244,7 +244,7 @@ class _Worker:
             if convert:
                 array = _convert(array, npu_format, layout, header, match, golden_shape, dump.path)
             shape = tuple(array.shape) if convert else (array.size,)
-            x_source = ArraySource(_as_compared(array).reshape(-1))
+            x_source = ArraySource(as_compared(array).reshape(-1))
         y_source = golden if isinstance(golden, (FileSource, ArraySource)) else ArraySource(golden.reshape(-1))
         if x_source.size != y_source.size:
             metrics = not_compared(
@@ -302,7 +302,7 @@ def _dtype_text(header: Any) -> str:
         return NAN_TEXT
 
 
-def _as_compared(array: Any) -> Any:
+def as_compared(array: Any) -> Any:
     """bf16/fp8 (ml_dtypes) as float32, the rest unchanged (metrics cast to float32 themselves)."""
     import numpy as np
 

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +20,10 @@ from precision_tool.analysis.matching import (
     plan_name_compare,
     plan_npu_compare,
 )
-from precision_tool.analysis.result_folders import new_result_dir, result_dirs
 from precision_tool.analysis.results import PARTIAL_SUFFIX, CompareSummary, read_result_csv, summarize
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, WorkspaceError
+from precision_tool.workspace import new_result_dir, result_dirs
 
 if TYPE_CHECKING:
     from precision_tool.analysis.op_labels import OpLabels
@@ -66,12 +65,6 @@ def result_spec(csv_path: Path) -> RunSpec | None:
     except FormatError:
         return None
     return next((spec for spec in specs if spec.csv_name == name), None)
-
-
-def name_only_result(csv_path: Path) -> bool:
-    """True when the run.json next to `csv_path` says it was matched by name only (no graph)."""
-    spec = result_spec(csv_path)
-    return spec is not None and spec.name_only
 
 
 Labeller = Callable[["RunSpec"], "OpLabels | None"]
@@ -167,7 +160,7 @@ def run_specs(
     CompareInterrupted naming what was kept (complete CSVs, the .partial one, runs not started)."""
     specs = [absolute_spec(spec) for spec in specs]
     if not resume:
-        _write_run_file(result_dir, specs)
+        write_run_file(result_dir, specs)
     try:
         return _run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
                           resume=resume, on_warning=on_warning, labels=labels)
@@ -279,7 +272,7 @@ def _old_relative_spec(spec: RunSpec, workspace: Any) -> RunSpec:
     return absolute_spec(spec, root.parent)
 
 
-def _write_run_file(result_dir: Path, specs: Sequence[RunSpec]) -> None:
+def write_run_file(result_dir: Path, specs: Sequence[RunSpec]) -> None:
     data = {"runs": [spec.__dict__ for spec in specs]}
     write_text_atomic(result_dir / RUN_FILE, json.dumps(data, indent=1))
 
@@ -296,7 +289,7 @@ def read_run_file(result_dir: Path) -> list[RunSpec]:
 def interrupted_result_dir(workspace: Any, root: Path | None = None) -> Path | None:
     """The newest result folder (of the workspace, or under `root`) with an unfinished run (a .partial CSV
     or a run not yet started)."""
-    for folder in reversed(result_dirs(root) if root is not None else workspace.result_dirs()):
+    for folder in reversed(result_dirs(root if root is not None else workspace.vector_compare_dir)):
         if not (folder / RUN_FILE).is_file():
             continue
         try:
@@ -394,19 +387,6 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
     return specs
 
 
-def workspace_debug_id(workspace: Any, folder: Path) -> int | None:
-    """N when `folder` lies inside the workspace's npu/debug_N/dump, else None."""
-    try:
-        target = folder.resolve()
-    except OSError:
-        return None
-    for debug_id in workspace.debug_ids():
-        root = workspace.dump_root(debug_id).resolve()
-        if target == root or root in target.parents:
-            return debug_id
-    return None
-
-
 def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> int | None:
     """NPU vs NPU: one iteration present in both runs (`step`, else the lowest common one); None when each
     run holds a single iteration (they are compared whatever their numbers)."""
@@ -429,10 +409,6 @@ def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> 
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
-
-
-def stamp_of(result_dir: Path) -> str:
-    return result_dir.name
 
 
 def compare_workspace(
@@ -464,6 +440,3 @@ def resume_workspace(
     return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
                      progress=progress, resume=True, on_warning=on_warning, labels=workspace_labeller(workspace))
 
-
-def nan_safe(value: float) -> float | None:
-    return None if math.isnan(value) else value

@@ -335,16 +335,6 @@ class GraphIndex:
             found = [e for e in found if needle in e.graph.lower() or needle in e.file.name.lower()]
         return found
 
-    def candidates(self, text: str, limit: int = 30) -> list[str]:
-        """Names that contain `text` (case-insensitive), prefix matches first."""
-        self.entries()
-        self._build_names()
-        assert self._names is not None
-        lower = text.lower()
-        prefix = self.complete(text, limit)
-        rest = [n for n in self._names if lower in n.lower() and not n.startswith(text)]
-        return (prefix + rest)[:limit]
-
     def complete(self, prefix: str, limit: int = 200) -> list[str]:
         """Names starting with `prefix` (a binary search: fast on 100,000 names), including the other
         spellings `ni` accepts: dump-file names and the TF names of ops fused away."""

@@ -29,14 +29,10 @@ from precision_tool.analysis.compare_runs import (
     graph_specs,
     has_golden_files,
     interrupted_result_dir,
-    name_only_result,
-    nan_safe,
     plan_run,
     read_run_file,
     resume_workspace,
     run_specs,
-    stamp_of,
-    workspace_debug_id,
     workspace_specs,
 )
 from precision_tool.analysis.pair_compare import LoadedTensor, PairReport, compare_pair, load_tensor, to_host_layout
@@ -45,6 +41,6 @@ __all__ = [
     "HOST_CANDIDATES", "PATH_FIELDS", "RUN_FILE", "CompareInterrupted", "CompareRun", "LoadedTensor", "PairReport",
     "Progress", "RunSpec", "absolute_spec", "choose_step", "common_step", "compare_pair", "compare_workspace",
     "discard_empty_result_dir", "execute_plan", "graph_specs", "has_golden_files", "interrupted_result_dir",
-    "load_tensor", "name_only_result", "nan_safe", "npy_source", "plan_run", "read_run_file", "resume_workspace",
-    "run_specs", "stamp_of", "to_host_layout", "workspace_debug_id", "workspace_specs",
+    "load_tensor", "npy_source", "plan_run", "read_run_file", "resume_workspace",
+    "run_specs", "to_host_layout", "workspace_specs",
 ]

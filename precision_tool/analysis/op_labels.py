@@ -40,13 +40,12 @@ def labels_for_run(workspace: Any, npu_dir: str | None, graph_path: str | None =
                    graph_name: str | None = None) -> OpLabels | None:
     """Labels for a run over the dump folder `npu_dir`, when it lies in the workspace's npu/debug_N/dump and
     that run has a Build graph (restricted to `graph_path`/`graph_name` when the run used one); else None."""
-    from precision_tool.analysis.compare_runs import workspace_debug_id
     from precision_tool.analysis.graph_index import index_for
     from precision_tool.formats.npu_dump import sanitize_op_name
 
     if not npu_dir:
         return None
-    debug_id = workspace_debug_id(workspace, Path(npu_dir))
+    debug_id = workspace.run_of(Path(npu_dir))
     if debug_id is None:
         return None
     try:

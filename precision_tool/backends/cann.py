@@ -19,7 +19,7 @@ from precision_tool.analysis.compare_runs import (
     CompareRun,
     Labeller,
     RunSpec,
-    _write_run_file,
+    write_run_file,
     absolute_spec,
     discard_empty_result_dir,
 )
@@ -105,9 +105,9 @@ def dump_folder(npu_dir: Path) -> Path:
 
 def run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[str], *, threshold: float,
                    labels: Labeller | None = None) -> list[CompareRun]:
-    """The same runs done by CANN's msaccucmp (backends/cann.py); its CSVs are read like ours."""
+    """The same runs done by CANN's msaccucmp; its CSVs are read like ours (vcs, ac)."""
     specs = [absolute_spec(spec) for spec in specs]
-    _write_run_file(result_dir, specs)
+    write_run_file(result_dir, specs)
     try:
         return _run_specs_cann(specs, result_dir, command, threshold=threshold, labels=labels)
     except BaseException:
@@ -129,8 +129,8 @@ def _run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[st
         if spec.right_dir:
             other = dump_folder(other)
         csv_path = run_compare(command, dump_folder(Path(spec.npu_dir)), other,
-                                    Path(spec.graph_path) if spec.graph_path else None, result_dir,
-                                    result_dir / spec.csv_name)
+                               Path(spec.graph_path) if spec.graph_path else None, result_dir,
+                               result_dir / spec.csv_name)
         summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only,
                             labels=labels(spec) if labels is not None else None)
         runs.append(CompareRun(spec, csv_path, summary, (), len(summary.ops), time.perf_counter() - started))

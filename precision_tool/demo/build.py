@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
+from precision_tool.workspace import Workspace
 
 DEFAULT_DIR = "./precision_data_demo"
 # What a demo build writes; --force removes exactly these, never anything else in the folder.
@@ -33,8 +34,12 @@ class DemoBuild:
     seconds: float
 
 
+WRITE_HINT = "give a folder you can write: `demo DIR`"
+
+
 def prepare_folder(root: Path, *, force: bool) -> None:
-    """Refuse to mix a new demo into existing data unless --force (which clears only the demo's parts)."""
+    """Refuse to mix a new demo into existing data unless --force (which clears only the demo's parts);
+    then make sure the folder exists and takes writes (one line naming it when it does not)."""
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} is a file; give a folder for the demo workspace")
     existing = [part for part in DEMO_PARTS if (root / part).exists()]
@@ -47,11 +52,7 @@ def prepare_folder(root: Path, *, force: bool) -> None:
             shutil.rmtree(target)
         else:
             target.unlink()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise WorkspaceError(f"cannot create the demo folder {root}: {exc.strerror or exc}; "
-                             "give a folder you can write to") from None
+    Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
 
 
 def run_network(root: Path) -> DemoBuild:

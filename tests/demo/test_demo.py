@@ -298,4 +298,4 @@ def test_demo_in_a_folder_that_cannot_be_created_is_one_line(cli, tmp_path) -> N
     result = cli("demo", str(blocker / "sub"))
     assert result.status == 1
     assert result.out.strip().splitlines() == [
-        f"cannot create the demo folder {blocker / 'sub'}: Not a directory; give a folder you can write to"]
+        f"cannot write the demo folder {blocker / 'sub'}: Not a directory; give a folder you can write: `demo DIR`"]

@@ -75,7 +75,7 @@ def test_shell_on_a_read_only_workspace_without_home(demo_copy, read_only_user):
         "elsewhere with --out DIR, or choose another workspace with --data DIR")
     seen += out
     out = _type(child, f"demo {ws}/again")
-    assert f"cannot create the demo folder {ws}/again: Permission denied" in _joined(out)
+    assert f"cannot write the demo folder {ws}/again: Permission denied" in _joined(out)
     seen += out
     out = _type(child, "vcs")
     assert "run `vc` (or `ac -c`) first" in _joined(out)

@@ -56,7 +56,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     from rich.rule import Rule
     from rich.text import Text
 
-    from precision_tool.demo.build import DEFAULT_DIR, fused_ops, prepare_folder, run_network
+    from precision_tool.demo.build import DEFAULT_DIR, WRITE_HINT, fused_ops, prepare_folder, run_network
     from precision_tool.demo.npu_sim import PLANTED_FAULT
     from precision_tool.errors import CommandFailed, WorkspaceError
     from precision_tool.render.messages import note_line
@@ -66,15 +66,15 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     started = time.perf_counter()
     dir_text = args.dir or DEFAULT_DIR
     root = Path(dir_text).expanduser().resolve()
-    hint = "give a folder you can write: `demo DIR`"
     if root.is_dir():  # someone else's or a read-only folder: say so before --force removes anything
-        Workspace.ensure_dir(root, "demo folder", hint=hint)
+        Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
     try:
         prepare_folder(root, force=args.force)
+    except WorkspaceError:
+        raise
     except OSError as exc:  # --force could not remove a part of the old workspace
         raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
-                             f"({exc.filename}); {hint}") from None
-    Workspace.ensure_dir(root, "demo folder", hint=hint)
+                             f"({exc.filename}); {WRITE_HINT}") from None
     ctx.note(note_line(f"building the demo workspace in {root} (TensorFlow golden step, simulated NPU run)"))
     build = run_network(root)
     for line in build.log.splitlines():

@@ -4,6 +4,7 @@ root, or the current user on folders made read-only with chmod."""
 from __future__ import annotations
 
 import os
+import pwd
 import sys
 from pathlib import Path
 
@@ -54,7 +55,9 @@ def as_nobody(command: list[str], reach: list[Path] = ()) -> list[str]:
     for path, n in binds:
         steps.append(f"mkdir -p '{path}' && mount --move $stash/{n} '{path}'")
     steps.append('rm -r "$stash"')
-    steps.append('exec setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/nonexistent "$@"')
+    # nobody's own group by number: Debian calls it nogroup, other systems nobody
+    gid = pwd.getpwnam("nobody").pw_gid
+    steps.append(f'exec setpriv --reuid=nobody --regid={gid} --clear-groups env HOME=/nonexistent "$@"')
     return ["unshare", "-m", "--propagation", "private", "sh", "-c", " && ".join(steps), "sh", *command]
 
 

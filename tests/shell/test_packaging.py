@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import site
 import subprocess
 import sysconfig
 import venv
@@ -29,7 +31,9 @@ def test_pip_install_gives_console_script(tmp_path):
     python = target / "bin" / "python"
     new_site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                               capture_output=True, text=True, check=True).stdout.strip()
-    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"], *site.getsitepackages()}
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        ours.add(site.getusersitepackages())  # `pip install --user` (Debian's dist-packages: getsitepackages)
     (Path(new_site) / "outer_env.pth").write_text("\n".join(sorted(ours)) + "\n")
     # Build with the running environment's setuptools when it has a suitable one, else let pip build in
     # isolation from the configured index, as `pip install .` on a user's machine does.

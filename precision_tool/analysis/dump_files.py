@@ -92,15 +92,40 @@ def workspace_dump_runs(workspace: "Workspace") -> list[tuple[int, Path]]:
     return runs
 
 
-def find_dumps_by_op_name(workspace: "Workspace", op_name: str) -> list[Path]:
-    """Dump files of an op: exact (sanitised) name first, else names containing it (case-insensitive)."""
+def scan_runs(runs: Iterable[tuple[int, Path]]) -> list[tuple[int, list[DumpEntry]]]:
+    """(N, the dump entries of its folder) for each (N of debug_N, folder) of `runs`."""
+    return [(debug_id, scan_dump_folder(folder)) for debug_id, folder in runs]
+
+
+def dumps_of_op(scanned: Iterable[tuple[int, list[DumpEntry]]], op_name: str) -> list[tuple[int, list[DumpEntry]]]:
+    """The dumps of op `op_name` (graph spelling `a/b` or dump spelling `a_b`) in each run of `scanned` that
+    has any, in the order given, each run's oldest first (Opdebug files left out). Two ops can share a dump
+    spelling (`a/b_c` and `a_b/c`): a graph spelling keeps the files whose header names that op, when any does."""
     wanted = sanitize_op_name(op_name)
-    entries = [e for folder in workspace_dump_folders(workspace) for e in scan_dump_folder(folder)]
-    exact = [e.path for e in entries if e.name.op_name == wanted]
-    if exact:
-        return exact
-    lowered = wanted.lower()
-    return [e.path for e in entries if lowered in e.name.op_name.lower()]
+    found = []
+    for debug_id, entries in scanned:
+        matches = [e for e in entries if e.name.op_name == wanted and not e.name.is_opdebug]
+        if not matches:
+            continue
+        if wanted != op_name:
+            matches = _named_in_header(matches, op_name) or matches
+        matches.sort(key=lambda e: (e.name.timestamp_us, e.file_name))
+        found.append((debug_id, matches))
+    return found
+
+
+def _named_in_header(entries: list[DumpEntry], op_name: str) -> list[DumpEntry]:
+    from precision_tool.errors import PrecisionToolError
+    from precision_tool.formats.npu_dump import read_dump_header
+
+    same = []
+    for entry in entries:
+        try:
+            if read_dump_header(entry.path).op_name == op_name:
+                same.append(entry)
+        except (PrecisionToolError, OSError):
+            continue  # an unreadable file: the command that reads it says why
+    return same
 
 
 # --- listing ----------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from precision_tool.errors import UsageError
-from precision_tool.formats.npu_dump import MAPPING_FILE, folder_mapping, parse_dump_name, sanitize_op_name
+from precision_tool.formats.npu_dump import parse_dump_name, sanitize_op_name
 
 if TYPE_CHECKING:
     from precision_tool.workspace import Workspace
@@ -120,6 +120,11 @@ def resolve_file(text: str, workspace: "Workspace", *, command: str = "") -> Ten
     return found
 
 
+def find_file(text: str, workspace: "Workspace", *, command: str = "") -> TensorRef | None:
+    """As resolve_file, but None when nothing has that name (several equal candidates are still refused)."""
+    return _resolve_file(text, workspace, f"{command}: " if command else "", required=False)
+
+
 # --- files by name -----------------------------------------------------------------------------------
 def _resolve_file(text: str, workspace: "Workspace", prefix: str, *, required: bool) -> TensorRef | None:
     path = Path(text).expanduser()
@@ -131,7 +136,7 @@ def _resolve_file(text: str, workspace: "Workspace", prefix: str, *, required: b
         return None
     if text.endswith(".npy"):
         return _npy_by_name(text, workspace, prefix, required)
-    hits = find_dump_file(workspace, text)
+    hits = _files_named(workspace, text)
     if not hits:
         if required:
             raise UsageError(f"{prefix}{text}: no such file (nor a dump file of that name in "
@@ -157,20 +162,23 @@ def _run_label(debug_id: int) -> str:
     return "overflow/dump" if debug_id >= _OVERFLOW else f"debug_{debug_id}"
 
 
-def find_dump_file(workspace: "Workspace", base: str) -> list[tuple[tuple[int, int], Path]]:
-    """Files named `base` (or numbered files mapping.csv gives that name), best first: ((run, pass), path)
-    where run is N of debug_N (overflow/dump last) and pass 0 is the run's newest dump folder, 1 older ones."""
-    hits: list[tuple[tuple[int, int], Path]] = []
-    newest: list[tuple[int, Path]] = []
-    for debug_id in workspace.debug_ids():
-        folder = workspace.newest_dump_dir(debug_id)
-        if folder is not None:
-            newest.append((debug_id, folder))
+def dump_search_folders(workspace: "Workspace") -> list[tuple[int, Path]]:
+    """Where a bare dump file name is looked for: (N, newest dump folder of npu/debug_N) for each run,
+    debug_0 first, then (a number above every N, the newest overflow/dump folder)."""
+    from precision_tool.analysis.dump_files import workspace_dump_runs
+
+    folders = workspace_dump_runs(workspace)
     overflow = workspace.newest_overflow_dir()
     if overflow is not None:
-        newest.append((_OVERFLOW, overflow))
-    for run, folder in newest:
-        hits.extend(((run, 0), p) for p in _walk_for(folder, base))
+        folders.append((_OVERFLOW, overflow))
+    return folders
+
+
+def _files_named(workspace: "Workspace", base: str) -> list[tuple[tuple[int, int], Path]]:
+    """Files named `base` (or numbered files mapping.csv gives that name), best first: ((run, pass), path)
+    where run is N of debug_N (overflow/dump last) and pass 0 is the run's newest dump folder, 1 older ones."""
+    newest = dump_search_folders(workspace)
+    hits = [((run, 0), path) for run, folder in newest for path in _named_in(folder, base)]
     if hits:
         return sorted(hits)
     # Not in the newest folders: an older dump folder of some run (the user may have listed it by path).
@@ -181,21 +189,14 @@ def find_dump_file(workspace: "Workspace", base: str) -> list[tuple[tuple[int, i
             continue
         for child in sorted(root.iterdir()):
             if child.is_dir() and child.resolve() not in seen:
-                hits.extend(((run, 1), p) for p in _walk_for(child, base))
+                hits.extend(((run, 1), path) for path in _named_in(child, base))
     return sorted(hits)
 
 
-def _walk_for(folder: Path, base: str) -> list[Path]:
-    found = []
-    for dirpath, dirnames, files in os.walk(folder, followlinks=True):
-        dirnames.sort()
-        if base in files:
-            found.append(Path(dirpath) / base)
-        elif MAPPING_FILE in files:
-            for short, real in folder_mapping(dirpath).items():
-                if real == base and short in files:
-                    found.append(Path(dirpath) / short)
-    return found
+def _named_in(folder: Path, base: str) -> list[Path]:
+    from precision_tool.analysis.dump_files import scan_dump_folder
+
+    return [e.path for e in scan_dump_folder(folder) if base in (e.file_name, e.real)]
 
 
 def _npy_by_name(name: str, workspace: "Workspace", prefix: str, required: bool) -> TensorRef | None:
@@ -218,31 +219,21 @@ def _npy_by_name(name: str, workspace: "Workspace", prefix: str, required: bool)
 def resolve_op_dump(op_name: str, workspace: "Workspace", *, prefix: str = "", tensor: str = "output:0") -> TensorRef:
     """The dump of op `op_name` (graph spelling `a/b` or dump spelling `a_b`): debug_0's newest dump folder
     first; the newest iteration when several files hold the op. `tensor` only words the messages."""
-    from precision_tool.analysis.dump_files import scan_dump_folder, workspace_dump_runs
+    from precision_tool.analysis.dump_files import dumps_of_op, scan_runs, workspace_dump_runs
 
-    wanted = sanitize_op_name(op_name)
     runs = workspace_dump_runs(workspace)
     if not runs:
         raise UsageError(f"{prefix}{op_name}:{tensor}: no NPU dumps in {workspace.dump_root(0)} to find the op in "
                          "(give a dump file or a .npy path instead)")
-    per_run: list[tuple[int, list]] = []
-    everything = []
-    for debug_id, folder in runs:
-        entries = scan_dump_folder(folder)
-        everything.extend(entries)
-        matches = [e for e in entries if e.name.op_name == wanted and not e.name.is_opdebug]
-        if matches:
-            per_run.append((debug_id, matches))
+    scanned = scan_runs(runs)
+    per_run = dumps_of_op(scanned, op_name)
     if not per_run:
-        raise UsageError(_no_op(op_name, tensor, wanted, everything, runs, prefix, workspace))
+        raise UsageError(_no_op(op_name, tensor, scanned, runs, prefix, workspace))
     debug_id, matches = per_run[0]
-    if "/" in op_name:
-        matches = _same_graph_name(matches, op_name) or matches
     kinds = sorted({e.name.op_type for e in matches})
     if len(kinds) > 1:  # two different ops share the dump spelling (a/b_c and a_b/c)
         raise UsageError(f"{prefix}{op_name} names {len(kinds)} ops in debug_{debug_id}; give one file: "
                          + _one_line(f"{e.real_name}:{tensor}" for e in matches))
-    matches.sort(key=lambda e: (e.name.timestamp_us, e.file_name))
     chosen = matches[-1]
     note = f"{op_name}:{tensor} is {tensor} of {chosen.real_name} in debug_{debug_id}"
     extra = []
@@ -257,31 +248,50 @@ def resolve_op_dump(op_name: str, workspace: "Workspace", *, prefix: str = "", t
     return TensorRef(chosen.path, debug_id=debug_id, notes=(note,))
 
 
-def _same_graph_name(entries: list, op_name: str) -> list:
-    """Of files whose names match, those whose header names the op as given (a/b_c vs a_b/c)."""
-    from precision_tool.errors import PrecisionToolError
-    from precision_tool.formats.npu_dump import read_dump_header
+def resolve_op_dumps(op_name: str, workspace: "Workspace", *, prefix: str = "") -> tuple[list[Path], tuple[str, ...]]:
+    """Every dump of op `op_name` in the newest dump folder of each run, every iteration, debug_0 first
+    (`dc NAME`), with notes. An op fused away is refused, naming the op it went into (as resolve_op_dump
+    does); a name no op has takes the ops whose dump names contain it, and the note names them.
+    ([], ()) when nothing matches."""
+    from precision_tool.analysis.dump_files import dumps_of_op, scan_runs, workspace_dump_runs
 
-    same = []
-    for entry in entries:
-        try:
-            if read_dump_header(entry.path).op_name == op_name:
-                same.append(entry)
-        except PrecisionToolError:
-            continue
-    return same
+    runs = workspace_dump_runs(workspace)
+    scanned = scan_runs(runs)
+    per_run = dumps_of_op(scanned, op_name)
+    if per_run:
+        return [e.path for _, entries in per_run for e in entries], ()
+    fused_into = _fused_into(op_name, workspace) if runs else []
+    if fused_into:
+        raise UsageError(_no_op(op_name, None, scanned, runs, prefix, workspace, fused_into))
+    lowered = sanitize_op_name(op_name).lower()
+    similar = [e for _, entries in scanned for e in entries
+               if lowered in e.name.op_name.lower() and not e.name.is_opdebug]
+    if not similar:
+        return [], ()
+    ops = sorted({e.name.op_name for e in similar})
+    note = (f"no op is named {op_name}; taking the {len(similar)} dump file(s) of the {len(ops)} op(s) whose "
+            f"name contains it: {_one_line(ops)}")
+    return [e.path for e in similar], (note,)
 
 
-def _no_op(op_name: str, tensor: str, wanted: str, entries: list, runs: list, prefix: str,
-          workspace: "Workspace") -> str:
+def _no_op(op_name: str, tensor: str | None, scanned: list, runs: list, prefix: str, workspace: "Workspace",
+          fused_into: list[str] | None = None) -> str:
+    """No dump of the op: where we looked, and the op it was fused into, or ops whose names contain it.
+    `tensor` is None for a whole op (`dc NAME`)."""
+    wanted = sanitize_op_name(op_name)
     where = ", ".join(f"debug_{d} ({folder})" for d, folder in runs)
     lowered = wanted.lower()
-    similar = sorted({e.name.op_name for e in entries if lowered in e.name.op_name.lower()})
-    text = f"{prefix}{op_name}:{tensor}: no dump of op {wanted} in {where}"
-    fused_into = _fused_into(op_name, workspace)
-    if fused_into:
+    similar = sorted({e.name.op_name for _, entries in scanned for e in entries if lowered in e.name.op_name.lower()})
+    named = f"{op_name}:{tensor}" if tensor else op_name
+    text = f"{prefix}{named}: no dump of op {wanted} in {where}"
+    if fused_into is None:
+        fused_into = _fused_into(op_name, workspace)
+    if fused_into and tensor:
         text += (f"; the Build graph fused it into {_one_line(fused_into)}, whose {tensor} is the fused "
                  f"result (`ni {op_name}` shows the fused op)")
+    elif fused_into:
+        text += (f"; the Build graph fused it into {_one_line(fused_into)}, whose dumps hold the fused result "
+                 f"(`dc {fused_into[0]}` decodes them; `ni {op_name}` shows the fused op)")
     elif similar:
         text += "; ops whose name contains it: " + _one_line(similar)
     else:

@@ -25,8 +25,8 @@ def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
 def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Path], list[str]]:
     """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR, an op NAME, or a tensor
     spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
-    from precision_tool.analysis.dump_files import find_dumps_by_op_name, is_candidate_dump, workspace_dump_folders
-    from precision_tool.analysis.tensor_ref import resolve_tensor, split_dump_tensor
+    from precision_tool.analysis.dump_files import is_candidate_dump, workspace_dump_folders
+    from precision_tool.analysis.tensor_ref import find_file, resolve_op_dumps, resolve_tensor, split_dump_tensor
     from precision_tool.workspace import walk_files
 
     path = Path(target).expanduser()
@@ -40,19 +40,17 @@ def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Pa
         ref = resolve_tensor(target, workspace, command="dc")
         notes = list(ref.notes) + [f"dc decodes whole dump files: {target} is in {ref.path.name}"]
         return [ref.path], [], notes
+    if target.endswith(".npy") and "/" not in target:
+        raise UsageError(f"dc: {target} is a .npy name; dc decodes NPU dumps (`pt {target}` prints a .npy)")
     if "/" not in target:
-        from precision_tool.analysis.tensor_ref import find_dump_file
-
-        hits = find_dump_file(workspace, target)
-        if hits:
-            return [resolve_dump_file(target, workspace)], [], []
-        if target.endswith(".npy"):
-            raise UsageError(f"dc: {target} is a .npy name; dc decodes NPU dumps (`pt {target}` prints a .npy)")
-    found = find_dumps_by_op_name(workspace, target)
+        ref = find_file(target, workspace, command="dc")  # a dump file's name (numbered ones by mapping.csv)
+        if ref is not None:
+            return [ref.path], [], list(ref.notes)
+    found, notes = resolve_op_dumps(target, workspace, prefix="dc: ")
     if not found:
         folders = ", ".join(str(f) for f in workspace_dump_folders(workspace)) or f"{workspace.root} (it has no dumps)"
         raise UsageError(f"dc: {target} is not a file, a folder, or an op with dumps in {folders}")
-    return found, [], []
+    return found, [], list(notes)
 
 
 # --- dc ---------------------------------------------------------------------------------------------
@@ -275,24 +273,15 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
 
 
 # --- completion --------------------------------------------------------------------------------------
-def _search_folders(workspace: "Workspace") -> list[Path]:
-    from precision_tool.analysis.dump_files import workspace_dump_folders
-
-    folders = workspace_dump_folders(workspace)
-    overflow = workspace.newest_overflow_dir()
-    if overflow is not None:
-        folders.append(overflow)
-    return folders
-
-
 _NAME_CACHE: dict[tuple[str, ...], tuple[tuple[float, ...], list[str]]] = {}
 
 
 def _dump_basenames(workspace: "Workspace") -> list[str]:
     """Dump file names of the workspace (cached until a dump folder changes)."""
     from precision_tool.analysis.dump_files import scan_dump_folder
+    from precision_tool.analysis.tensor_ref import dump_search_folders
 
-    folders = _search_folders(workspace)
+    folders = [folder for _, folder in dump_search_folders(workspace)]
     key = tuple(str(f) for f in folders)
     stamp = tuple(f.stat().st_mtime for f in folders if f.exists())
     cached = _NAME_CACHE.get(key)

@@ -108,22 +108,9 @@ def saveable(array: "np.ndarray") -> "np.ndarray":
     return array
 
 
+# The layout a device-layout tensor is shown in when no graph names its origin layout.
 HOST_LAYOUT = {"NC1HWC0": "NCHW", "FRACTAL_Z": "NCHW", "FRACTAL_NZ": "ND", "NDC1HWC0": "NCDHW"}
-
-
-def host_array(tensor: TensorHeader, array: "np.ndarray") -> tuple["np.ndarray", str, str | None]:
-    """The tensor in its framework layout when that can be determined: (array, layout, note or None)."""
-    from precision_tool.formats.layouts import LayoutError, from_device
-
-    source = format_name(tensor.format)
-    target = HOST_LAYOUT.get(source)
-    if target is None:
-        return array, source, None
-    try:
-        return from_device(array, tensor.format, target, tensor.original_shape, sub_format=tensor.sub_format), \
-            target, None
-    except LayoutError as exc:
-        return array, source, f"shown in device layout {source}: {exc}"
+DEVICE_LAYOUTS = tuple(HOST_LAYOUT)
 
 
 @dataclass(frozen=True)
@@ -138,13 +125,10 @@ class LayoutStory:
     problem: str | None = None  # why the tensor is shown as dumped although it has a device layout
 
 
-DEVICE_LAYOUTS = tuple(HOST_LAYOUT)
-
-
 def origin_layout_array(tensor: TensorHeader, array: "np.ndarray", origin: str | None) -> tuple["np.ndarray", LayoutStory]:
-    """The tensor in its origin layout, as `ni` and `dc -f` read it: the layout the run's Build graph gives
-    (`origin`, see graph_origin_formats), else the usual host layout; the device padding cut. Tensors already
-    in a plain layout stay as dumped."""
+    """The tensor in its origin layout, as `pt`, `ni`, the overflow check and `dc -f` read it: the layout the
+    run's Build graph gives (`origin`, see graph_origin_formats / op_origin_formats), else the usual host
+    layout; the device padding cut. Tensors already in a plain layout stay as dumped."""
     from precision_tool.formats.layouts import LayoutError, from_device
 
     device = format_name(tensor.format)
@@ -446,13 +430,19 @@ def _op_origin_formats(index: Any, debug_id: int, op_name: str) -> OriginFormats
         op = index.op(entries[0])
     except (PrecisionToolError, OSError):
         return None
+    return op_origin_formats(op) or None
+
+
+def op_origin_formats(op: Any) -> OriginFormats:
+    """The origin layout (origin_format) the graph op's descriptors give each input and output, where it is
+    a plain layout (NCHW, HWCN ...)."""
     formats: OriginFormats = {}
     for kind, descs in (("input", op.input_descs), ("output", op.output_descs)):
         for position, desc in enumerate(descs):
             origin = (desc.origin_format or "").upper()
             if origin in _PLAIN_LAYOUTS:
                 formats[(kind, position)] = origin
-    return formats or None
+    return formats
 
 
 # --- the full list of failures ----------------------------------------------------------------------

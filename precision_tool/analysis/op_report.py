@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from precision_tool.analysis.graph_index import GraphIndex, OpEntry
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge_graph import Op, split_input
 from precision_tool.workspace import Workspace
+
+if TYPE_CHECKING:
+    from precision_tool.analysis.decode import LayoutStory
 
 
 # --- what `ni` shows about one op ----------------------------------------------------------------------
@@ -28,7 +31,7 @@ class TensorFacts:
     shape: tuple[int, ...]
     stats: Any  # tensor_stats.TensorStats, or None when the data could not be read
     problem: str | None = None
-    note: str | None = None  # how the layout was reached ("from NC1HWC0[8,2,8,8,16], padding cut")
+    story: "LayoutStory | None" = None  # for a dump tensor: from which device layout it was brought to `layout`
 
 
 @dataclass(frozen=True)
@@ -82,57 +85,21 @@ def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRel
 
 
 def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
-    """The NPU dump files of an op anywhere under npu/debug_N/dump (the file's op field is the name
-    with '/' and '.' replaced by '_')."""
-    from precision_tool.formats.npu_dump import parse_dump_name
-    from precision_tool.workspace import walk_files
+    """The NPU dump files of an op in the newest dump folder of npu/debug_N, oldest first: the files `pt`,
+    `dc` and `ls dump` find (numbered files through mapping.csv)."""
+    from precision_tool.analysis.dump_files import dumps_of_op, scan_runs
 
-    root = workspace.dump_root(debug_id)
-    if not root.is_dir():
+    folder = workspace.newest_dump_dir(debug_id)
+    if folder is None:
         return []
-    wanted = op_name.replace("/", "_").replace(".", "_")
-    found = []
-    for path in walk_files(root):
-        if wanted not in path.name:
-            continue
-        name = parse_dump_name(path.name)
-        if name is not None and name.op_name == wanted:
-            found.append(path)
-    return sorted(found, key=lambda p: (parse_dump_name(p.name).timestamp_us, p.name))  # type: ignore[union-attr]
-
-
-DEVICE_LAYOUTS = ("NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ", "NDC1HWC0")
-HOST_LAYOUT = {"NC1HWC0": "NCHW", "FRACTAL_Z": "NCHW", "FRACTAL_NZ": "ND", "NDC1HWC0": "NCDHW"}
-
-
-def host_tensor(array: Any, tensor: Any, desc: Any) -> tuple[Any, str, str | None]:
-    """A dump tensor in its framework layout with the device padding cut: (array, layout, note).
-    The graph's descriptor names the origin layout; without it the usual host layout is assumed.
-    When the conversion cannot be determined the device array comes back and the note says so."""
-    from precision_tool.formats.layouts import LayoutError, from_device
-    from precision_tool.formats.npu_dump import format_name
-
-    device = format_name(tensor.format)
-    if device not in DEVICE_LAYOUTS:
-        return array, device, None
-    origin = desc.origin_format if desc is not None else None
-    origin = origin.upper() if origin else None
-    target = origin if origin and origin not in DEVICE_LAYOUTS else HOST_LAYOUT[device]
-    original_shape = tuple(tensor.original_shape) or (tuple(desc.origin_shape or ()) if desc is not None else ())
-    original_format = origin if origin and origin not in DEVICE_LAYOUTS and origin != "ND" else None
-    device_shape = "[" + ",".join(str(d) for d in array.shape) + "]"
-    try:
-        converted = from_device(array, tensor.format, target, original_shape or None,
-                                original_format=original_format, sub_format=tensor.sub_format)
-    except LayoutError as exc:
-        return array, device, f"device layout, padding included: {exc}"
-    return converted, target, f"from {device} {device_shape}, padding cut"
+    return [e.path for _, entries in dumps_of_op(scan_runs([(debug_id, folder)]), op_name) for e in entries]
 
 
 def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
     """Statistics of every input and output of one dump file, in the origin layout with the device
-    padding cut (so they match `pt` and the golden tensor); a bad file is one fact with a problem.
-    `op` (the graph's op) tells each tensor's origin layout."""
+    padding cut, read as `pt` reads them (decode.origin_layout_array), so they match `pt` and the golden
+    tensor; a bad file is one fact with a problem. `op` (the graph's op) tells each tensor's origin layout."""
+    from precision_tool.analysis.decode import op_origin_formats, origin_layout_array
     from precision_tool.analysis.tensor_stats import tensor_stats
     from precision_tool.formats.npu_dump import data_type_name, format_name, read_dump_header, read_tensor
 
@@ -140,21 +107,21 @@ def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
         dump = read_dump_header(path)
     except FormatError as exc:
         return (TensorFacts("file", path, "", "", (), None, exc.problem),)
+    origins = op_origin_formats(op) if op is not None else {}
     facts = []
     for tensor in (*dump.inputs, *dump.outputs):
-        descs = (op.input_descs if tensor.kind == "input" else op.output_descs) if op is not None else []
-        desc = descs[tensor.index] if 0 <= tensor.index < len(descs) else None
-        problem = note = None
+        problem = story = None
         stats = None
         layout, shape = format_name(tensor.format), tuple(tensor.shape)
         try:
-            array, layout, note = host_tensor(read_tensor(dump, tensor), tensor, desc)
-            shape = tuple(array.shape)
+            array, story = origin_layout_array(tensor, read_tensor(dump, tensor),
+                                               origins.get((tensor.kind, tensor.index)))
+            layout, shape = story.layout, tuple(array.shape)
             stats = tensor_stats(array)
         except (FormatError, ValueError) as exc:
             problem = str(exc)
         facts.append(TensorFacts(f"{tensor.kind} {tensor.index}", path, data_type_name(tensor.data_type),
-                                 layout, shape, stats, problem, note))
+                                 layout, shape, stats, problem, story))
     return tuple(facts)
 
 

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from precision_tool.analysis.decode import host_array
+from precision_tool.analysis.decode import origin_layout_array
 from precision_tool.analysis.dump_files import DumpEntry, scan_dump_folder
 from precision_tool.analysis.tensor_stats import TensorStats, tensor_stats
 from precision_tool.errors import FormatError
@@ -113,7 +113,8 @@ def read_overflow_records(path: Path) -> list[OverflowRecord]:
 
 
 def summarize_tensors(path: Path) -> tuple[TensorSummary, ...]:
-    """Statistics of every input and output of a dump, in framework layout when it can be determined."""
+    """Statistics of every input and output of a dump, in its host layout with the device padding cut when
+    that can be determined (as `pt` shows it; an overflow dump has no Build graph to name origin layouts)."""
     try:
         dump = read_dump_header(path)
     except FormatError as exc:
@@ -121,8 +122,10 @@ def summarize_tensors(path: Path) -> tuple[TensorSummary, ...]:
     out = []
     for tensor in dump.tensors:
         try:
-            array, layout, note = host_array(tensor, read_tensor(dump, tensor))
-            out.append(TensorSummary(tensor.label, layout, data_type_name(tensor.data_type), tensor_stats(array), note))
+            array, story = origin_layout_array(tensor, read_tensor(dump, tensor), None)
+            note = f"shown in device layout {story.device}: {story.problem}" if story.problem else None
+            out.append(TensorSummary(tensor.label, story.layout, data_type_name(tensor.data_type),
+                                     tensor_stats(array), note))
         except FormatError as exc:
             out.append(TensorSummary(tensor.label, "-", data_type_name(tensor.data_type), None, exc.problem))
     return tuple(out)

@@ -202,18 +202,16 @@ def right_aligned(cells: Sequence[str]) -> list[str]:
     return [c.rjust(width) for c in cells]
 
 
-def _dims(shape: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"
-
-
 def layout_line(story: "LayoutStory") -> str:
     """'layout NC1HWC0 [8,2,8,8,16] → NHWC [8,8,8,24] (origin layout from the Build graph)'."""
+    from precision_tool.analysis.results import shape_text  # (here: results loads numpy; `ls dump` needs none)
+
     if story.source == "dump":
-        text = f"layout {story.device} {_dims(story.device_shape)}, as dumped"
+        text = f"layout {story.device} {shape_text(story.device_shape)}, as dumped"
         return text + (f" with the device padding (no conversion: {story.problem})" if story.problem else "")
     why = ("origin layout from the Build graph" if story.source == "graph"
            else "the usual host layout: no Build graph names this tensor's origin layout")
-    return f"layout {story.device} {_dims(story.device_shape)} → {story.layout} {_dims(story.shape)} ({why})"
+    return f"layout {story.device} {shape_text(story.device_shape)} → {story.layout} {shape_text(story.shape)} ({why})"
 
 
 def _value_text(value: Any) -> str:
@@ -332,8 +330,10 @@ def column_groups(widths: Sequence[int], room: int, columns: list[int]) -> list[
 
 def _tensor_cells(t: "TensorSummary") -> list[tuple[str, str]]:
     """(text, style) per column of one readable tensor's row."""
+    from precision_tool.analysis.results import shape_text
+
     s = t.stats
     assert s is not None
-    return [(t.label, ""), (t.layout, ""), (t.data_type, ""), (_dims(s.shape), ""), (number(s.max), ""),
+    return [(t.label, ""), (t.layout, ""), (t.data_type, ""), (shape_text(s.shape), ""), (number(s.max), ""),
             (number(s.min), ""), (number(s.mean), ""), (str(s.nan_count), "bad" if s.nan_count else ""),
             (str(s.inf_count), "bad" if s.inf_count else "")]

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from rich.text import Text
 
 from precision_tool.analysis.op_report import OpReport, TensorFacts
-from precision_tool.formats.ge_graph import TensorDesc
+from precision_tool.formats.ge_graph import Op, TensorDesc
 from precision_tool.analysis.results import shape_text
+from precision_tool.render.dumps import number as number_text
 from precision_tool.render.graphs import attr_text
 
 LABEL = 13  # width of the fact labels ("KernelName   ")
@@ -157,7 +158,7 @@ def _output_lines(report: OpReport, tensor: str | None) -> Text:
         rest = "→ " + (", ".join(by_output.get(i, [])) or "(unused)")
         if desc.origin_name and (desc.origin_name, desc.origin_output_index) != (op.name, i):
             rest += f"  (origin {desc.origin_name}:{desc.origin_output_index})"
-        rows.append((str(i), _desc_cells(desc), rest, tensor == f"output {i}"))
+        rows.append((str(i), _desc_cells(desc), rest, tensor in (f"output {i}", _golden_key(op, i))))
     if not op.output_descs and by_output:
         rows.append(("?", ("", "", ""), "→ " + ", ".join(c for cs in by_output.values() for c in cs), False))
     return _aligned(rows) if rows else Text("    (none)", style="dim")
@@ -187,9 +188,15 @@ class _Group:
     marked: bool = False
 
 
-def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
+def _golden_key(op: Op, i: int) -> str:
+    """The golden tensor of output `i`: its origin's slot ('conv1_Relu.0' for a fused conv's output)."""
     from precision_tool.formats.golden import golden_key
 
+    desc = op.output_descs[i]
+    return golden_key(desc.origin_name, desc.origin_output_index or 0) if desc.origin_name else golden_key(op.name, i)
+
+
+def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
     groups: dict[str, _Group] = {}
     for report in reports:
         several = len(report.dump_files) > 1
@@ -204,9 +211,8 @@ def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
         for fact in report.golden:
             golden.setdefault(fact.label, fact)
     op = reports[0].op
-    for i, desc in enumerate(op.output_descs):  # the golden tensor of each output: its origin's slot
-        key = golden_key(desc.origin_name, desc.origin_output_index or 0) if desc.origin_name \
-            else golden_key(op.name, i)
+    for i in range(len(op.output_descs)):
+        key = _golden_key(op, i)
         if key in golden:
             group = groups.setdefault(f"output {i}", _Group(f"output {i}", []))
             group.rows.append(("golden", golden.pop(key)))
@@ -237,16 +243,12 @@ def _merge_identical(rows: list[tuple[str, TensorFacts]]) -> list[tuple[str, Ten
     return merged
 
 
-def _num(value: Any) -> str:
-    return "-" if value is None else f"{value:.6g}"
-
-
 _NUMBERS = ("max", "min", "mean", "nan", "inf", "zero")
 
 
 def _cells(fact: TensorFacts) -> list[str]:
     s = fact.stats
-    return [_num(s.max), _num(s.min), _num(s.mean), str(s.nan_count), str(s.inf_count), str(s.zero_count)]
+    return [number_text(s.max), number_text(s.min), number_text(s.mean), str(s.nan_count), str(s.inf_count), str(s.zero_count)]
 
 
 def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = None) -> Text | None:
@@ -293,14 +295,27 @@ def _group_line(group: _Group) -> str:
     npu = next((f for src, f in group.rows if src != "golden"), None)
     if npu is not None:
         parts.append(" ".join(p for p in (npu.dtype, npu.layout) if p))
-        if npu.note:
-            parts.append(f"({npu.note})")
+        how = _layout_note(npu)
+        if how:
+            parts.append(f"({how})")
     else:
         parts.append(f"golden only, {fact.dtype}" if fact.dtype else "golden only")
     golden = next((f for src, f in group.rows if src == "golden"), None)
     if golden is not None and npu is not None:
         parts.append(f"· golden {golden.label}")
     return "  ".join(parts)
+
+
+def _layout_note(fact: TensorFacts) -> str | None:
+    """How a dump tensor reached the layout shown: 'from NC1HWC0 [8,1,16,16,16], padding cut'."""
+    story = fact.story
+    if story is None:
+        return None
+    if story.problem:
+        return f"device layout, padding included: {story.problem}"
+    if story.layout == story.device:
+        return None
+    return f"from {story.device} {shape_text(story.device_shape)}, padding cut"
 
 
 def _file_lines(reports: Sequence[OpReport]) -> Text:

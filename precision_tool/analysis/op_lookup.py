@@ -11,15 +11,14 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from precision_tool.analysis.graph_index import GraphIndex
+from precision_tool.analysis.tensor_ref import split_dump_tensor
 from precision_tool.errors import FormatError
 
 _OUTPUT_SLOT = re.compile(r"^(?P<name>.+):(?P<index>\d+)$")  # a TF tensor name 'conv1/Conv2D:0'
-# NAME:output:N as pt/cp/dc take it (the same spelling as the dumps area's tensor references)
-_TENSOR_SUFFIX = re.compile(r"^(?P<name>.+):(?P<kind>input|output):(?P<index>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -33,6 +32,7 @@ class Lookup:
     tensor: str | None = None  # 'output 0', 'input 1', or a golden key 'conv1_Relu.0'
     close: tuple[str, ...] = ()
     close_total: int = 0
+    fused_from: str | None = None  # the name given, when it is an op fused away into `names`
 
     @property
     def ambiguous(self) -> bool:
@@ -53,21 +53,33 @@ def _resolve(index: GraphIndex, query: str) -> Lookup | None:
     found = _resolve_word(index, query, query)
     if found is not None:
         return found
-    ref = _TENSOR_SUFFIX.match(query)  # NAME:output:N, DUMPFILE:input:N
+    ref = split_dump_tensor(query)  # NAME:output:N, DUMPFILE:input:N (as pt/cp/dc take them)
     if ref is not None:
-        inner = _resolve_word(index, ref.group("name"), query)
+        head, kind, number = ref
+        inner = _resolve_word(index, head, query)
         if inner is not None:
-            return _with_tensor(inner, f"{ref.group('kind')} {ref.group('index')}")
+            return _with_tensor(inner, kind, number)
     match = _OUTPUT_SLOT.match(query)  # a TF tensor name, as `ni` lists inputs: conv2/Conv2D:0
     if match:
         inner = _resolve_word(index, match.group("name"), query)
         if inner is not None:
-            return _with_tensor(inner, f"output {match.group('index')}")
+            return _with_tensor(inner, "output", int(match.group("index")))
     return None
 
 
-def _with_tensor(found: Lookup, tensor: str) -> Lookup:
-    return Lookup(found.query, found.names, found.note, found.tensor or tensor)
+def _with_tensor(found: Lookup, kind: str, number: int) -> Lookup:
+    """The op found, with tensor `kind` `number` of the name given marked. For an op fused away that is its
+    golden tensor (`conv1/BiasAdd:0` → conv1_BiasAdd.0), not the fused op's tensor of that number."""
+    from precision_tool.formats.golden import golden_key
+
+    if found.tensor is not None:
+        return found
+    if found.fused_from is None:
+        return replace(found, tensor=f"{kind} {number}")
+    if kind == "output":
+        return replace(found, tensor=golden_key(found.fused_from, number))
+    return replace(found, note=f"{found.note}; the inputs of an op fused away have no row of their own, so "
+                               "none is marked")
 
 
 def _resolve_word(index: GraphIndex, word: str, query: str) -> Lookup | None:
@@ -147,8 +159,8 @@ def _from_alias(index: GraphIndex, word: str, query: str) -> Lookup | None:
         ordered = tuple(sorted(names))
         if len(ordered) == 1:
             return Lookup(query, ordered, f"{word} was fused into {ordered[0]} (it is in that op's "
-                                          f"_datadump_original_op_names)")
-        return Lookup(query, ordered, f"{word} was fused into {len(ordered)} ops")
+                                          f"_datadump_original_op_names)", fused_from=word)
+        return Lookup(query, ordered, f"{word} was fused into {len(ordered)} ops", fused_from=word)
     return None
 
 

@@ -87,6 +87,23 @@ def test_fused_names_tensor_suffixes_and_files(cli, demo_root: Path) -> None:
     assert re.search(r"^ +bn2_FusedBatchNormV3\.5  ◀  golden only", by_golden.out, re.M), by_golden.out
 
 
+def test_a_tensor_of_an_op_fused_away_marks_its_own_golden_row(cli, demo_root: Path) -> None:
+    # conv1/BiasAdd and conv1/Relu went into conv1/Conv2D, whose output 0 is conv1/Relu:0 (golden conv1_Relu.0)
+    for spelling in ("conv1/BiasAdd:0", "conv1/BiasAdd:output:0", "conv1_BiasAdd:0"):
+        shown = cli("ni", spelling, data=demo_root)
+        assert shown.status == 0 and HEADING.findall(shown.out) == ["conv1/Conv2D"], shown.out + shown.err
+        marked = [line for line in shown.out.splitlines() if "◀" in line]
+        assert len(marked) == 1 and re.match(r"^ +conv1_BiasAdd\.0  ◀  golden only", marked[0]), marked
+    relu = cli("ni", "conv1/Relu:0", data=demo_root)
+    marked = [line.split()[0] for line in relu.out.splitlines() if "◀" in line]
+    assert marked == ["0", "output"], relu.out  # its Outputs line, and its row of the table (golden conv1_Relu.0)
+    assert re.search(r"^ +output 0  ◀ .*· golden conv1_Relu\.0$", relu.out, re.M), relu.out
+    inputs = cli("ni", "conv1/BiasAdd:input:1", data=demo_root)
+    assert inputs.status == 0 and "◀" not in inputs.out, inputs.out
+    assert inputs.out.splitlines()[0].endswith("; the inputs of an op fused away have no row of their own, so "
+                                               "none is marked"), inputs.out
+
+
 def test_unknown_and_ambiguous_names(cli, make_workspace, tf_ge_model: Model) -> None:
     model = copy.deepcopy(tf_ge_model)
     graph = model.graphs[0]

@@ -1,4 +1,5 @@
-"""Finding NPU dump files in the workspace (`ls dump`, `dc NAME`, the tensor spellings of `pt`/`cp`/`dc`).
+"""Finding NPU dump files in the workspace, the one way every command does it (`ls dump`, `dc NAME`, the
+dumps `ni` shows, the tensor spellings of `pt`/`cp`/`dc` in tensor_ref, the overflow check).
 
 Names are read from file names only (plus mapping.csv for numbered files); headers are read for the
 `ls dump` counts. Nothing here prints.

@@ -2,7 +2,7 @@
 dumps `ni` shows, the tensor spellings of `pt`/`cp`/`dc` in tensor_ref, the overflow check).
 
 Names are read from file names only (plus mapping.csv for numbered files); headers are read for the
-`ls dump` counts. Nothing here prints.
+`ls dump` counts and to tell apart two ops that share a dump spelling. Nothing here prints.
 """
 
 from __future__ import annotations

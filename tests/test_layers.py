@@ -66,3 +66,16 @@ def test_startup_imports_no_heavy_modules():
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=PACKAGE.parent, check=True)
     assert proc.stdout.strip() == ""
+
+
+def test_listing_commands_render_without_numpy():
+    """`ls` and `ls dump` read names and headers only: their renderers must not pull numpy in (~0.2 s)."""
+    probe = (
+        "import sys\n"
+        "import precision_tool.render.graphs, precision_tool.render.dumps, precision_tool.render.node_info\n"
+        "import precision_tool.shell.commands.ls, precision_tool.analysis.graph_index\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=PACKAGE.parent, check=True)
+    assert proc.stdout.strip() == "False"

@@ -24,7 +24,8 @@ from precision_tool.analysis.metrics import (
     is_scalar_shape,
     not_compared,
 )
-from precision_tool.analysis.results import PARTIAL_SUFFIX, CompareRow, ResultWriter, prepare_resume, shape_text
+from precision_tool.analysis.results import PARTIAL_SUFFIX, CompareRow, ResultWriter, prepare_resume
+from precision_tool.shapes import shape_text
 from precision_tool.errors import CommandFailed, FormatError, PrecisionToolError
 
 Progress = Callable[[str, int, int], None]

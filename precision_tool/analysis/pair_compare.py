@@ -8,7 +8,7 @@ from typing import Any
 
 from precision_tool.analysis.compare_engine import HOST_CANDIDATES, as_compared
 from precision_tool.analysis.metrics import TensorMetrics
-from precision_tool.analysis.results import shape_text
+from precision_tool.shapes import shape_text
 from precision_tool.atomic import atomic_path
 from precision_tool.errors import FormatError
 

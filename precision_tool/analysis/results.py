@@ -65,10 +65,6 @@ class CompareRow:
         return head + [self.tensor_index, self.shape, *self.metrics.values, self.metrics.reason_text]
 
 
-def shape_text(shape: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"
-
-
 def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)  # excel dialect: CRLF, minimal quoting — as msaccucmp writes

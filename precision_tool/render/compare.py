@@ -11,7 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.metrics import METRIC_NAMES, TensorMetrics
-from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine, shape_text
+from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
+from precision_tool.shapes import shape_text
 
 
 def cosine_text(value: float, threshold: float, nan_data: bool = False) -> Text:

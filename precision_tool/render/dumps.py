@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.render.messages import error_line, note_line, warning_line
+from precision_tool.shapes import shape_text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -204,7 +205,6 @@ def right_aligned(cells: Sequence[str]) -> list[str]:
 
 def layout_line(story: "LayoutStory") -> str:
     """'layout NC1HWC0 [8,2,8,8,16] → NHWC [8,8,8,24] (origin layout from the Build graph)'."""
-    from precision_tool.analysis.results import shape_text  # (here: results loads numpy; `ls dump` needs none)
 
     if story.source == "dump":
         text = f"layout {story.device} {shape_text(story.device_shape)}, as dumped"
@@ -330,7 +330,6 @@ def column_groups(widths: Sequence[int], room: int, columns: list[int]) -> list[
 
 def _tensor_cells(t: "TensorSummary") -> list[tuple[str, str]]:
     """(text, style) per column of one readable tensor's row."""
-    from precision_tool.analysis.results import shape_text
 
     s = t.stats
     assert s is not None

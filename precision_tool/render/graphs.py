@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.graph_index import OpEntry
-from precision_tool.analysis.results import shape_text
+from precision_tool.shapes import shape_text
 from precision_tool.formats.ge_graph import attr_kind
 
 TYPE_WIDTH = 30  # longer types (SparseSoftmaxCrossEntropyWithLogits) are printed whole and push their row's name

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from precision_tool.analysis.op_report import OpReport, TensorFacts
 from precision_tool.formats.ge_graph import Op, TensorDesc
-from precision_tool.analysis.results import shape_text
+from precision_tool.shapes import shape_text
 from precision_tool.render.dumps import number as number_text
 from precision_tool.render.graphs import attr_text
 

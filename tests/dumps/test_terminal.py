@@ -25,7 +25,7 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 def _env(columns: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
     env.update({"NO_COLOR": "1", "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": str(columns),
-                "LINES": "50", "HOME": "/nonexistent"})
+                "LINES": "50", "HOME": "/proc/no-home-here"})  # cannot be created, not even by root
     return env
 
 
@@ -128,7 +128,7 @@ def _table_cells(dump: Path) -> set[str]:
     """Every cell of the overflow table, from the dump itself: its values come from a float32 matmul whose
     rounding depends on the CPU's BLAS kernel, so no number is written here."""
     from precision_tool.analysis.decode import origin_layout_array
-    from precision_tool.analysis.results import shape_text
+    from precision_tool.shapes import shape_text
     from precision_tool.analysis.tensor_stats import tensor_stats
     from precision_tool.formats.npu_dump import data_type_name, read_dump_header, read_tensor
     from precision_tool.render.dumps import number

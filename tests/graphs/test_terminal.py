@@ -148,7 +148,7 @@ def test_ni_save_on_a_read_only_workspace(demo_root: Path, tmp_path: Path) -> No
     try:
         # As root: the user nobody, whom the modes bind (tests/users.py); else the current user.
         child = _spawn(users.read_only_user_command([sys.executable, CLI, "--data", str(ws)], ws), 80,
-                       home="/nonexistent")
+                       home="/proc/no-home-here")
         out = _type(child, "ni -s 1 pool1/MaxPool")
         text = "\n".join(out)
         assert "Traceback" not in text

@@ -105,7 +105,7 @@ def test_a_full_disk_never_prints_a_logging_error(tmp_path):
     script = (
         "import logging, tempfile, io\n"
         "from pathlib import Path\n"
-        "tempfile.tempdir = '/nonexistent'\n"
+        "tempfile.tempdir = '/proc/no-temp-folder-here'\n"  # not even root can create it
         "from precision_tool.shell.main import setup_logging\n"
         "from precision_tool.workspace import Workspace\n"
         f"setup_logging(Workspace({str(ws)!r}), 'INFO')\n"

@@ -16,6 +16,7 @@ from typing import Iterator
 from precision_tool.errors import WorkspaceError, WorkspaceWriteError
 
 _DEBUG_DIR = re.compile(r"^debug_(\d+)$")
+_TOP_LEVEL = ("npu", "tf", "overflow", "fusion", "temp")  # the folders a workspace root holds
 
 # What to do when a folder cannot be written (the default hint of Workspace.ensure_dir).
 WRITE_HINT = "open a writable copy, or choose another workspace with --data DIR (or $PRECISION_DATA)"
@@ -93,6 +94,25 @@ class Workspace:
             if target == root or root in target.parents:
                 return debug_id
         return None
+
+    def relocate(self, path: str | os.PathLike[str]) -> Path:
+        """A path recorded in another copy of this workspace (run.json holds absolute paths, and workspaces
+        are copied between machines and folders): when `path` lies outside this workspace but its part from
+        a top-level folder (npu/, tf/, ...) on exists in this one, that; else `path` unchanged."""
+        given = Path(path)
+        root = self.root.resolve()
+        try:
+            if root == given.resolve() or root in given.resolve().parents:
+                return given
+        except OSError:
+            return given
+        parts = given.parts
+        for i in range(len(parts) - 1, -1, -1):  # the innermost top-level name first
+            if parts[i] in _TOP_LEVEL:
+                moved = self.root.joinpath(*parts[i:])
+                if moved.exists():
+                    return moved
+        return given
 
     def graph_dir(self, debug_id: int = 0) -> Path:
         return self.debug_dir(debug_id) / "graph"

@@ -258,13 +258,17 @@ def absolute_spec(spec: RunSpec, base: Path | None = None) -> RunSpec:
 
 
 def _old_relative_spec(spec: RunSpec, workspace: Any) -> RunSpec:
-    """run.json files of older versions hold paths relative to where `vc` ran: usually the folder holding
-    precision_data, or precision_data itself; take the first base under which the NPU folder exists."""
+    """run.json paths as this workspace has them. Ours are absolute: in a copy of the workspace (another
+    folder, another machine) the same places in the copy. Older versions wrote paths relative to where `vc`
+    ran: usually the folder holding precision_data, or precision_data itself; take the first base under
+    which the NPU folder exists."""
     import os
 
     root = Path(workspace.root).resolve()
-    if os.path.isabs(spec.npu_dir):
-        return spec
+    if os.path.isabs(spec.npu_dir):  # written by this version: the same places in a copied workspace
+        moved = {name: str(workspace.relocate(getattr(spec, name))) for name in PATH_FIELDS
+                 if getattr(spec, name) is not None}
+        return RunSpec(**{**spec.__dict__, **moved})
     for base in (root.parent, root, Path.cwd()):
         candidate = absolute_spec(spec, base)
         if Path(candidate.npu_dir).is_dir():

@@ -45,7 +45,7 @@ def labels_for_run(workspace: Any, npu_dir: str | None, graph_path: str | None =
 
     if not npu_dir:
         return None
-    debug_id = workspace.run_of(Path(npu_dir))
+    debug_id = workspace.run_of(workspace.relocate(npu_dir))  # a copied workspace: its own dumps
     if debug_id is None:
         return None
     try:
@@ -54,7 +54,7 @@ def labels_for_run(workspace: Any, npu_dir: str | None, graph_path: str | None =
     except (PrecisionToolError, OSError):
         return None  # no usable graph: the CSV's own names and numbers are shown
     if graph_path is not None:
-        wanted = _resolved(graph_path)
+        wanted = _resolved(str(workspace.relocate(graph_path)))
         entries = [e for e in entries if _resolved(str(e.file)) == wanted]
     if graph_name is not None:
         entries = [e for e in entries if e.graph == graph_name]

@@ -196,3 +196,30 @@ def test_cp_takes_op_and_tf_names_and_the_graphs_layout(demo: Path, cli) -> None
     assert cli("cp", "conv1_Conv2D:output:0", "conv1/Relu:0", data=demo).status == 0
     missing = cli("cp", "nothing/here:output:0", "conv1/Relu:0", data=demo)
     assert missing.status == 1 and missing.out.count("\n") + missing.err.count("\n") == 1, missing.out + missing.err
+
+
+def test_a_copied_workspace_names_ops_as_the_original(demo: Path, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """run.json holds absolute paths; in a copy of the workspace (a colleague's, another machine) the
+    results still name ops by the copy's own Build graph, and an interrupted run resumes in the copy."""
+    import shutil
+
+    assert _ac(cli, demo).status == 0
+    copy = tmp_path / "elsewhere" / "precision_data"
+    shutil.copytree(demo, copy)
+    shown = cli("vcs", "-l", "1", data=copy)
+    assert shown.status == 0, shown.out + shown.err
+    assert PANEL_TITLE.findall(shown.out).count(("16", "bn2/FusedBatchNormV3")) == 2, shown.out
+    assert "bn2_FusedBatchNormV3" not in shown.out
+
+
+def test_relocate_maps_another_copys_paths_into_this_workspace(tmp_path: Path) -> None:
+    from precision_tool.workspace import Workspace
+
+    here = tmp_path / "b" / "precision_data"
+    (here / "npu" / "debug_0" / "dump" / "20240101").mkdir(parents=True)
+    ws = Workspace(here)
+    elsewhere = tmp_path / "a" / "precision_data" / "npu" / "debug_0" / "dump" / "20240101"
+    assert ws.relocate(elsewhere) == here / "npu" / "debug_0" / "dump" / "20240101"
+    assert ws.relocate(here / "npu") == here / "npu"  # already here
+    outside = tmp_path / "dumps" / "20240101"
+    assert ws.relocate(outside) == outside  # nothing of it here: unchanged

@@ -46,3 +46,7 @@ class CommandFailed(PrecisionToolError):
 
     The command has already shown what succeeded; this makes the exit status say that something failed.
     """
+
+
+class CommandInterrupted(CommandFailed):
+    """Ctrl-C stopped the command; what was kept has been said. A command that runs others (`ac`) stops too."""

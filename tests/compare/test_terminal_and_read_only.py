@@ -77,6 +77,37 @@ def test_ctrl_c_during_vc_says_what_was_kept_and_resume_finishes(tmp_path: Path,
                                                               f"result_{folder.name}_npu_vs_npu.csv"]
 
 
+def test_ctrl_c_during_ac_c_stops_ac_and_vcs_skips_a_run_with_no_rows(tmp_path: Path, make_net, cli) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C cancels `ac -c` as a whole (the other checks do not run after it); a run interrupted before its
+    first row leaves nothing that hides the older, complete results from `vcs`."""
+    net = make_net(tmp_path / "precision_data", chain=3000)
+    assert cli("vc", "-j", "1", data=net.root).status == 0
+    results = net.root / "temp" / "vector_compare"
+    child = pexpect.spawn(sys.executable, [CLI, "--data", str(net.root), "ac", "-c"], env=_env(100),
+                          encoding="utf-8", timeout=120, dimensions=(40, 100))
+    _wait_for_rows(results, 20, child)
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    screen = ANSI.sub("", child.before)
+    assert child.exitstatus == 1 and "Traceback" not in screen
+    assert "vc interrupted (Ctrl-C); kept:" in screen
+    after = screen[screen.index("vc interrupted"):]
+    for later_check in ("overflow", "fusion passes", "Cast ops", "comparison recap"):
+        assert later_check not in after, after
+    # A newer run with a header only (interrupted before its first row) is skipped, and said.
+    header_only = results / "29990101000000"
+    header_only.mkdir()
+    (header_only / "result_29990101000000.csv.partial").write_text("Index,LeftOp\r\n")
+    shown = cli("vcs", data=net.root)
+    assert shown.status == 0, shown.out + shown.err
+    assert "interrupted before any row was compared" in shown.out and str(header_only) in shown.out
+    # shown: the newest run with rows (ac's interrupted one, said to be so), never the header-only one
+    shown_csvs = re.findall(r"(/\S+\.csv(?:\.partial)?)$", shown.out, re.M)
+    assert shown_csvs and not any(c.startswith(str(header_only)) for c in shown_csvs), shown.out
+    assert "(interrupted: `vc --resume` finishes it)" in shown.out
+
+
 @pytest.fixture
 def read_only_net(tmp_path: Path, make_net, cli):  # type: ignore[no-untyped-def]
     """A network with one finished comparison, then made read-only; (network, results folder to use)."""

@@ -10,7 +10,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-from precision_tool.errors import CommandFailed, PrecisionToolError
+from precision_tool.errors import CommandFailed, CommandInterrupted, PrecisionToolError
 from precision_tool.render.messages import note_line, show_error
 from precision_tool.shell.arg_types import positive_int
 from precision_tool.shell.command import Command, CommandParser, Context
@@ -41,6 +41,8 @@ def _auto_check(args: argparse.Namespace, ctx: Context) -> Any:
         # Each section's result is shown as soon as it is ready; one failing check does not stop the rest.
         try:
             result = section.run(args, ctx)
+        except CommandInterrupted:
+            raise  # Ctrl-C: `ac` stops here (the section said what was kept), the other checks do not run
         except PrecisionToolError as exc:
             failed.append(section.name)
             if str(exc):  # an empty message: the section has already said what went wrong

@@ -75,18 +75,18 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
         return _run_vc(args, ctx, workers, threshold, command, warn)
     except CompareInterrupted as exc:
         # Ctrl-C once rows were written: say exactly what was kept, each path on its own line.
-        from precision_tool.errors import CommandFailed
+        from precision_tool.errors import CommandInterrupted
         from precision_tool.render.compare import interrupted_lines
 
         out_dir = getattr(args, "out_dir", None)
         ctx.note(interrupted_lines(exc, "vc --resume" + (f" -o {shlex.quote(out_dir)}" if out_dir else "")))
-        raise CommandFailed("") from None
+        raise CommandInterrupted("") from None
     except KeyboardInterrupt:
         # Ctrl-C while planning (graphs, folder listings): nothing was compared yet; say so in one line.
         # (Once rows are written the engine turns Ctrl-C into CompareInterrupted naming the .partial CSV.)
-        from precision_tool.errors import CommandFailed
+        from precision_tool.errors import CommandInterrupted
 
-        raise CommandFailed("cancelled before any rows were compared") from None
+        raise CommandInterrupted("cancelled before any rows were compared") from None
 
 
 def results_root(args: argparse.Namespace, ctx: Context) -> Path:
@@ -274,19 +274,43 @@ def newest_results(ctx: Context, root: Path, given: bool = False) -> tuple[Path,
                                  "give a result CSV or a result folder")
         raise WorkspaceError(f"no comparison results in {root}; run `vc` (or `ac -c`) first")
     skipped: list[Path] = []
+    empty: list[Path] = []  # interrupted before the first row: nothing to show, so the older results are
     for folder in reversed(folders):
         files = result_files(folder)
+        if files and all(_holds_no_rows(f) for f in files):
+            empty.append(folder)
+            continue
         if files:
             if skipped:
                 ctx.note(warning_line(
                     f"skipped {len(skipped)} newer result folder(s) with no result CSV (a failed run): "
                     + ", ".join(str(p) for p in skipped)))
+            if empty:
+                ctx.note(warning_line(
+                    f"skipped {len(empty)} newer run(s) interrupted before any row was compared "
+                    "(`vc --resume` finishes the newest): " + ", ".join(str(p) for p in empty)))
             if given:
                 ctx.note(note_line(f"showing the newest of {len(folders)} result folder(s) "
                                    f"(`vcs -f` on another picks it): {folder}"))
             return folder, files
         skipped.append(folder)
+    if empty:
+        raise WorkspaceError(f"the only comparison in {root} was interrupted before any row was compared; "
+                             "`vc --resume` finishes it")
     raise WorkspaceError(f"no result CSVs (result_*.csv) in any folder of {root}; run `vc` (or `ac -c`) first")
+
+
+def _holds_no_rows(csv_path: Path) -> bool:
+    """An interrupted result CSV that holds its header only."""
+    from precision_tool.analysis.results import PARTIAL_SUFFIX
+
+    if not csv_path.name.endswith(PARTIAL_SUFFIX):
+        return False
+    try:
+        with open(csv_path, "rb") as handle:
+            return len(handle.read(1 << 16).splitlines()) <= 1
+    except OSError:
+        return False
 
 
 def _vcs(args: argparse.Namespace, ctx: Context) -> Any:

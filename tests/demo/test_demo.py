@@ -299,3 +299,18 @@ def test_demo_in_a_folder_that_cannot_be_created_is_one_line(cli, tmp_path) -> N
     assert result.status == 1
     assert result.out.strip().splitlines() == [
         f"cannot write the demo folder {blocker / 'sub'}: Not a directory; give a folder you can write: `demo DIR`"]
+
+
+def test_demo_builds_in_the_data_folder_when_that_is_new(tmp_path) -> None:
+    """`precision-tool --data DIR demo` builds in DIR when DIR is new or empty (the --data warning says so);
+    a workspace that holds anything is never the default target."""
+    from .conftest import run_demo_cli
+
+    target = tmp_path / "new_ws"
+    built = run_demo_cli("--data", str(target), "demo", "--no-check", cwd=tmp_path)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert (target / "npu" / "debug_0" / "graph").is_dir()
+    assert not (tmp_path / "precision_data_demo").exists()
+    again = run_demo_cli("--data", str(target), "demo", "--no-check", cwd=tmp_path)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (tmp_path / "precision_data_demo" / "npu").is_dir()  # the default, not the full DIR

@@ -26,7 +26,8 @@ examples:
 
 def _parser(parser: CommandParser) -> None:
     parser.add_argument("dir", nargs="?", default=None, metavar="DIR",
-                        help="folder for the demo workspace (default ./precision_data_demo)")
+                        help="folder for the demo workspace (default: the --data folder when it does not exist "
+                             "yet or is empty, else ./precision_data_demo)")
     parser.add_argument("--no-check", action="store_true", help="build only; do not run `ac -c` afterwards")
     parser.add_argument("--force", action="store_true",
                         help="rebuild when DIR already holds a workspace (removes only the demo's folders)")
@@ -48,6 +49,19 @@ def _open_command(dir_text: str) -> str:
     return f"python3 {shlex.quote(shown)} --data {shlex.quote(dir_text)}"
 
 
+def _unused_workspace(ctx: Context) -> str | None:
+    """The workspace named with --data ($PRECISION_DATA, ROOT_DIR) when nothing is there yet, so that
+    `precision-tool --data DIR demo` builds in DIR; a workspace that holds anything is never the default."""
+    from precision_tool.config import Settings
+
+    root = ctx.workspace.root
+    if ctx.settings.ROOT_DIR == Settings().ROOT_DIR:
+        return None
+    if root.is_dir() and any(root.iterdir()):
+        return None
+    return str(root) if not root.exists() or root.is_dir() else None
+
+
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     import dataclasses
     import time
@@ -64,7 +78,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.workspace import Workspace
 
     started = time.perf_counter()
-    dir_text = args.dir or DEFAULT_DIR
+    dir_text = args.dir or _unused_workspace(ctx) or DEFAULT_DIR
     root = Path(dir_text).expanduser().resolve()
     if root.is_dir():  # someone else's or a read-only folder: say so before --force removes anything
         Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)

@@ -64,13 +64,13 @@ class CommandParser(argparse.ArgumentParser):
                                          else f"{value!r} is not one of: {choices}")
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {_user_words(message)} (see `{self.prog} -h`)")
+        raise UsageError(f"{self.prog}: {user_words(message)} (see `{self.prog} -h`)")
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         raise UsageError(message or f"{self.prog}: exit {status}")
 
 
-def _user_words(message: str) -> str:
+def user_words(message: str) -> str:
     """argparse's messages in the words of the usage line: no "argument X:" prefix, plain phrasing."""
     for pattern, replacement in _ARGPARSE_PHRASES:
         message = pattern.sub(replacement, message)

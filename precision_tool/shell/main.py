@@ -7,7 +7,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from precision_tool import __version__
 from precision_tool.config import DATA_ENV, LOG_LEVELS, load_settings, temp_log_file, user_state_dir
@@ -80,11 +80,21 @@ def setup_logging(workspace: Workspace, level: str) -> None:
     logger.setLevel(level.upper() if level.upper() in LOG_LEVELS else "INFO")
 
 
+class TopParser(argparse.ArgumentParser):
+    """The top-level parser: a bad option is one line and exit status 1, as every other error."""
+
+    def error(self, message: str) -> NoReturn:
+        from precision_tool.shell.command import user_words
+
+        sys.stderr.write(f"precision-tool: {user_words(message)} (see `precision-tool -h`)\n")
+        raise SystemExit(1)
+
+
 def top_parser(table: CommandTable | None = None) -> argparse.ArgumentParser:
     """The `precision-tool` command line; -h lists the commands from `table` after the options."""
     from precision_tool.shell.help_format import HelpFormatter
 
-    parser = argparse.ArgumentParser(
+    parser = TopParser(
         prog="precision-tool",
         description="Find the operator that makes a network lose accuracy on an Ascend NPU. "
         "Without COMMAND opens the `PrecisionTool >` shell (or reads commands from stdin "

@@ -154,3 +154,13 @@ def test_ctrl_c_at_any_moment_ends_without_a_traceback(tmp_path):
         err = "\n".join(line for line in (err + rest).splitlines() if not line.startswith("import time:"))
         assert "Traceback" not in out + err, (moment, out, err)
         assert proc.returncode in (1, 130), (moment, proc.returncode)
+
+
+def test_a_bad_top_level_option_is_one_line_and_status_1(tmp_path):
+    from pathlib import Path
+
+    cli = Path(__file__).resolve().parents[2] / "precision_tool" / "cli.py"
+    for args, said in ((["--bogus"], "unrecognized arguments: --bogus"), (["--data"], "--data needs a value")):
+        proc = subprocess.run([sys.executable, str(cli), *args], capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 1
+        assert proc.stderr == f"precision-tool: {said} (see `precision-tool -h`)\n" and proc.stdout == ""

@@ -156,9 +156,10 @@ def run_lines(runs: Sequence[Any]) -> list[Text]:
     lines = [Text("comparison runs:", style="bold")]
     for run in runs:
         s = run.summary
-        line = Text(f"  {run.label}: {counts_text(s)}; ")
+        # as ac's recap: the verdict first, then the counts
+        line = Text(f"  {run.label}: ")
         line.append_text(_first_divergent(s))
-        line.append(f"; {run.elapsed_s:.1f} s: ")
+        line.append(f"; {counts_text(s)}; {run.elapsed_s:.1f} s: ")
         line.append(str(run.csv_path), style="path")
         lines.append(line)
     return lines

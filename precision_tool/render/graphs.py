@@ -7,6 +7,7 @@ cells, so a name is never folded; numbers sit in columns that are never cut.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.table import Table
@@ -16,46 +17,93 @@ from precision_tool.analysis.graph_index import OpEntry
 from precision_tool.shapes import shape_text
 from precision_tool.formats.ge_graph import attr_kind
 
-TYPE_WIDTH = 30  # longer types (SparseSoftmaxCrossEntropyWithLogits) are printed whole and push their row's name
-PASS_WIDTH = 28
+def op_rows(entries: list[OpEntry], width: int | None = None, kernels: bool = False) -> Text:
+    """`ls`: under a header per run, file and graph, a table `id  type  name` with the op's fusion
+    pass(es) after its name as a dim `[PassA + PassB]` (and its kernel with `kernels`, as `ls -k` shows).
 
-
-def op_rows(entries: list[OpEntry]) -> Text:
-    """`ls`: an aligned table (id, type, fusion pass, name) under a header per run, file and graph.
-    The name comes last so it is never cut; a run listing the same ops as the one before says so
-    instead of repeating them."""
+    Names start at one column and are never cut. `width` is the terminal's (None in a pipe, where every
+    row is one line however long): the type column is as wide as the types listed, narrowed when that
+    lets more names fit; a longer type puts its row's name on the next line, under the name column; a
+    name too long for the name column gets a line of its own, indented under the types; a marker that
+    does not fit after its name goes on the next line. A run listing the same ops as an earlier run says
+    so instead of repeating them."""
     groups: list[tuple[tuple[int, Any, str], list[OpEntry]]] = []
     for entry in entries:
         source = (entry.debug_id, entry.file, entry.graph)
         if not groups or groups[-1][0] != source:
             groups.append((source, []))
         groups[-1][1].append(entry)
-    type_w = min(max([len("type")] + [len(e.type) for e in entries]), TYPE_WIDTH)
-    pass_w = min(max([len("fusion pass")] + [len(e.fusion_pass or "-") for e in entries]), PASS_WIDTH)
-    id_w = max([len("id")] + [len(str(e.id)) for e in entries])
-    text = Text()
-    shown: dict[tuple[str, str], tuple[int, list[tuple[str, str, str | None]]]] = {}
-    repeated = 0
+    shown: dict[tuple[str, str], tuple[int, list[tuple[Any, ...]]]] = {}
+    plan: list[tuple[tuple[int, Any, str], list[OpEntry], int | None]] = []  # (source, ops, same as debug_N)
     for (debug_id, file, graph), group in groups:
-        text.append(f"debug_{debug_id} · {file.name} · {graph}", style="bold")
-        rows = [(e.name, e.type, e.fusion_pass) for e in group]
+        rows = [(e.name, e.type, e.fusion_pass) + ((e.kernel_name,) if kernels else ()) for e in group]
         earlier = shown.get((file.name, graph))
-        if earlier is not None and earlier[1] == rows:
-            text.append(f"\n  the same {len(rows)} op(s) as debug_{earlier[0]}\n", style="dim")
-            repeated += len(rows)
-            continue
+        same = earlier[0] if earlier is not None and earlier[1] == rows else None
         shown.setdefault((file.name, graph), (debug_id, rows))
-        text.append(f"\n  {'id':>{id_w}}  {'type':<{type_w}}  {'fusion pass':<{pass_w}}  name\n", style="dim")
+        plan.append(((debug_id, file, graph), group, same))
+    listed = [e for _, group, same in plan if same is None for e in group]
+    id_w = max([len("id")] + [len(str(e.id)) for e in listed])
+    type_w = _type_width(listed, id_w, width)
+    header = f"  {'id':>{id_w}}  {'type':<{type_w}}  name"
+    if any(e.fusion_pass for e in listed):
+        header += "  [fusion pass]"
+    if kernels:
+        header += "  kernel"
+    text = Text(no_wrap=True)  # laid out here for `width`: show() must not wrap it again
+    repeated = 0
+    for (debug_id, file, graph), group, same in plan:
+        text.append(f"debug_{debug_id} · {file.name} · {graph}\n", style="bold")
+        if same is not None:
+            text.append(f"  the same {len(group)} op(s) as debug_{same}\n", style="dim")
+            repeated += len(group)
+            continue
+        text.append(header + "\n", style="dim")
         for e in group:
-            text.append(f"  {e.id:>{id_w}}  ")
-            text.append(f"{e.type:<{type_w}}", style="cyan")
-            text.append("  ")
-            text.append(f"{e.fusion_pass or '-':<{pass_w}}", style="magenta" if e.fusion_pass else "dim")
-            text.append(f"  {e.name}\n")
+            _op_row(text, e, id_w, type_w, width, kernels)
     text.append(f"{len(entries)} op(s)", style="bold")
     if repeated:
         text.append(f" ({repeated} listed once above as the same in two runs)", style="dim")
     return text
+
+
+def _type_width(entries: list[OpEntry], id_w: int, width: int | None) -> int:
+    """The type column: the longest type listed, or (at a terminal width) the width that leaves the
+    fewest rows on two lines (a type longer than the column, or a name too long to follow it)."""
+    longest = max([len("type")] + [len(e.type) for e in entries])
+    if width is None:
+        return longest
+    sizes = Counter((len(e.type), len(e.name)) for e in entries)
+
+    def broken(type_w: int) -> int:
+        room = width - (6 + id_w + type_w)  # what is left for the name
+        return sum(n for (t, name), n in sizes.items() if t > type_w or name > room)
+
+    return min(range(len("type"), longest + 1), key=lambda t: (broken(t), -t))
+
+
+def _op_row(text: Text, e: OpEntry, id_w: int, type_w: int, width: int | None, kernels: bool) -> None:
+    type_at, name_at = 4 + id_w, 6 + id_w + type_w
+    line = Text(f"  {e.id:>{id_w}}  ").append(e.type, style="cyan")
+    lines = [line]
+
+    def place(piece: Text, fixed: bool) -> None:
+        """`piece` at the name column (`fixed`) or after what the row holds; when it does not fit there,
+        on a line of its own: at the name column, else under the types, else at the line start."""
+        used = lines[-1].cell_len
+        start = name_at if fixed else used + 2
+        if used + 2 > start or (width is not None and start + piece.cell_len > width):
+            lines.append(Text())
+            start = next((c for c in (name_at, type_at) if width is None or c + piece.cell_len <= width), 0)
+        lines[-1].append(" " * (start - lines[-1].cell_len)).append_text(piece)
+
+    place(Text(e.name), fixed=True)
+    if e.fusion_pass:
+        place(Text(f"[{e.fusion_pass}]", style="dim"), fixed=False)
+    if kernels:
+        place(Text(f"kernel {e.kernel_name or '-'}", style="dim"), fixed=False)
+    for row in lines:
+        text.append_text(row)
+        text.append("\n")
 
 
 def attr_text(value: Any) -> str:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from precision_tool.formats.ge_graph import Model
 
-OP_ROW = re.compile(r"^  +(\d+)  (\S+) +(\S+) +(\S+)$")
+OP_ROW = re.compile(r"^  +(\d+)  (\S+) +(\S+)(?:  \[([^\]]+)\])?(?:  kernel (\S+))?$")
 
 
 def ls_ops(out: str) -> list[tuple[str, str, str]]:
-    """(type, fusion pass, name) of each op row of `ls`."""
-    return [m.group(2, 3, 4) for m in map(OP_ROW.match, out.splitlines()) if m]
+    """(type, fusion pass or '-', name) of each op row of `ls` (in a pipe: one line per row)."""
+    return [(m.group(2), m.group(4) or "-", m.group(3)) for m in map(OP_ROW.match, out.splitlines()) if m]
 
 
 def test_ls_filters_and_counts(cli, make_workspace, tf_ge_model: Model) -> None:
@@ -29,6 +29,8 @@ def test_ls_filters_and_counts(cli, make_workspace, tf_ge_model: Model) -> None:
     assert lines[-1] == "3 op(s)" and ls_ops(result.out) == [("Cast", "-", n) for n in ("to_half", "to_float", "to_int")]
     result = cli("ls", "-f", "Biasadd", "-k", "te_conv2d", data=root)
     assert ls_ops(result.out) == [("Conv2D", "TbeConvBiasaddFusionPass", "conv1/Conv2D")]
+    assert result.out.splitlines()[1:3] == ["  id  type    name  [fusion pass]  kernel",
+                                           "   2  Conv2D  conv1/Conv2D  [TbeConvBiasaddFusionPass]  kernel te_conv2d_2"]
     assert result.out.strip().splitlines()[-1] == "1 op(s)"
     # the summary was cached under temp/cache/graphs, keyed by path, size and mtime
     caches = list((root / "temp" / "cache" / "graphs").glob("*.json"))

@@ -52,7 +52,9 @@ def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
         if needle:
             lower = needle.lower()
             entries = [e for e in entries if lower in field(e).lower()]
-    out: list[Any] = [op_rows(entries)]
+    # at a terminal the rows are laid out for its width; in a pipe each row is one line, however long
+    width = ctx.console.width if ctx.console.is_terminal else None
+    out: list[Any] = [op_rows(entries, width, kernels=bool(args.kernel))]
     if not entries:
         hint = _no_match_hint(index, args, filters)
         if hint:

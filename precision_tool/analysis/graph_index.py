@@ -23,7 +23,7 @@ from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.ge_graph import Graph, Model, Op, data_edges, load_graph
 from precision_tool.workspace import Workspace
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: fusion_pass holds the UB fusion pass too
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class OpEntry:
     type: str
     id: int
     stream_id: int
-    fusion_pass: str | None
+    fusion_pass: str | None  # 'GraphPass + UbPass' (fusion_pass_text): every pass that made the op
     kernel_name: str | None
     kernel_lib: str | None
     original_names: tuple[str, ...] | None
@@ -95,6 +95,24 @@ def op_blocks(data: bytes, op_count: int) -> list[tuple[int, int]] | None:
     return blocks if len(blocks) == op_count else None
 
 
+def fusion_passes(op: Op) -> tuple[str, ...]:
+    """The fusion passes that made an op: its graph pass (attr pass_name), then its UB pass (pass_name_ub);
+    each may be a string or a list of strings. (Op.fusion_pass gives only the first of them.)"""
+    found: list[str] = []
+    for key in ("pass_name", "pass_name_ub"):
+        value = op.attrs.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            text = item.decode("utf-8", "replace") if isinstance(item, bytes) else item
+            if isinstance(text, str) and text and text not in found:
+                found.append(text)
+    return tuple(found)
+
+
+def fusion_pass_text(op: Op) -> str | None:
+    """'AABiasaddConvFusion + TbeConvElemwiseFusionPass', as `ls` and `ni` show it; None for no pass."""
+    return " + ".join(fusion_passes(op)) or None
+
+
 def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool) -> GraphFile:
     """The summary of a parsed model; `data` (the text file's bytes) gives the op block offsets."""
     total = sum(len(g.ops) for g in model.graphs)
@@ -107,7 +125,7 @@ def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool) -
             position += 1
             names = op.original_op_names
             entries.append(OpEntry(debug_id, model.path, graph.name, op.name, op.type, op.id, op.stream_id,
-                                   op.fusion_pass, op.kernel_name, op.kernel_lib,
+                                   fusion_pass_text(op), op.kernel_name, op.kernel_lib,
                                    tuple(names) if names is not None else None, tuple(op.inputs),
                                    offset, length, tuple(op.subgraph_names)))
     return GraphFile(debug_id, model.path, is_build, tuple(g.name for g in model.graphs), tuple(entries),

@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 from rich.text import Text
 
+from precision_tool.analysis.graph_index import fusion_pass_text
 from precision_tool.analysis.op_report import OpReport, TensorFacts
 from precision_tool.formats.ge_graph import Op, TensorDesc
 from precision_tool.shapes import shape_text
@@ -52,7 +53,7 @@ def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: 
     fact("Stream", lambda r: str(r.op.stream_id))
     fact("KernelName", lambda r: r.op.kernel_name or "-")
     fact("KernelLib", lambda r: r.op.kernel_lib or "-")
-    fact("FusionPass", lambda r: r.op.fusion_pass or "-")
+    fact("FusionPass", lambda r: fusion_pass_text(r.op) or "-")
     fact("OriginalOps", lambda r: ", ".join(r.op.original_op_names or []) or "-")
     fact("Subgraphs", lambda r: ", ".join(f"{n} ({c} ops)" if c is not None else f"{n} (not in this file)"
                                          for n, c in r.relations.subgraphs))

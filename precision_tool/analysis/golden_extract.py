@@ -86,7 +86,7 @@ def locate_tf_dumps(path: Path, kind: str = "auto") -> TfDumpLocation:
     if kind not in ("auto", "v1", "v2"):
         raise UsageError(f"--format must be auto, v1 or v2, not {kind}")
     if not path.exists():
-        raise WorkspaceError(f"{path} does not exist; {HOW_TO_DUMP}")
+        raise WorkspaceError(f"{path} does not exist: check the path, or {HOW_TO_DUMP}")
     if not path.is_dir():
         raise WorkspaceError(f"{path}: is a file; give the tfdbg dump folder (tf/tf_debug or a run_* folder)")
     if path.name.startswith(tfdbg_v1.DEVICE_PREFIX) and tfdbg_v1.RUN_DIR.match(path.parent.name):
@@ -137,7 +137,8 @@ def _pick(count: int, selector: str | int, what: str) -> list[int]:
         return [count - 1]
     assert isinstance(selector, int)
     if not -count <= selector < count:
-        raise UsageError(f"--run {selector}: there are {count} {what}s (0 to {count - 1}; -1 is the last)")
+        held = f"1 {what} (0; -1 is the last)" if count == 1 else f"{count} {what}s (0 to {count - 1}; -1 is the last)"
+        raise UsageError(f"tf_dump --run {selector}: the dump holds {held}")
     return [selector % count]
 
 

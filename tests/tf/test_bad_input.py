@@ -104,7 +104,7 @@ def test_full_disk_stops_without_half_files(copy_workspace, v1_sess_workspace):
 def test_tf_dump_names_what_is_wrong_with_dir_out_and_the_training_command(cli, tmp_path):
     """--dir that does not exist, --out that is a file, a training command that dumps nothing."""
     result = cli("tf_dump", "--dir", str(tmp_path / "absent"), data=tmp_path)
-    assert result.status == 1 and result.out.startswith(f"{tmp_path / 'absent'} does not exist;")
+    assert result.status == 1 and result.out.startswith(f"{tmp_path / 'absent'} does not exist: check the path")
     result = cli("tf_dump", "python3 -c pass", data=tmp_path)
     assert result.status == 1
     assert "ran but wrote no tfdbg dumps into" in result.out and "sess_dump" in result.out

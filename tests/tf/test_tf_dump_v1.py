@@ -76,7 +76,7 @@ def test_rerun_force_and_run_selection(cli, copy_workspace, v1_sess_workspace):
     assert named.status == 0
     assert sorted(p.name for p in (ws / "named").iterdir()) == sorted(p.name for p in (ws / "first").iterdir())
     bad = cli("tf_dump", "--run", "7", data=ws)
-    assert bad.status == 1 and "there are 2 runs" in bad.out
+    assert bad.status == 1 and "the dump holds 2 runs (0 to 1; -1 is the last)" in bad.out
 
 
 def test_monitored_session_with_estimator_dump(cli, copy_workspace, v1_hook_workspace):

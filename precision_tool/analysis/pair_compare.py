@@ -10,7 +10,7 @@ from precision_tool.analysis.compare_engine import HOST_CANDIDATES, as_compared
 from precision_tool.analysis.metrics import TensorMetrics
 from precision_tool.shapes import shape_text
 from precision_tool.atomic import atomic_path
-from precision_tool.errors import FormatError
+from precision_tool.errors import FormatError, UsageError
 
 
 @dataclass(frozen=True)
@@ -179,12 +179,14 @@ def compare_pair(
         b, note = to_host_layout(second, tuple(a.shape), layouts.get(right))
         conversions.append(note)
     a_name, b_name = first.name, second.name
-    if conversions and tuple(a.shape) != tuple(b.shape):
-        raise FormatError(right, f"shape {shape_text(b.shape)} differs from {a_name}'s {shape_text(a.shape)} after "
-                                 f"converting the device layout ({'; '.join(conversions)}); they cannot be "
-                                 "compared element by element")
-    if a.size != b.size:
-        raise FormatError(right, f"has {b.size} elements but {a_name} has {a.size}; they cannot be compared")
+    if (conversions and tuple(a.shape) != tuple(b.shape)) or a.size != b.size:
+        # one line: which shapes, and (for a device layout) that they are the host-layout shapes
+        def described(name: str, array: Any, loaded: LoadedTensor) -> str:
+            how = f", from {loaded.device_format}" if loaded.device_format else ""
+            return f"{name} is {shape_text(array.shape)} ({array.size} elements{how})"
+
+        raise UsageError(f"cp: {described(a_name, a, first)} but {described(b_name, b, second)}; they cannot be "
+                         "compared element by element: name two tensors of one shape")
     x = a.reshape(-1).astype(np.float64)
     y = b.reshape(-1).astype(np.float64)
     with np.errstate(all="ignore"):

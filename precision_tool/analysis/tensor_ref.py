@@ -13,10 +13,13 @@ op name + :output:N             bn2/FusedBatchNormV3:output:0 (graph name)    th
                                 bn2_FusedBatchNormV3:output:0 (dump name)     folder (the newest iteration if several;
                                                                               another run only if debug_0 lacks it)
 TF tensor name OP:N             bn2/FusedBatchNormV3:0, conv1_Relu:0          the golden tensor tf/dump/OP.N.*.npy
+golden key KEY (as `ni` prints)  bn2_FusedBatchNormV3.0                        the golden tensor tf/dump/KEY.*.npy
 
-Every choice the resolver makes among several files is said in `TensorRef.notes`; two files it cannot
-choose between are refused with the candidates on one line; a spelling that finds nothing says where it
-looked. Nothing here prints.
+Every choice the resolver makes among several files is said in `TensorRef.notes` (several timestamps
+of one golden tensor: the newest, as the comparison reads it); two files it cannot choose between are
+refused with the candidates on one line; a spelling that finds nothing, or a tensor a dump does not
+have, says where it looked or what there is. A bare dump file stands for its output:0 in `pt` and `cp`
+(`one_tensor_of`, with a note). Nothing here prints.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 
 _DUMP_TENSOR = re.compile(r"^(?P<head>.+):(?P<kind>input|output):(?P<index>\d+)$")
 _TF_TENSOR = re.compile(r"^(?P<head>[^:]+):(?P<index>\d+)$")
+_GOLDEN_KEY = re.compile(r"^(?P<head>[A-Za-z0-9_-]+)\.(?P<index>\d+)$")  # bn2_FusedBatchNormV3.0, as `ni` prints
 _SHOW_CANDIDATES = 8  # candidates named in one line before "... N more"
 
 
@@ -89,6 +93,7 @@ def resolve_tensor(text: str, workspace: "Workspace", *, command: str = "") -> T
             found = resolve_op_dump(head, workspace, prefix=prefix, tensor=f"{kind}:{index}")
         if found.is_npy:
             raise UsageError(f"{prefix}{head} is a .npy file; it holds one tensor: give it without :{kind}:{index}")
+        _refuse_missing_tensor(text, head, found.path, kind, index, prefix)
         return TensorRef(found.path, kind, index, found.golden, found.debug_id, found.notes)
     tf_tensor = _TF_TENSOR.match(text)
     if tf_tensor is not None and parse_dump_name(tf_tensor.group("head")) is not None:
@@ -101,7 +106,60 @@ def resolve_tensor(text: str, workspace: "Workspace", *, command: str = "") -> T
         return found
     if _looks_like_path(text):
         raise UsageError(f"{prefix}{text}: no such file")
+    if _GOLDEN_KEY.match(text) is not None and _golden_files(workspace, text):
+        return _golden_ref(text, text, workspace)
     raise UsageError(_nothing_named(text, workspace, prefix))
+
+
+def one_tensor_of(ref: TensorRef, text: str, *, verb: str, command: str = "") -> TensorRef:
+    """A bare dump file (`ref.kind` None, not a .npy) as the one tensor `pt` shows and `cp` compares: its
+    output:0 (input:0 when it has no outputs), with a note saying so in the words `verb` fills
+    ('showing', 'comparing'). Other refs come back as they are."""
+    from dataclasses import replace
+
+    from precision_tool.errors import FormatError
+    from precision_tool.formats.npu_dump import count_dump_tensors
+
+    if ref.kind is not None or ref.is_npy:
+        return ref
+    prefix = f"{command}: " if command else ""
+    try:
+        inputs, outputs = count_dump_tensors(ref.path)
+    except FormatError as exc:
+        raise UsageError(f"{prefix}{ref.path} is neither a .npy file nor a readable NPU dump ({exc.problem})") from None
+    if outputs:
+        kind, note = "output", f"{text} is a dump file: {verb} its output:0"
+    elif inputs:
+        kind, note = "input", f"{text} is a dump file with no outputs: {verb} its input:0"
+    else:
+        raise UsageError(f"{prefix}{text} is a dump file that holds no tensors (0 inputs, 0 outputs)")
+    note += f" (name another as {text}:output:N or :input:N)"
+    return replace(ref, kind=kind, index=0, notes=ref.notes + (note,))
+
+
+def _refuse_missing_tensor(text: str, head: str, path: Path, kind: str, index: int, prefix: str) -> None:
+    """One line when the dump has no such tensor, saying what it has. An unreadable header is left to the
+    command that reads the tensor (it names the file and the damage)."""
+    from precision_tool.errors import FormatError
+    from precision_tool.formats.npu_dump import count_dump_tensors
+
+    try:
+        inputs, outputs = count_dump_tensors(path)
+    except FormatError:
+        return
+    count = inputs if kind == "input" else outputs
+    if index < count:
+        return
+    has = f"{_counted(inputs, 'input')} and {_counted(outputs, 'output')}"
+    if count == 1:
+        has += f"; its only {kind} is {head}:{kind}:0"
+    elif count:
+        has += f"; its {kind}s are {head}:{kind}:0 to {head}:{kind}:{count - 1}"
+    raise UsageError(f"{prefix}{text}: {path.name} has no {kind} {index}; it has {has}")
+
+
+def _counted(count: int, what: str) -> str:
+    return f"{count} {what}" + ("" if count == 1 else "s")
 
 
 def _looks_like_path(text: str) -> bool:
@@ -321,10 +379,10 @@ def resolve_golden_tensor(op_name: str, slot: int, workspace: "Workspace", prefi
     """TF tensor `op:N` → the golden .npy of that output (newest timestamp, as the comparison reads it)."""
     from precision_tool.formats.golden import golden_key, scan_golden_dir
 
-    golden = scan_golden_dir(workspace.golden_dir)
     key = golden_key(op_name, slot)
-    if key in golden:
-        return TensorRef(golden[key], golden=True, notes=(f"{op_name}:{slot} is the golden {golden[key].name}",))
+    if _golden_files(workspace, key):
+        return _golden_ref(f"{op_name}:{slot}", key, workspace)
+    golden = scan_golden_dir(workspace.golden_dir)
     stem = key.rsplit(".", 1)[0]
     slots = sorted(k for k in golden if k.rsplit(".", 1)[0] == stem)
     text = f"{prefix}{op_name}:{slot}: no golden tensor {key}.*.npy in {workspace.golden_dir}"
@@ -334,6 +392,34 @@ def resolve_golden_tensor(op_name: str, slot: int, workspace: "Workspace", prefi
         text += " (it holds no golden .npy; run `tf_dump`)"
     text += f" (for the NPU dump of the op write {op_name}:output:{slot})"
     raise UsageError(text)
+
+
+def _golden_files(workspace: "Workspace", key: str) -> list[Path]:
+    """The golden .npy files of one key ('bn2_Relu.0'), oldest first in the comparison's order (a timestamp
+    that is not 16 digits counts as 0, as msaccucmp reads it): the last is the one compared."""
+    from precision_tool.formats.golden import GOLDEN_NAME, TIMESTAMP_DIGITS
+
+    folder = workspace.golden_dir
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob(f"{key}.*.npy"):
+        match = GOLDEN_NAME.match(path.name)
+        if match is None or f"{match.group(1)}.{match.group(2)}" != key or not path.is_file():
+            continue
+        stamp = match.group(3)
+        found.append((int(stamp) if len(stamp) == TIMESTAMP_DIGITS else 0, path.name, path))
+    return [path for *_, path in sorted(found)]
+
+
+def _golden_ref(text: str, key: str, workspace: "Workspace") -> TensorRef:
+    files = _golden_files(workspace, key)
+    chosen = files[-1]
+    note = f"{text} is the golden {chosen.name}"
+    if len(files) > 1:
+        note += (f" (the newest of {len(files)} timestamps, as the comparison reads it; also "
+                 + _one_line(p.name for p in reversed(files[:-1])) + ")")
+    return TensorRef(chosen, golden=True, notes=(note,))
 
 
 # --- messages -----------------------------------------------------------------------------------------
@@ -357,6 +443,14 @@ def _nothing_named(text: str, workspace: "Workspace", prefix: str) -> str:
     from precision_tool.analysis.dump_files import scan_dump_folder, workspace_dump_folders
 
     wanted = sanitize_op_name(text)
+    key = _GOLDEN_KEY.match(text)
+    if key is not None:  # a golden key with no file: the keys of that op that there are
+        from precision_tool.formats.golden import scan_golden_dir
+
+        slots = [k for k in scan_golden_dir(workspace.golden_dir) if k.rsplit(".", 1)[0] == key.group("head")]
+        if slots:
+            return (f"{prefix}{text}: no golden tensor {text}.*.npy in {workspace.golden_dir}; it has "
+                    + _one_line(slots))
     if parse_dump_name(text) is None:
         for folder in workspace_dump_folders(workspace):
             if any(e.name.op_name == wanted for e in scan_dump_folder(folder)):

@@ -48,7 +48,7 @@ class DecodeReport:
     target_format: str | None
     file_count: int
     written: tuple[Path, ...]
-    skipped: tuple[DecodeProblem, ...]  # tensors with no conversion to the target (ND → NCHW ...)
+    unconverted: tuple[DecodeProblem, ...]  # written as dumped: no conversion to the target (ND → NCHW ...)
     failed: tuple[DecodeProblem, ...]  # bad files, and tensors whose conversion cannot be determined
     ignored: tuple[Path, ...] = ()  # files in the folder that are not dumps (by suffix)
     renamed: tuple[tuple[str, str], ...] = ()  # (short file name, over-long real name), listed in mapping.csv
@@ -164,20 +164,20 @@ def decode_dumps(
     out_dir = Path(out_dir)
     jobs = [Path(p) for p in paths]
     written: list[tuple[Path, Path]] = []  # (dump file, .npy)
-    skipped: list[DecodeProblem] = []
+    unconverted: list[DecodeProblem] = []
     failed: list[DecodeProblem] = []
     renamed: list[tuple[str, str]] = []
     if jobs:
         out_dir.mkdir(parents=True, exist_ok=True)
     workers = max(1, min(workers, len(jobs) // 4 or 1))
     try:
-        _run_jobs(jobs, out_dir, target, workers, on_file_done, (written, skipped, failed, renamed),
+        _run_jobs(jobs, out_dir, target, workers, on_file_done, (written, unconverted, failed, renamed),
                   dict(origin_formats or {}))
     finally:
         # Whatever was written gets its mapping rows, even when the run stops half-way.
         _write_renames(out_dir, renamed, failed)
     pairs = tuple(sorted(written, key=lambda pair: pair[1]))
-    return DecodeReport(out_dir, target, len(jobs), tuple(final for _, final in pairs), tuple(skipped),
+    return DecodeReport(out_dir, target, len(jobs), tuple(final for _, final in pairs), tuple(unconverted),
                         tuple(failed), tuple(ignored), tuple(renamed), pairs)
 
 
@@ -239,11 +239,12 @@ def _decode_many(paths: list[Path], out_dir: Path, target: str | None,
 
 
 def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginFormats | None" = None) -> _Result:
-    """Decode one file; its outputs appear only if the file as a whole read well."""
-    from precision_tool.formats.layouts import AmbiguousLayout, LayoutError, UnsupportedConversion
+    """Decode one file; its outputs appear only if the file as a whole read well. With a target layout, a
+    tensor that has no such layout (an ND tensor and NCHW) is written as dumped and listed as unconverted."""
+    from precision_tool.formats.layouts import AmbiguousLayout, LayoutError
 
     staged: list[tuple[Path, Path]] = []
-    skipped: list[DecodeProblem] = []
+    unconverted: list[DecodeProblem] = []
     failed: list[DecodeProblem] = []
     renamed: list[tuple[str, str]] = []
     try:
@@ -252,9 +253,10 @@ def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginF
         for tensor in dump.tensors:
             try:
                 origin = (origins or {}).get((tensor.kind, tensor.index))
-                staged.append(_decode_tensor(dump, real, tensor, out_dir, target, renamed, origin))
-            except UnsupportedConversion as exc:
-                skipped.append(DecodeProblem(path, str(exc), tensor.label))
+                temp, final, kept = _decode_tensor(dump, real, tensor, out_dir, target, renamed, origin)
+                staged.append((temp, final))
+                if kept is not None:
+                    unconverted.append(DecodeProblem(path, kept, tensor.label))
             except LayoutError as exc:
                 failed.append(DecodeProblem(path, str(exc), tensor.label, ambiguous=isinstance(exc, AmbiguousLayout)))
     except PrecisionToolError as exc:
@@ -271,7 +273,7 @@ def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginF
     for temp, final in staged:
         os.replace(temp, final)
         written.append((path, final))
-    return written, skipped, failed, renamed
+    return written, unconverted, failed, renamed
 
 
 def _discard(staged: list[tuple[Path, Path]]) -> None:
@@ -283,23 +285,28 @@ def _discard(staged: list[tuple[Path, Path]]) -> None:
 
 
 def _decode_tensor(dump: DumpFile, real: str, tensor: TensorHeader, out_dir: Path, target: str | None,
-                   renamed: list[tuple[str, str]], origin_format: str | None = None) -> tuple[Path, Path]:
+                   renamed: list[tuple[str, str]], origin_format: str | None = None) -> tuple[Path, Path, str | None]:
+    """(temporary file written, its final path, why it was written as dumped rather than in `target` or None)."""
     plain = npy_descr_of(tensor.data_type) if target is None else None
     if plain is not None:
         final = _output_path(out_dir, decoded_name(real, tensor.kind, tensor.index), renamed)
         temp = _temp_for(final)
         _copy_as_npy(dump, tensor, plain, temp)
-        return temp, final
+        return temp, final, None
     import numpy as np
 
     array = read_tensor(dump, tensor)
+    kept = None
     if target is not None:
-        from precision_tool.formats.layouts import from_device
+        from precision_tool.formats.layouts import UnsupportedConversion, from_device
 
         if origin_format is not None and len(origin_format) != len(tensor.original_shape):
             origin_format = None  # the graph's layout does not describe this shape; infer as without a graph
-        array = from_device(array, tensor.format, target, tensor.original_shape, original_format=origin_format,
-                            sub_format=tensor.sub_format)
+        try:
+            array = from_device(array, tensor.format, target, tensor.original_shape, original_format=origin_format,
+                                sub_format=tensor.sub_format)
+        except UnsupportedConversion as exc:
+            kept = str(exc)  # no such layout for this tensor: written as dumped, its shape in the name
         name = decoded_name(real, tensor.kind, tensor.index, array.shape)
     else:
         name = decoded_name(real, tensor.kind, tensor.index)
@@ -307,7 +314,7 @@ def _decode_tensor(dump: DumpFile, real: str, tensor: TensorHeader, out_dir: Pat
     temp = _temp_for(final)
     with open(temp, "wb") as handle:
         np.save(handle, np.ascontiguousarray(saveable(array)), allow_pickle=False)
-    return temp, final
+    return temp, final, kept
 
 
 def _output_path(out_dir: Path, name: str, renamed: list[tuple[str, str]]) -> Path:

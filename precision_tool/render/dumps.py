@@ -75,14 +75,14 @@ def decode_report(report: "DecodeReport", graph_layout_files: int = 0,
                              f"e.g. {report.ignored[0].name}"))
     # One line per reason: a folder of ops holds many ND tensors that have no axes to convert.
     by_reason: dict[str, list[Any]] = {}
-    for problem in report.skipped:
+    for problem in report.unconverted:
         by_reason.setdefault(problem.message, []).append(problem)
     for reason, problems in by_reason.items():
         files = {p.path for p in problems}
         example = problems[0]
-        out.append(warning_line(
-            f"not converted ({reason}): {len(problems)} tensor(s) in {len(files)} file(s), "
-            f"e.g. {example.path.name} {example.label or ''}".rstrip()))
+        out.append(note_line(
+            f"{len(problems)} tensor(s) of {len(files)} file(s) written in their own layout, not converted "
+            f"({reason}), e.g. {example.path.name} {example.label or ''}".rstrip()))
     for problem in report.failed[:_SHOW_PROBLEMS]:
         out.append(error_line(problem.line()))
     if len(report.failed) > _SHOW_PROBLEMS:
@@ -108,38 +108,48 @@ def _common_folder(paths: set[Path]) -> str:
 
 
 # --- ls dump ---------------------------------------------------------------------------------------
-_LISTING_HEADER = ("run", "in", "out", "dump file (pt, cp and dc take this name)")
+_LISTING_HEADER = ("in", "out", "dump file (pt, cp and dc take this name)")
 _GAP = "  "
+_NAME_BELOW = "↓"  # ends the counts of a row whose name is on the next line, at column 0
 
 
-def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]) -> list[RenderableType]:
-    """One line per dump: its run, input/output counts, and its file name, whole and last on the line so it
-    copies as it is (a name wider than the terminal is folded by the terminal, never cut). Plain text rather
-    than a rich Table so that 20,000 rows print quickly; then the folders, then unreadable files."""
+def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]],
+                 width: int | None = None) -> list[RenderableType]:
+    """Per run, a heading `debug_N: K dump file(s) in FOLDER`, then one line per dump: its input and output
+    counts and its file name, whole and last on the line so it copies as it is. In a terminal `width` wide,
+    a row whose counts and name do not fit puts the name at column 0 on a line of its own, so the terminal
+    folds a name only when the name alone is longer than the line; in a pipe (`width` None) every row is
+    one line. Plain text rather than a rich Table so that 20,000 rows print quickly; then the total, how to
+    read a name, and the unreadable files."""
     if not rows:
         where = ", ".join(f"debug_{n} ({folder})" for n, folder in runs) or "the workspace"
         return [note_line(f"no NPU dump files match in {where}")]
-    cells = [(r.run, "?" if r.input_count is None else str(r.input_count),
-              "?" if r.output_count is None else str(r.output_count), r.file_name) for r in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(_LISTING_HEADER[:3])]
-    template = _GAP.join((f"{{:<{widths[0]}}}", f"{{:>{widths[1]}}}", f"{{:>{widths[2]}}}", "{}"))
-    header = template.format(*_LISTING_HEADER)
-    body = "\n".join(template.format(*cell) for cell in cells)
-    table = Text(header + "\n" + body, no_wrap=True)
-    table.stylize("bold", 0, len(header))
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row.run] = counts.get(row.run, 0) + 1
-    out: list[RenderableType] = [table]
-    # One line per run, its folder last: a path is never followed by punctuation, so it copies whole.
-    out.extend(note_line(f"debug_{n}: {counts[f'debug_{n}']} dump file(s) in {folder}")
-               for n, folder in runs if f"debug_{n}" in counts)
-    if len(counts) > 1:
-        out.append(note_line(f"{len(rows)} dump file(s) in {len(counts)} runs"))
-    out += [
-        note_line("a name reads OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP_US; `pt NAME:output:0` prints a tensor, "
-                  "`dc NAME` decodes the file"),
-    ]
+    cells = [("?" if r.input_count is None else str(r.input_count),
+              "?" if r.output_count is None else str(r.output_count)) for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(_LISTING_HEADER[:2])]
+    template = _GAP.join((f"{{:>{widths[0]}}}", f"{{:>{widths[1]}}}", ""))
+    header = template.format(*_LISTING_HEADER[:2]) + _LISTING_HEADER[2]
+    by_run: dict[str, list[str]] = {}
+    for row, (inputs, outputs) in zip(rows, cells):
+        prefix = template.format(inputs, outputs)
+        if width is not None and len(prefix) + len(row.file_name) > width:
+            by_run.setdefault(row.run, []).append(f"{prefix}{_NAME_BELOW}\n{row.file_name}")
+        else:
+            by_run.setdefault(row.run, []).append(prefix + row.file_name)
+    out: list[RenderableType] = []
+    for n, folder in runs:
+        lines = by_run.get(f"debug_{n}")
+        if not lines:
+            continue
+        # The folder last on the heading: a path is never followed by punctuation, so it copies whole.
+        out.append(Text.assemble((f"debug_{n}:", "bold"), f" {len(lines)} dump file(s) in ", (str(folder), "path")))
+        table = Text(header + "\n" + "\n".join(lines), no_wrap=True)
+        table.stylize("bold", 0, len(header))
+        out.append(table)
+    if len(by_run) > 1:
+        out.append(note_line(f"{len(rows)} dump file(s) in {len(by_run)} runs"))
+    out.append(note_line("a name reads OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP_US; `pt NAME:output:0` prints a tensor, "
+                         "`dc NAME` decodes the file"))
     for row in rows:
         if row.problem:
             out.append(error_line(f"{row.path}: {row.problem}"))
@@ -147,13 +157,27 @@ def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]
 
 
 # --- pt --------------------------------------------------------------------------------------------
+_VALUE_WIDTH = 12  # -1.23457e-05: the widest number() of a float, so fp16 and fp32 columns end alike
+
+
 def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes: Sequence[str] = (),
                  preview: int = 20, saved_text: Path | None = None,
                  source: tuple[str, Path, str] | None = None,
                  layout: "LayoutStory | None" = None) -> list[RenderableType]:
-    """The panel of numbers (nothing in it wraps: short labels, numbers kept whole), then prose below it:
-    the layout shown, notes, and the paths (`source`: (what, file, remark); `saved_text`) each last on
-    their line so they copy whole."""
+    """Prose first, as `cp` prints it: notes (how the name was read), the file (`source`: (what, file,
+    remark), the path last on its line so it copies whole), the layout shown; then the panel of numbers
+    (nothing in it wraps: short labels, numbers kept whole) at the one panel width of every command, with
+    the values right-aligned in a column of one width, so `pt` on an NPU tensor and on its golden file line
+    up; then the .txt written (`saved_text`)."""
+    shown: list[RenderableType] = [note_line(n) for n in notes]
+    if source is not None:
+        shown.append(Text.assemble((f"{source[0]} ", "dim"), (str(source[1]), "path"),
+                                   (f" {source[2]}" if source[2] else "", "dim")))
+    if layout is not None:
+        shown.append(note_line(layout_line(layout)))
+    if stats.magnitudes:
+        shown.append(note_line("complex values: max/min/mean are of the magnitudes |x| (the values list shows "
+                               "real+imag)"))
     summary = Table.grid(padding=(0, 2))
     summary.add_column(style="bold", no_wrap=True)
     summary.add_column(no_wrap=True, overflow="ignore")
@@ -176,30 +200,36 @@ def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes
         rows.append((str(list(int(i) for i in index)), _value_text(value)))
     # Numbers are never cut (overflow "ignore"); rich does not justify such columns, so pad them here.
     indexes = right_aligned(["index"] + [index for index, _ in rows])
-    numbers = right_aligned(["value"] + [value for _, value in rows])
+    numbers = right_aligned(["value"] + [value for _, value in rows], _VALUE_WIDTH)
     values.add_column(indexes[0], style="dim", no_wrap=True, overflow="ignore")
     values.add_column(numbers[0], no_wrap=True, overflow="ignore")
     for index_text, value_text in zip(indexes[1:], numbers[1:]):
         values.add_row(index_text, value_text)
-    shown: list[RenderableType] = [Panel(Group(summary, values), title=Text(title, style="op"),
-                                         title_align="left", expand=False)]
-    if layout is not None:
-        shown.append(note_line(layout_line(layout)))
-    if stats.magnitudes:
-        shown.append(note_line("complex values: max/min/mean are of the magnitudes |x| (the values list shows "
-                               "real+imag)"))
-    shown.extend(note_line(n) for n in notes)
-    if source is not None:
-        shown.append(Text.assemble((f"{source[0]} ", "dim"), (str(source[1]), "path"),
-                                   (f" {source[2]}" if source[2] else "", "dim")))
+    shown.append(SharedWidthPanel(Group(summary, values), Text(title, style="op")))
     if saved_text is not None:
         shown.append(Text.assemble(("values written to ", "dim"), (str(saved_text), "path")))
     return shown
 
 
-def right_aligned(cells: Sequence[str]) -> list[str]:
-    """Cells padded on the left to one width (a column whose numbers rich must never cut nor pad)."""
-    width = max((len(c) for c in cells), default=0)
+class SharedWidthPanel:
+    """A panel at the width every command's panels share (render/console.py's shared_width), so two `pt`
+    panels are the same size whatever their titles; a title too long for it is cut (the file is named in
+    full above the panel)."""
+
+    def __init__(self, body: RenderableType, title: Text) -> None:
+        self.body, self.title = body, title
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        from precision_tool.render.console import shared_width
+
+        yield Panel(self.body, title=self.title, title_align="left",
+                    width=min(shared_width(console), options.max_width))
+
+
+def right_aligned(cells: Sequence[str], width: int = 0) -> list[str]:
+    """Cells padded on the left to one width, at least `width` (a column whose numbers rich must never cut
+    nor pad)."""
+    width = max(width, *(len(c) for c in cells)) if cells else width
     return [c.rjust(width) for c in cells]
 
 

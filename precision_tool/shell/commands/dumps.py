@@ -48,9 +48,24 @@ def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Pa
             return [ref.path], [], list(ref.notes)
     found, notes = resolve_op_dumps(target, workspace, prefix="dc: ")
     if not found:
+        _refuse_golden(target, workspace)
         folders = ", ".join(str(f) for f in workspace_dump_folders(workspace)) or f"{workspace.root} (it has no dumps)"
-        raise UsageError(f"dc: {target} is not a file, a folder, or an op with dumps in {folders}")
+        raise UsageError(f"dc: {target} is not a file, a folder, or an op with dumps (`ls dump` lists the dump "
+                         f"files and their ops); looked in {folders}")
     return found, [], list(notes)
+
+
+def _refuse_golden(target: str, workspace: "Workspace") -> None:
+    """dc on a golden tensor's spelling (OP:N, a key as `ni` prints it): dc decodes NPU dumps, pt prints it."""
+    from precision_tool.analysis.tensor_ref import resolve_tensor
+
+    try:
+        ref = resolve_tensor(target, workspace)
+    except UsageError:
+        return
+    if ref.is_npy:
+        raise UsageError(f"dc: {target} is the golden tensor {ref.path.name}, already a .npy; dc decodes NPU "
+                         f"dumps (`pt {target}` prints it)")
 
 
 # --- dc ---------------------------------------------------------------------------------------------
@@ -76,8 +91,7 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
     files, ignored, notes = _dc_inputs(args.target, ctx.workspace)
     out_dir = Path(args.output).expanduser() if args.output else ctx.workspace.decode_dir("dump_convert")
     if not files:
-        raise UsageError(f"dc: {args.target} holds no dump files"
-                         + (f" (ignored {len(ignored)} file(s) with non-dump suffixes)" if ignored else ""))
+        raise UsageError(_no_dumps_in(args.target, ignored))
     what = "output folder (-o DIR)" if args.output else "output folder"
     Workspace.ensure_dir(out_dir, what, hint=f"choose another with `dc {_quoted(args.target)} -o DIR`")
     # With a target layout, the run's Build graph names each tensor's origin layout (HWCN weights ...).
@@ -102,6 +116,18 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
             ctx.note(item)
         raise CommandFailed(f"dc: {len(report.failed)} file(s) or tensor(s) could not be decoded (listed above)")
     return shown
+
+
+def _no_dumps_in(target: str, ignored: list[Path]) -> str:
+    """dc on a folder without dumps: what it holds, and the command for it."""
+    text = f"dc: {target} holds no dump files"
+    if not ignored:
+        return text + "; `ls dump` lists the workspace's dump files"
+    text += f" (ignored {len(ignored)} file(s) with non-dump suffixes)"
+    npy = [p for p in ignored if p.suffix == ".npy"]
+    if npy:
+        return text + f"; dc decodes NPU dumps, and a .npy is printed by pt: pt {_quoted(str(npy[0]))}"
+    return text + "; `ls dump` lists the workspace's dump files"
 
 
 def _quoted(text: str) -> str:
@@ -130,7 +156,7 @@ def _pt_parser(parser: CommandParser) -> None:
 
 
 def _pt(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.tensor_ref import resolve_tensor
+    from precision_tool.analysis.tensor_ref import one_tensor_of, resolve_tensor
     from precision_tool.analysis.tensor_stats import non_numeric_reason, tensor_stats
     from precision_tool.render.dumps import tensor_print
 
@@ -140,15 +166,14 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
     if args.output and not args.save_text:
         raise UsageError("pt: -o DIR says where -c writes the values; add -c")
     if Path(text).expanduser().is_dir():
-        raise UsageError(f"pt: {text} is a folder; pt prints one tensor (a .npy file or DUMPFILE:output:N). "
-                         f"To decode the dumps in a folder: dc {text}")
-    ref = resolve_tensor(text, ctx.workspace, command="pt")
+        raise UsageError(_pt_folder(text))
+    ref = one_tensor_of(resolve_tensor(text, ctx.workspace, command="pt"), text, verb="showing", command="pt")
     notes = list(ref.notes)
     story = None
     if ref.kind is not None:
         array, story, title, text_path, source, warnings = _dump_tensor(ref, ctx.workspace)
         notes.extend(warnings)
-    elif ref.is_npy:
+    else:
         path = ref.path
         array = load_npy(path)
         reason = non_numeric_reason(array.dtype)
@@ -159,8 +184,6 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
             notes.append(f"{path.name} stands for {title} (mapping.csv)")
         text_path = path.with_suffix(".txt")
         source = ("golden tensor" if ref.golden else "file", path, "")
-    else:
-        _refuse_whole_dump(text, ref.path)
     saved = None
     if args.save_text:
         folder = Path(args.output).expanduser() if args.output else text_path.parent
@@ -187,18 +210,19 @@ def _dump_tensor(ref: Any, workspace: "Workspace") -> tuple[Any, Any, str, Path,
     return array, story, title, text_path, source, list(dump.warnings)
 
 
-def _refuse_whole_dump(text: str, path: Path) -> None:
-    from precision_tool.formats.npu_dump import dump_name_of, read_dump_header
+def _pt_folder(text: str) -> str:
+    """pt on a folder: what to do instead (dc for a folder of dumps, one file for a folder of .npy)."""
+    from precision_tool.analysis.dump_files import is_candidate_dump
+    from precision_tool.workspace import walk_files
 
-    if dump_name_of(path) is None:
-        try:
-            dump = read_dump_header(path)
-        except FormatError:
-            raise UsageError(f"pt: {path} is not a .npy file; for a dump tensor write {text}:output:0") from None
-    else:
-        dump = read_dump_header(path)
-    raise UsageError(f"pt: {text} is a dump file; name one tensor, e.g. {text}:output:0 "
-                     f"(it has {len(dump.inputs)} inputs, {len(dump.outputs)} outputs)")
+    files = list(walk_files(Path(text).expanduser()))
+    if any(is_candidate_dump(p) for p in files):
+        return (f"pt: {text} is a folder; pt prints one tensor (a .npy file or DUMPFILE:output:N). "
+                f"To decode the dumps in a folder: dc {_quoted(text)}")
+    if any(p.suffix == ".npy" for p in files):
+        return f"pt: {text} is a folder; pt prints one tensor: name one .npy file in it"
+    return f"pt: {text} is a folder that holds no dump nor .npy file; pt prints one tensor (a .npy file or " \
+           "DUMPFILE:output:N)"
 
 
 def _real_npy_name(path: Path) -> str:
@@ -264,7 +288,9 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
         return note_line(f"no NPU dumps in {ctx.workspace.dump_root(0)}; train on the NPU with "
                          "session_dump_config(config, action='dump') from tf_config")
     rows = list_dump_files(runs, name=getattr(args, "name", None), op_type=getattr(args, "type", None))
-    listing = dump_listing(rows, runs)
+    # In a terminal, rows too wide for it put the name on a line of its own; in a pipe each row is one line.
+    console = ctx.console
+    listing = dump_listing(rows, runs, width=console.width if console.is_terminal else None)
     unreadable = sum(1 for r in rows if r.problem)
     if unreadable:
         ctx.note(listing)
@@ -301,8 +327,9 @@ def complete_dump_files(request: CompletionRequest) -> list[str]:
         return complete_paths(current)
     if request.option in ("-f", "--format"):
         return [f for f in TARGET_FORMATS if f.startswith(current.upper())]
-    if ":" in current:
-        return _complete_tensor_ref(current, request.workspace)
+    if ":" in current:  # dc decodes dump files: golden tensors (OP:N) are for pt and cp
+        golden = not request.words or request.words[0] != "dc"
+        return _complete_tensor_ref(current, request.workspace, golden=golden)
     from precision_tool.shell.completion import complete_paths
 
     if "/" in current or current.startswith((".", "~")):
@@ -311,20 +338,37 @@ def complete_dump_files(request: CompletionRequest) -> list[str]:
     return names + complete_paths(current)
 
 
-def _complete_tensor_ref(current: str, workspace: "Workspace") -> list[str]:
-    from precision_tool.formats.npu_dump import read_dump_header
+def _complete_tensor_ref(current: str, workspace: "Workspace", *, golden: bool = True) -> list[str]:
+    """After `FILE:` the tensors of that dump; after `OP:` the tensors of the op's dump and (`golden`) its
+    golden tensors (`OP:N`, when tf/dump holds them)."""
+    from precision_tool.formats.npu_dump import parse_dump_name, read_dump_header
 
     from precision_tool.analysis.tensor_ref import resolve_op_dump
 
     file_part = current.split(":", 1)[0]
     try:
         dump = read_dump_header(resolve_dump_file(file_part, workspace))
+        is_file = True
     except (UsageError, FormatError):
+        is_file = False
         try:  # an op name: the tensors of its dump (the one `pt NAME:output:N` would read)
             dump = read_dump_header(resolve_op_dump(file_part, workspace).path)
         except (UsageError, FormatError):
-            return []
-    return [f"{file_part}:{t.label}" for t in dump.tensors if f"{file_part}:{t.label}".startswith(current)]
+            dump = None
+    found = [f"{file_part}:{t.label}" for t in dump.tensors] if dump is not None else []
+    if golden and not is_file and parse_dump_name(file_part) is None:
+        found += _golden_tensors(file_part, workspace)
+    return [name for name in found if name.startswith(current)]
+
+
+def _golden_tensors(op_name: str, workspace: "Workspace") -> list[str]:
+    """`OP:N` for each golden tensor of the op in tf/dump (the spelling `pt` and `cp` take)."""
+    from precision_tool.formats.golden import safe_node_name, scan_golden_dir
+
+    stem = safe_node_name(op_name)
+    slots = sorted(int(key.rsplit(".", 1)[1]) for key in scan_golden_dir(workspace.golden_dir)
+                   if key.rsplit(".", 1)[0] == stem)
+    return [f"{op_name}:{slot}" for slot in slots]
 
 
 # --- ac ----------------------------------------------------------------------------------------------

@@ -50,7 +50,8 @@ def test_dc_by_file_name_and_unknown_target(cli, dump_workspace) -> None:
     assert (root / DECODE_DIR / f"{dump_path.name}.output.0.2x5x7x20.npy").is_file()
     missing = cli("dc", "no_such_op", data=root)
     assert missing.status == 1
-    assert "no_such_op is not a file, a folder, or an op with dumps" in missing.out + missing.err
+    assert ("dc: no_such_op is not a file, a folder, or an op with dumps (`ls dump` lists the dump files and "
+            f"their ops); looked in {dump_folder(root).parents[3]}") in missing.out + missing.err
     bad_format = cli("dc", str(dump_path), "-f", "NC1HWC0", data=root)
     assert bad_format.status == 1 and "is not one of" in bad_format.out + bad_format.err
 
@@ -79,14 +80,19 @@ def test_dc_folder_with_bad_files_decodes_the_good_and_lists_the_bad(cli, dump_w
     assert f"tab-separated): {out / 'decode_failures.tsv'}" in text
 
 
-def test_dc_format_skips_tensors_without_layout(cli, tmp_path: Path) -> None:
+def test_dc_format_writes_tensors_without_that_layout_as_dumped_and_says_so(cli, tmp_path: Path) -> None:
     from precision_tool.formats.npu_dump import TensorSpec, write_dump
 
     path = tmp_path / "Add.x.1.1.1"
-    write_dump(path, op_name="x", inputs=[TensorSpec(np.ones((3, 4), np.float32))], outputs=[])
+    values = np.arange(12, dtype=np.float32).reshape(3, 4)
+    write_dump(path, op_name="x", inputs=[TensorSpec(values)], outputs=[])
+    (tmp_path / "ws").mkdir()
     result = cli("dc", str(path), "-f", "NCHW", "-o", str(tmp_path / "o"), data=tmp_path / "ws")
-    assert result.status == 0
-    assert "not converted" in result.out and "input:0" in result.out and "ND tensor" in result.out
+    assert result.status == 0, result.out + result.err
+    assert result.out.splitlines()[0] == f"decoded 1 of 1 dump file(s) as NCHW: 1 .npy in {tmp_path / 'o'}"
+    assert ("1 tensor(s) of 1 file(s) written in their own layout, not converted (an ND tensor has no axis names; "
+            "cannot convert it to NCHW), e.g. Add.x.1.1.1 input:0") in result.out.splitlines()
+    np.testing.assert_array_equal(np.load(tmp_path / "o" / "Add.x.1.1.1.input.0.3x4.npy"), values)
 
 
 def test_pt_npy_and_dump_tensor(cli, dump_workspace, tmp_path: Path) -> None:
@@ -103,10 +109,16 @@ def test_pt_npy_and_dump_tensor(cli, dump_workspace, tmp_path: Path) -> None:
     assert by_option.status == 0, by_option.err
     assert "shape  [2, 20, 5, 7]" in by_option.out
     assert "layout NC1HWC0 [2,2,5,7,16] → NCHW [2,20,5,7] (the usual host layout: no Build graph" in by_option.out
-    no_tensor = cli("pt", str(dump_path), data=root)
-    assert no_tensor.status == 1 and ":output:0" in no_tensor.out + no_tensor.err
+    # A whole dump file is its output:0, said as cp says it.
+    whole = cli("pt", str(dump_path), data=root)
+    assert whole.status == 0, whole.out + whole.err
+    assert whole.out.splitlines()[0] == (f"{dump_path} is a dump file: showing its output:0 (name another as "
+                                         f"{dump_path}:output:N or :input:N)")
+    assert f"output:0 of {dump_path}" in whole.out.splitlines() and "shape  [2, 20, 5, 7]" in whole.out
     wrong_index = cli("pt", f"{dump_path}:output:3", data=root)
-    assert wrong_index.status == 1 and "has no output 3" in wrong_index.out + wrong_index.err
+    assert wrong_index.status == 1 and (wrong_index.out + wrong_index.err).strip() == (
+        f"pt: {dump_path}:output:3: {dump_path.name} has no output 3; it has 2 inputs and 1 output; its only "
+        f"output is {dump_path}:output:0")
 
 
 def test_pt_refuses_pickled_npy(cli, tmp_path: Path) -> None:
@@ -123,9 +135,9 @@ def test_ls_dump_lists_and_filters(cli, dump_workspace) -> None:
     result = cli("ls", "dump", data=root)
     assert result.status == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].split()[:3] == ["run", "in", "out"] and "dump file" in lines[0]
-    assert lines[1].split() == ["debug_0", "2", "1", "Conv2D.net_conv1.1.1.1718260502000000"]
-    assert "debug_0: 3 dump file(s) in " in result.out
+    assert lines[0] == f"debug_0: 3 dump file(s) in {dump_folder(root).parents[3]}"
+    assert lines[1] == "in  out  dump file (pt, cp and dc take this name)"
+    assert lines[2] == " 2    1  Conv2D.net_conv1.1.1.1718260502000000"
     filtered = cli("ls", "dump", "-n", "CONV2", data=root)
     assert "net_conv2" in filtered.out and "net_conv1" not in filtered.out and "1 dump file(s)" in filtered.out
     assert "no NPU dump files match" in cli("ls", "dump", "-t", "MatMul", data=root).out
@@ -152,6 +164,17 @@ def test_dump_file_completion(dump_workspace) -> None:
     # an op name (graph or dump spelling) completes to the tensors of its dump
     for op in ("net/conv2", "net_conv2"):
         assert complete_dump_files(CompletionRequest(["pt"], f"{op}:o", None, workspace)) == [f"{op}:output:0"]
+    # and to its golden tensors (OP:N) for pt and cp, when tf/dump holds them; dc decodes dumps only
+    (root / "tf" / "dump").mkdir(parents=True)
+    np.save(root / "tf" / "dump" / "net_conv2.0.1718260501000000.npy", np.zeros(3, np.float32))
+    np.save(root / "tf" / "dump" / "net_only_golden.0.1718260501000000.npy", np.zeros(3, np.float32))
+    for command in ("pt", "cp"):
+        assert complete_dump_files(CompletionRequest([command], "net/conv2:", None, workspace)) == [
+            "net/conv2:input:0", "net/conv2:input:1", "net/conv2:output:0", "net/conv2:0"]
+        assert complete_dump_files(CompletionRequest([command], "net/only_golden:", None, workspace)) == [
+            "net/only_golden:0"]
+    assert complete_dump_files(CompletionRequest(["dc"], "net/conv2:", None, workspace)) == [
+        "net/conv2:input:0", "net/conv2:input:1", "net/conv2:output:0"]
 
 
 def test_dc_empty_folder_and_unwritable_output(cli, tmp_path: Path, dump_workspace) -> None:

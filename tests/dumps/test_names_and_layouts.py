@@ -24,6 +24,15 @@ def _values(out: str) -> tuple[list[str], list[float]]:
     return indexes, values
 
 
+def _panel_rows(out: str) -> tuple[int, list[int]]:
+    """(the panel's width, the column where each value of the values table ends)."""
+    lines = out.splitlines()
+    width = len(next(line for line in lines if line.startswith("╭")))
+    ends = [len(line.rstrip("│ ").rstrip()) for line in lines if ROW.match(line.strip("│ ").rstrip())]
+    assert len(ends) == 20, out
+    return width, ends
+
+
 def test_pt_shows_the_npu_tensor_in_its_graph_layout_lined_up_with_golden(cli, demo_data: Path) -> None:
     npu = cli("pt", "conv1/Conv2D:output:0", data=demo_data, env={"COLUMNS": "80"})
     golden = cli("pt", "conv1/Relu:0", data=demo_data, env={"COLUMNS": "80"})  # fused into conv1/Conv2D
@@ -37,6 +46,14 @@ def test_pt_shows_the_npu_tensor_in_its_graph_layout_lined_up_with_golden(cli, d
     assert len(npu_values) == 20 and npu_index == golden_index
     # The same elements: equal within the fp16 rounding of the NPU's computation.
     np.testing.assert_allclose(npu_values, golden_values, rtol=4e-3, atol=1e-3)
+    # The two panels have one width and their values end in the same column (fp16 and fp32 numbers alike);
+    # the file each came from is named above its panel, as cp names its A and B.
+    assert _panel_rows(npu.out)[0] == _panel_rows(golden.out)[0] == 80
+    assert _panel_rows(npu.out)[1] == _panel_rows(golden.out)[1]
+    for out, source in ((npu.out, "output:0 of "), (golden.out, "golden tensor ")):
+        lines = out.splitlines()
+        top = next(n for n, line in enumerate(lines) if line.startswith("╭"))
+        assert any(line.startswith(source) for line in lines[:top]), out
     # 24 channels: padded to 2 blocks of 16 on the device, cut back to 24 for the NHWC view.
     bn = cli("pt", "bn2/FusedBatchNormV3:output:0", data=demo_data)
     assert "layout NC1HWC0 [8,2,8,8,16] → NHWC [8,8,8,24] (origin layout from the Build graph)" in bn.out
@@ -98,12 +115,31 @@ def test_a_file_name_in_two_folders_lists_both_in_one_line(cli, demo_data: Path,
     assert f"pt: {name} is in 2 folders; give one path: {folder / name}, {twin / name}" in text
 
 
+LISTING_ROW = re.compile(r"^ *(\d+|\?) +(\d+|\?)  (\S+)$")  # `ls dump`: inputs, outputs, name
+
+
+def listing_rows(out: str) -> list[tuple[str, str, str, str]]:
+    """(run, inputs, outputs, name) of each row of `ls dump` in a pipe (one line per row)."""
+    rows, run = [], None
+    for line in out.splitlines():
+        heading = re.match(r"^(debug_\d+): \d+ dump file\(s\) in ", line)
+        if heading:
+            run = heading.group(1)
+        elif LISTING_ROW.match(line):
+            assert run is not None, line
+            rows.append((run, *LISTING_ROW.match(line).groups()))  # type: ignore[union-attr]
+    return rows
+
+
 def test_ls_dump_names_paste_back_into_pt_and_dc(cli, demo_data: Path, tmp_path: Path) -> None:
     listing = cli("ls", "dump", data=demo_data, env={"COLUMNS": "80"})
     assert listing.status == 0, listing.err
-    rows = [line.split() for line in listing.out.splitlines() if line.startswith("debug_")
-            and len(line.split()) == 4]
+    rows = listing_rows(listing.out)
     assert len(rows) == 138 and {r[0] for r in rows} == {"debug_0", "debug_1"}
+    assert "138 dump file(s) in 2 runs" in listing.out.splitlines()
+    # In a pipe a row is one line, however long, its name aligned with the others.
+    assert len({line.index(name) for line in listing.out.splitlines() for *_, name in rows
+                if line.endswith(f"  {name}")}) == 1
     commands = []
     for run, inputs, outputs, name in rows:
         assert inputs.isdigit() and outputs.isdigit(), (run, inputs, outputs, name)

@@ -35,14 +35,23 @@ def test_pt_complex_says_the_numbers_are_magnitudes(cli, tmp_path: Path) -> None
     assert "5" in result.out.split("max |x|")[1].splitlines()[0]
 
 
-def test_pt_on_a_folder_says_it_is_a_folder(cli, tmp_path: Path) -> None:
+def test_pt_on_a_folder_says_it_is_a_folder_and_what_to_give(cli, tmp_path: Path, conv_dump) -> None:
     folder = tmp_path / "decoded"
     folder.mkdir()
-    result = cli("pt", str(folder), data=tmp_path)
-    assert result.status == 1
-    text = result.out + result.err
-    assert f"{folder} is a folder" in text and f"dc {folder}" in text
-    assert "no such file" not in text
+    expected = f"pt: {folder} is a folder that holds no dump nor .npy file; pt prints one tensor (a .npy file or " \
+               "DUMPFILE:output:N)"
+    for content, expected in (
+        (None, expected),
+        ("x.npy", f"pt: {folder} is a folder; pt prints one tensor: name one .npy file in it"),
+        ("dump", f"pt: {folder} is a folder; pt prints one tensor (a .npy file or DUMPFILE:output:N). To decode "
+                 f"the dumps in a folder: dc {folder}"),
+    ):
+        if content == "x.npy":
+            np.save(folder / content, np.zeros(2))
+        elif content == "dump":
+            conv_dump(folder, "net/conv1")
+        result = cli("pt", str(folder), data=tmp_path)
+        assert result.status == 1 and (result.out + result.err).strip() == expected, result.out + result.err
 
 
 LONG_OP = "model/block_with_a_very_long_scope_name/GradientDescent_update_kernel_ResourceApplyGradientDescent"
@@ -77,11 +86,13 @@ def test_ls_dump_keeps_every_number_and_name_whole_and_fails_on_unreadable(cli, 
         result = cli("ls", "dump", data=root, env={"COLUMNS": columns})
         assert result.status == 1, result.out + result.err
         lines = result.out.splitlines()
-        assert lines[0].split()[:3] == ["run", "in", "out"], lines[0]
-        # One line per dump, in time order: the run, both counts and the file name, none of them cut.
-        rows = [line.split() for line in lines[1:4]]
-        assert [row[:3] for row in rows] == [["debug_0", "2", "1"], ["debug_0", "2", "1"], ["debug_0", "?", "?"]]
-        assert sorted(row[3] for row in rows) == names and all(len(row) == 4 for row in rows), result.out
+        assert lines[0] == f"debug_0: 3 dump file(s) in {bad.parents[4]}", lines[0]
+        assert lines[1].split()[:3] == ["in", "out", "dump"], lines[1]
+        # One line per dump in a pipe (at any COLUMNS), in time order: both counts and the file name, none of
+        # them cut.
+        rows = [line.split() for line in lines[2:5]]
+        assert [row[:2] for row in rows] == [["2", "1"], ["2", "1"], ["?", "?"]]
+        assert sorted(row[2] for row in rows) == names and all(len(row) == 3 for row in rows), result.out
         # The unreadable file is listed by its full path with its reason, and the command fails.
         assert f"{bad}: {reason}" in lines, (columns, result.out)
         assert lines[-1].startswith("ls dump: 1 dump file(s) could not be read")

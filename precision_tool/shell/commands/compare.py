@@ -375,19 +375,12 @@ def resolve_tensor_arg(text: str, ctx: Context) -> Any:
     """`cp`'s A/B in any spelling `pt` takes (analysis/tensor_ref.py lists them): a path, a bare dump or
     golden file name, DUMPFILE:output:N, OP:output:N, a TF tensor OP:N. Notes (which file was picked)
     are shown as they come."""
-    from dataclasses import replace
-
-    from precision_tool.analysis.tensor_ref import resolve_tensor
+    from precision_tool.analysis.tensor_ref import one_tensor_of, resolve_tensor
     from precision_tool.render.messages import note_line
 
-    ref = resolve_tensor(text, ctx.workspace, command="cp")
-    notes = list(ref.notes)
-    if ref.kind is None and not ref.is_npy:
-        # A whole dump file stands for its output 0, as it always has in cp; said, so that a user who
-        # meant another tensor knows to name it.
-        ref = replace(ref, kind="output", index=0)
-        notes.append(f"{text} is a dump file: comparing its output:0 (name another as {text}:output:N or :input:N)")
-    for note in notes:
+    # A whole dump file stands for its output 0 (as in pt), said so that a user who meant another knows
+    ref = one_tensor_of(resolve_tensor(text, ctx.workspace, command="cp"), text, verb="comparing", command="cp")
+    for note in ref.notes:
         ctx.note(note_line(note))
     return ref
 

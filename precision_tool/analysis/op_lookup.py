@@ -3,7 +3,9 @@
 Accepted, besides the graph op name: the dump-file spelling (`bn2_FusedBatchNormV3`, as in dump and
 golden file names and the NPU-vs-NPU and overflow panels), the TF name of an op fused away (found in
 `_datadump_original_op_names` of the op it was fused into), `NAME:output:N` / `NAME:input:N` / `NAME:N`
-(the op, with that tensor marked), a dump file name or path, and a golden .npy name or path.
+(the op, with that tensor marked), a dump file name or path, a golden .npy name or path, a golden key
+`KEY.N` (as `ni` prints them: `golden bn2_FusedBatchNormV3.0`; the op, with that golden tensor marked), and
+an op id `16` or `[16]` (as `ls`, `ni` and the vcs/ac panels print them: the op with that Id).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from precision_tool.analysis.tensor_ref import split_dump_tensor
 from precision_tool.errors import FormatError
 
 _OUTPUT_SLOT = re.compile(r"^(?P<name>.+):(?P<index>\d+)$")  # a TF tensor name 'conv1/Conv2D:0'
+_GOLDEN_KEY = re.compile(r"^(?P<name>[A-Za-z0-9_-]+)\.(?P<slot>\d+)$")  # 'bn2_FusedBatchNormV3.0'
+_OP_ID = re.compile(r"^(?:\[(?P<bracketed>\d+)\]|(?P<bare>\d+))$")  # '16', '[16]'
 
 
 @dataclass(frozen=True)
@@ -33,26 +37,37 @@ class Lookup:
     close: tuple[str, ...] = ()
     close_total: int = 0
     fused_from: str | None = None  # the name given, when it is an op fused away into `names`
+    places: tuple[str, ...] = ()  # for an ambiguous id: where each of `names` has it ('debug_0 · graph G')
+    problem: str | None = None  # why nothing was found, when close matches would not help (an unknown id)
 
     @property
     def ambiguous(self) -> bool:
         return len(self.names) > 1
 
 
-def resolve(index: GraphIndex, text: str) -> Lookup:
-    """The op(s) `text` names in the loaded graphs (see the module docstring for the spellings)."""
+def resolve(index: GraphIndex, text: str, graph_filter: str | None = None) -> Lookup:
+    """The op(s) `text` names in the loaded graphs (see the module docstring for the spellings); an op
+    id is looked up in the graphs `graph_filter` selects (as `ni -g` does), by default the Build graphs."""
     query = text.strip()
-    found = _resolve(index, query)
+    found = _resolve(index, query, graph_filter)
     if found is not None:
         return found
     close, total = close_matches(index, query)
     return Lookup(query, close=tuple(close), close_total=total)
 
 
-def _resolve(index: GraphIndex, query: str) -> Lookup | None:
+def _resolve(index: GraphIndex, query: str, graph_filter: str | None) -> Lookup | None:
     found = _resolve_word(index, query, query)
     if found is not None:
         return found
+    number = _OP_ID.match(query)
+    if number:
+        return _from_id(index, query, int(number.group("bracketed") or number.group("bare")), graph_filter)
+    key = _GOLDEN_KEY.match(query)
+    if key:
+        found = _golden(index, key.group("name"), int(key.group("slot")), query)
+        if found is not None:
+            return found
     ref = split_dump_tensor(query)  # NAME:output:N, DUMPFILE:input:N (as pt/cp/dc take them)
     if ref is not None:
         head, kind, number = ref
@@ -131,13 +146,50 @@ def _from_file_name(index: GraphIndex, file_name: str, query: str) -> Lookup | N
                 query, inner.names, f"{file_name} is a dump file of {inner.names[0]}")
     golden = parse_golden_name(file_name)
     if golden is not None:
-        safe, slot, _ = golden
-        inner = _resolve_word_plain(index, safe, query)
-        if inner is not None:
-            key = f"{safe}.{slot}"
-            note = f"{file_name} is the golden tensor {key} of {', '.join(inner.names)}"
-            return Lookup(query, inner.names, note if not inner.ambiguous else inner.note, key)
+        return _golden(index, golden[0], golden[1], query, file_name)
     return None
+
+
+def _golden(index: GraphIndex, safe: str, slot: int, query: str, file_name: str | None = None) -> Lookup | None:
+    """The op(s) of golden tensor `safe`.`slot` (given as a golden file name, or as the key itself),
+    with that golden tensor marked; the note says when the workspace has no such golden file."""
+    from precision_tool.formats.golden import scan_golden_dir
+
+    inner = _resolve_word_plain(index, safe, query)
+    if inner is None:
+        return None
+    key = f"{safe}.{slot}"
+    if inner.ambiguous:
+        return Lookup(query, inner.names, inner.note, key)
+    op = inner.names[0] + (f" ({safe} was fused into it)" if inner.fused_from else "")
+    if file_name is not None:
+        note = f"{file_name} is the golden tensor {key} of {op}"
+    elif key in scan_golden_dir(index.workspace.golden_dir):
+        note = f"{key} is a golden tensor of {op}"
+    else:
+        note = f"{key} names a golden tensor of {op}, but there is no {key}.*.npy in {index.workspace.golden_dir}"
+    return Lookup(query, inner.names, note, key)
+
+
+def _from_id(index: GraphIndex, query: str, number: int, graph_filter: str | None) -> Lookup:
+    """The op with Id `number` in each run's graph; several (with where each is) when the runs' graphs
+    disagree or several graphs hold the id."""
+    entries = index.entries(graph_filter)
+    found = [e for e in entries if e.id == number]
+    if not found:
+        ids = [e.id for e in entries]
+        span = f" (the ids run from {min(ids)} to {max(ids)})" if ids else ""
+        return Lookup(query, problem=f"no op is named {query!r} and no op has Id {number}{span}")
+    where: dict[str, dict[str, list[str]]] = {}  # name → graph → runs
+    for e in found:
+        where.setdefault(e.name, {}).setdefault(e.graph, []).append(f"debug_{e.debug_id}")
+    names = tuple(where)
+    if len(names) == 1:
+        runs = ", ".join(sorted({f"debug_{e.debug_id}" for e in found}))
+        return Lookup(query, names, f"{query} is the Id of {names[0]} in {runs}")
+    places = ("; ".join(f"{', '.join(runs)} · graph {graph}" for graph, runs in graphs.items())
+              for graphs in where.values())
+    return Lookup(query, names, f"Id {number} is {len(names)} different ops", places=tuple(places))
 
 
 def _resolve_word_plain(index: GraphIndex, word: str, query: str) -> Lookup | None:

@@ -302,7 +302,7 @@ def _group_line(group: _Group) -> str:
     else:
         parts.append(f"golden only, {fact.dtype}" if fact.dtype else "golden only")
     golden = next((f for src, f in group.rows if src == "golden"), None)
-    if golden is not None and npu is not None:
+    if golden is not None and golden.label != group.label:  # (a golden-only group is labelled by its key)
         parts.append(f"· golden {golden.label}")
     return "  ".join(parts)
 

@@ -89,6 +89,8 @@ def test_ls_ni_and_ac_sections_at_each_width(demo_root: Path, columns: int) -> N
     similarity = next(line for line in checks if line.startswith("debug_0 vs debug_1"))
     assert "ge_proto_00000001_graph_1_Build.txt" in similarity.split() or \
         "ge_proto_00000001_graph_1_Build.txt" in {w for line in checks for w in line.split()}
+    # ni takes the op ids the panels print, brackets and all
+    assert _type(child, "ni [16]")[0] == "[16] is the Id of bn2/FusedBatchNormV3 in debug_0, debug_1"
     # ni: the statistics table never cuts a number and fits the width
     info = _type(child, "ni bn2/FusedBatchNormV3")
     assert not [line for line in info if len(line) > columns and len(line.split()) > 1]

@@ -47,7 +47,9 @@ def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
 
     # -n matches the graph name and its dump-file spelling (bn2_FusedBatchNormV3), as ni accepts both
     filters = [(args.name, lambda e: f"{e.name}\n{sanitize_op_name(e.name)}"), (args.type, lambda e: e.type),
-               (args.fusion_pass, lambda e: e.fusion_pass or ""), (args.kernel, lambda e: e.kernel_name or "")]
+               # -f: each pass of the op ('GraphPass + UbPass') on its own
+               (args.fusion_pass, lambda e: (e.fusion_pass or "").replace(" + ", "\n")),
+               (args.kernel, lambda e: e.kernel_name or "")]
     for needle, field in filters:
         if needle:
             lower = needle.lower()
@@ -116,7 +118,8 @@ def _ni_complete(request: CompletionRequest) -> list[str]:
 def _ni_parser(parser: CommandParser) -> None:
     parser.add_argument("op_name", nargs="?", metavar="NAME",
                         help="op name as the graph, a dump file or a golden file spells it, a TF name fused "
-                             "into an op, NAME:output:N, or a dump file name or path")
+                             "into an op, NAME:output:N, a dump file name or path, a golden key KEY.N, "
+                             "or an op id (16 or [16])")
     parser.add_argument("-n", "--name", dest="name", metavar="NAME", help="op name, same as the positional NAME")
     parser.add_argument("-g", "--graph", help="only graphs whose name (or file name) contains this")
     parser.add_argument("-a", "--attrs", action="store_true", help="also show every attribute of the op")
@@ -155,7 +158,7 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
     index = _load(ctx, args.graph)
     if args.graph and not index.graph_names(args.graph):
         raise WorkspaceError(f"ni: {no_graph_message(index, args.graph)}")
-    lookup = resolve(index, name)
+    lookup = resolve(index, name, args.graph)
     if not lookup.names:
         raise WorkspaceError(f"ni: {not_found_message(lookup)}")
     if lookup.ambiguous:
@@ -226,6 +229,8 @@ def _save_picture(index: Any, entry: Any, args: argparse.Namespace, ctx: Context
 
 def not_found_message(lookup: Any) -> str:
     """One line: nothing is named so, and what is close."""
+    if lookup.problem:
+        return lookup.problem
     if not lookup.close:
         return f"no op is named {lookup.query!r} and none contains it; `ls` lists the ops"
     more = lookup.close_total - len(lookup.close)
@@ -237,8 +242,9 @@ def ambiguous_text(lookup: Any) -> Any:
     from rich.text import Text
 
     text = Text(f"{lookup.note or repr(lookup.query)}; give one of these names:\n", style="yellow")
-    for candidate in lookup.names:
-        text.append(f"  {candidate}\n")
+    for candidate, place in zip(lookup.names, lookup.places or [""] * len(lookup.names)):
+        text.append(f"  {candidate}")
+        text.append(f"  {place}\n" if place else "\n", style="dim")
     text.rstrip()
     return text
 

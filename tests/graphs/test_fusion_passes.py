@@ -25,6 +25,7 @@ def test_every_pass_that_ac_says_fired_finds_its_ops(cli, demo_root: Path) -> No
         assert listed.status == 0 and _listed(listed.out), (name, listed.out)
     ub = cli("ls", "-f", "TbeConvElemwiseFusionPass", data=demo_root).out
     assert _listed(ub) == ["conv1/Conv2D"], ub
+    assert not _listed(cli("ls", "-f", "Fusion + Tbe", data=demo_root).out)  # each pass is matched on its own
     assert "[AABiasaddConvFusion + TbeConvElemwiseFusionPass]" in ub
     info = cli("ni", "conv1/Conv2D", data=demo_root).out.splitlines()
     assert "  FusionPass   AABiasaddConvFusion + TbeConvElemwiseFusionPass" in info

@@ -143,3 +143,46 @@ def test_completion_offers_every_accepted_spelling(make_workspace, tf_ge_model: 
     assert completer.suggestions("ni conv1_R") == ["conv1_Relu"]
     assert completer.suggestions("ni conv1/B") == ["conv1/BiasAdd"]  # fused into conv1/Conv2D
     assert "conv1/Relu" in completer.suggestions("ni conv1/")
+
+
+def _blocks(out: str) -> list[tuple[str, str]]:
+    """(op, its text) for each op block `ni` printed (a block starts at its heading)."""
+    starts = [(m.start(), m.group(1)) for m in HEADING.finditer(out)]
+    return [(name, out[start:end]) for (start, name), (end, _) in zip(starts, starts[1:] + [(len(out), "")])]
+
+
+def test_every_name_and_id_ls_prints_and_every_golden_key_ni_prints_is_accepted(cli, demo_root: Path) -> None:
+    op_names, op_types = _graph_ops(demo_root)
+    rows = re.findall(r"^ +(\d+)  (\S+) +(\S+)", cli("ls", data=demo_root).out, re.M)
+    assert {name for _, _, name in rows} == op_names and len(rows) == len(op_names)
+    # every name `ls` prints, and every id (bare and as the panels print it, [16]), is the op of its row
+    asked = [f"ni {name}\n" for _, _, name in rows] + [f"ni {i}\n" for i, _, _ in rows] + \
+        [f"ni [{i}]\n" for i, _, _ in rows]
+    result = cli(data=demo_root, stdin="".join(asked))
+    assert result.status == 0 and "ni: " not in result.out + result.err, re.findall(r"ni: .*", result.out)[:5]
+    expected = [name for _, _, name in rows] * 3
+    assert HEADING.findall(result.out) == expected
+    notes = [line for line in result.out.splitlines() if " is the Id of " in line]
+    assert notes[:2] == ["0 is the Id of input in debug_0, debug_1", "1 is the Id of trans_Cast_0 in debug_0, debug_1"]
+    # the ids of the vcs/ac panels and first-divergent lines ('[16] bn2/FusedBatchNormV3')
+    checked = cli("ac", "-c", data=demo_root).out
+    labels = {(i, name.rstrip(";,")) for i, name in re.findall(r"\[(\d+)\] ([^\s()│─]+)", checked)
+              if name not in op_types}  # (not the overflow line '[1] TYPE NAME': its [1] is the order found)
+    assert ("16", "bn2/FusedBatchNormV3") in labels
+    for i, name in labels:
+        assert HEADING.findall(cli("ni", f"[{i}]", data=demo_root).out) == [name]
+    # every golden key `ni` prints (`· golden KEY`, `KEY  golden only`, `golden KEY: path`) names its op back,
+    # with that golden tensor marked
+    shown = cli(data=demo_root, stdin="".join(f"ni {name}\n" for name in sorted(op_names))).out
+    keys: dict[str, str] = {}
+    for op, block in _blocks(shown):
+        for key in re.findall(r"(?:· golden |^    golden |^    )([\w-]+\.\d+)(?::| +golden only|$)", block, re.M):
+            keys.setdefault(key, op)
+    assert {"bn2_FusedBatchNormV3.0", "bn2_FusedBatchNormV3.5", "conv1_Relu.0", "conv1_BiasAdd.0"} <= set(keys)
+    back = cli(data=demo_root, stdin="".join(f"ni {key}\n" for key in keys)).out
+    blocks = _blocks(back)
+    assert [op for op, _ in blocks] == list(keys.values())
+    for (key, _), (_, block) in zip(keys.items(), blocks):
+        marked = [line for line in block.splitlines() if "◀" in line]
+        assert any(re.match(rf"^ +{re.escape(key)}  ◀", line) or line.endswith(f"· golden {key}")
+                   for line in marked), (key, marked)

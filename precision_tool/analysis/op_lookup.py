@@ -49,6 +49,8 @@ def resolve(index: GraphIndex, text: str, graph_filter: str | None = None) -> Lo
     """The op(s) `text` names in the loaded graphs (see the module docstring for the spellings); an op
     id is looked up in the graphs `graph_filter` selects (as `ni -g` does), by default the Build graphs."""
     query = text.strip()
+    if query.endswith(":") and not query.endswith("::"):
+        query = query[:-1]  # copied with the colon of a `golden KEY:` / `debug_0:` label
     found = _resolve(index, query, graph_filter)
     if found is not None:
         return found

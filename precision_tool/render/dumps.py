@@ -263,7 +263,7 @@ def overflow_report(report: "OverflowReport") -> list[RenderableType]:
         f"{report.total} overflow record file(s); showing the first {len(report.findings)} by time (the first "
         f"is where to look), from {report.folder}")]
     for n, finding in enumerate(report.findings, 1):
-        heading = Text(f"[{n}] ", style="bold")
+        heading = Text(f"#{n} ", style="bold")  # the order found, not an op id ([16] is one)
         name = finding.graph_name or finding.op_name
         if name:
             heading.append(f"{finding.op_type} ", style="bold")

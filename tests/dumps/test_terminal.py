@@ -171,7 +171,7 @@ def test_ac_overflow_section_wraps_like_text_at_80_and_200_columns(demo_data: Pa
                        and line != str(dump)]
         assert _joined("\n".join(prose)).split() == _joined("\n".join(piped_prose)).split()
         # The op name in the spelling `ni` takes (the graph name), and every number of the table whole.
-        assert "[1] MatMulV2 gradients/fc2/MatMul_grad/MatMul_1 at timestamp_us" in _joined("\n".join(prose))
+        assert "#1 MatMulV2 gradients/fc2/MatMul_grad/MatMul_1 at timestamp_us" in _joined("\n".join(prose))
         cells = {cell.strip() for line in section if "│" in line for cell in line.split("│")}
         assert numbers <= cells, (columns, section)
         assert all(len(line) <= columns for line in section if "│" in line), section
@@ -179,6 +179,6 @@ def test_ac_overflow_section_wraps_like_text_at_80_and_200_columns(demo_data: Pa
 
 def test_overflow_op_name_is_accepted_by_ni(cli, demo_data: Path) -> None:
     result = cli("ac", data=demo_data)
-    name = re.search(r"^\[1\] MatMulV2 (\S+) at timestamp_us", result.out, re.M).group(1)
+    name = re.search(r"^#1 MatMulV2 (\S+) at timestamp_us", result.out, re.M).group(1)
     shown = cli("ni", name, data=demo_data)
     assert shown.status == 0 and name in shown.out, shown.out + shown.err

@@ -96,3 +96,10 @@ def test_an_id_of_several_ops_lists_them_and_where(cli, make_workspace, tf_ge_mo
     root = make_workspace({0: tf_ge_model}, extra_graphs={0: _swapped(tf_ge_model, "conv1/Relu", "pool")})
     assert HEADING.findall(cli("ni", str(relu.id), data=root).out) == ["conv1/Relu"]
     assert HEADING.findall(cli("ni", str(relu.id), "-g", "PreRunBegin", data=root).out) == ["pool"]
+
+
+def test_a_key_copied_with_its_label_colon_is_accepted(cli, demo_root: Path) -> None:
+    """`ni` prints `golden bn2_FusedBatchNormV3.0: PATH`; a double-click may take the colon too."""
+    shown = cli("ni", "bn2_FusedBatchNormV3.0:", data=demo_root)
+    assert shown.status == 0, shown.out + shown.err
+    assert shown.out.startswith("bn2_FusedBatchNormV3.0 is a golden tensor of bn2/FusedBatchNormV3")

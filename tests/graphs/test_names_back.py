@@ -22,10 +22,10 @@ def _graph_ops(root: Path) -> tuple[set[str], set[str]]:
 
 def _printed_names(text: str, op_types: set[str]) -> set[str]:
     """Op names in `ac -c` output: compare panel titles and first-divergent lines ('[16] NAME'), the
-    overflow line ('[1] TYPE NAME'), and the 'golden NAME' / 'other NPU run NAME' references."""
-    names = set()
-    for first, second in re.findall(r"\[\d+\] ([^\s()│─]+)(?: ([^\s()│─]+))?", text):
-        names.add(second if first in op_types and second else first)
+    overflow line ('#1 TYPE NAME'), and the 'golden NAME' / 'other NPU run NAME' references."""
+    names = set(re.findall(r"\[\d+\] ([^\s()│─]+)", text))
+    for op_type, name in re.findall(r"^#\d+ (\S+) (\S+)", text, re.M):
+        names.add(name if op_type in op_types else op_type)
     names.update(re.findall(r"(?:golden|other NPU run) ([^\s()│─;,]+)", text))
     return {name.rstrip(";,.:") for name in names}
 
@@ -167,7 +167,7 @@ def test_every_name_and_id_ls_prints_and_every_golden_key_ni_prints_is_accepted(
     # the ids of the vcs/ac panels and first-divergent lines ('[16] bn2/FusedBatchNormV3')
     checked = cli("ac", "-c", data=demo_root).out
     labels = {(i, name.rstrip(";,")) for i, name in re.findall(r"\[(\d+)\] ([^\s()│─]+)", checked)
-              if name not in op_types}  # (not the overflow line '[1] TYPE NAME': its [1] is the order found)
+              if name not in op_types}
     assert ("16", "bn2/FusedBatchNormV3") in labels
     for i, name in labels:
         assert HEADING.findall(cli("ni", f"[{i}]", data=demo_root).out) == [name]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from precision_tool.analysis import network_compare as nc
-from precision_tool.errors import FormatError
+from precision_tool.errors import FormatError, UsageError
 
 
 def _write_dump(folder: Path, name: str, outputs, inputs=(), op_type: str = "Relu", ts: int = 1) -> Path:  # type: ignore[no-untyped-def]
@@ -59,10 +59,12 @@ def test_cp_refuses_when_converted_shapes_differ(tmp_path: Path) -> None:
                                                            (1, 16, 4, 4))])
     golden = tmp_path / "golden.npy"
     np.save(golden, np.ones((1, 4, 4, 8), np.float32))  # fewer elements
-    with pytest.raises(FormatError, match="after converting the device layout"):
+    with pytest.raises(UsageError, match=r"golden.npy is \[1,4,4,8\] \(128 elements\) but .* is \[1,16,4,4\] "
+                                         r"\(256 elements, from NC1HWC0\)"):
         nc.compare_pair(str(golden), f"{dump}:output:0")
     np.save(golden, np.ones((4, 64), np.float32))  # same element count, but not a layout of it
-    with pytest.raises(FormatError, match=r"NC1HWC0 \[1,1,4,4,16\] converted to NCHW"):
+    with pytest.raises(UsageError, match=r"is \[1,16,4,4\] \(256 elements, from NC1HWC0\) but golden.npy is "
+                                         r"\[4,64\] \(256 elements\); they cannot be compared element by element"):
         nc.compare_pair(f"{dump}:output:0", str(golden))
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from precision_tool.analysis import network_compare as nc
-from precision_tool.errors import FormatError, UsageError
+from precision_tool.errors import UsageError
 
 
 def _write_dump(folder: Path, name: str, outputs, inputs=(), op_type: str = "Relu", ts: int = 1) -> Path:  # type: ignore[no-untyped-def]

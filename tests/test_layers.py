@@ -53,6 +53,12 @@ def test_formats_know_nothing_of_the_workspace():
     assert offences == []
 
 
+def _fresh_interpreter(probe: str) -> str:
+    """What `probe` prints when run in a new interpreter (so only its own imports are in sys.modules)."""
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=PACKAGE.parent, check=True).stdout.strip()
+
+
 def test_startup_imports_no_heavy_modules():
     probe = (
         "import sys\n"
@@ -63,9 +69,7 @@ def test_startup_imports_no_heavy_modules():
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'tensorflow', 'pandas', 'graphviz', 'keras'})\n"
         "print(','.join(heavy))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=PACKAGE.parent, check=True)
-    assert proc.stdout.strip() == ""
+    assert _fresh_interpreter(probe) == ""
 
 
 def test_listing_commands_render_without_numpy():
@@ -76,6 +80,4 @@ def test_listing_commands_render_without_numpy():
         "import precision_tool.shell.commands.ls, precision_tool.analysis.graph_index\n"
         "print('numpy' in sys.modules)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          cwd=PACKAGE.parent, check=True)
-    assert proc.stdout.strip() == "False"
+    assert _fresh_interpreter(probe) == "False"

@@ -159,8 +159,9 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
                              f"{', '.join(used)} (-g GRAPH picks another)")
                 return found
         chosen = nc.choose_step([left], step, notes, str(left))
-        return [nc.RunSpec("NPU vs golden" if graph else "NPU vs golden (by name)", str(left), "result_{stamp}.csv", golden_dir=str(right),
-                          graph_path=str(Path(graph).expanduser()) if graph else None, step=chosen)]
+        return [nc.RunSpec("NPU vs golden" if graph else "NPU vs golden (by name)", str(left), "result_{stamp}.csv",
+                           golden_dir=str(right), graph_path=str(Path(graph).expanduser()) if graph else None,
+                           step=chosen)]
     chosen = nc.common_step(left, right, step, notes)
     return [nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right), step=chosen)]
 
@@ -189,9 +190,16 @@ def resolve_graph_file(ws: Any, graph: str, prefer: int | None = None) -> Path:
                          "give a *_Build.txt path with -g (`ls -g` lists the graphs)")
 
 
-def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
+def unreadable_report(runs: list[Any]) -> list[Any]:
+    """The files the runs could not read: the whole list kept in the result folder, the first shown."""
     from precision_tool.analysis.result_folders import write_unreadable_list
-    from precision_tool.render.compare import run_lines, summary_view, unreadable_lines
+    from precision_tool.render.compare import unreadable_lines
+
+    return unreadable_lines(runs, write_unreadable_list(runs[0].csv_path.parent, runs) if runs else None)
+
+
+def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
+    from precision_tool.render.compare import run_lines, summary_view
     from precision_tool.render.console import shared_width
 
     runs = run_vc(args, ctx)
@@ -200,7 +208,7 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     for run in runs:
         shown.extend(summary_view(run.summary, 3, run.label, width))
     shown.extend(run_lines(runs))
-    bad = unreadable_lines(runs, write_unreadable_list(runs[0].csv_path.parent, runs) if runs else None)
+    bad = unreadable_report(runs)
     if bad:
         # show everything, then exit 1: some rows could not be compared because their files are unreadable
         from precision_tool.errors import CommandFailed
@@ -403,18 +411,15 @@ def _complete_path(request: Any) -> list[str]:
 # --- ac ------------------------------------------------------------------------------------------
 def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     """`ac`'s comparison section (`-c` runs `vc` first); its recap is shown by `ac` after every section."""
-    from precision_tool.render.compare import recap_lines, summary_view, unreadable_lines
+    from precision_tool.render.compare import recap_lines, summary_view
     from precision_tool.render.console import shared_width
     from precision_tool.render.messages import note_line
     from precision_tool.shell.commands.auto_check import SectionResult
 
     if getattr(args, "compare", False):
-        from precision_tool.analysis.result_folders import write_unreadable_list
-
         hint = "run `vc -o DIR` to write the results to another folder (`vcs -f DIR` reads them)"
         runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint), ctx)
-        kept = write_unreadable_list(runs[0].csv_path.parent, runs) if runs else None
-        for line in unreadable_lines(runs, kept):
+        for line in unreadable_report(runs):
             ctx.note(line)
     elif ctx.workspace.newest_result_dir() is None:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")

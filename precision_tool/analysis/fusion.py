@@ -28,6 +28,12 @@ class FusionSummary:
         passes = graph.ub_fusion if ub else graph.graph_fusion
         return tuple(sorted((p for p in passes if p.effect_times > 0), key=lambda p: (-p.effect_times, p.name)))
 
+    def matched_only(self, graph: GraphFusion, ub: bool) -> tuple[PassCount, ...]:
+        """Passes that matched but did not fire (effect_times 0): "(none fired)" is only an all-clear
+        when the renderer can also say how many passes were looked at."""
+        passes = graph.ub_fusion if ub else graph.graph_fusion
+        return tuple(sorted((p for p in passes if p.effect_times == 0), key=lambda p: (-p.match_times, p.name)))
+
 
 def find_fusion_file(workspace: Workspace, cwd: Path | None = None) -> tuple[Path | None, Path | None]:
     """(file to read, the ./fusion_result.json it was copied from or None)."""

@@ -78,6 +78,22 @@ def scan_dump_folder(folder: Path) -> list[DumpEntry]:
     return entries
 
 
+def scan_stats_folder(folder: Path) -> list[DumpEntry]:
+    """Statistics CSVs below `folder` (`dump_data="stats"`: the dump name plus `.csv`, formats.md §5)."""
+    from precision_tool.formats.stats_dump import stats_dump_name
+
+    entries: list[DumpEntry] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        dirnames.sort()
+        for base in sorted(filenames):
+            if base.startswith(".") or base == MAPPING_FILE or not base.lower().endswith(".csv"):
+                continue
+            name = stats_dump_name(base)
+            if name is not None:
+                entries.append(DumpEntry(dirpath, base, name))
+    return entries
+
+
 def workspace_dump_folders(workspace: "Workspace") -> list[Path]:
     """Where the workspace's NPU dumps are: the newest dump folder of each debug run."""
     return [folder for _, folder in workspace_dump_runs(workspace)]
@@ -115,6 +131,18 @@ def dumps_of_op(scanned: Iterable[tuple[int, list[DumpEntry]]], op_name: str) ->
     return found
 
 
+def stats_of_op(runs: Iterable[tuple[int, Path]], op_name: str) -> list[tuple[int, list[DumpEntry]]]:
+    """The statistics CSVs of op `op_name` in each run (N of debug_N, folder) that has any, oldest first."""
+    wanted = sanitize_op_name(op_name)
+    found = []
+    for debug_id, folder in runs:
+        matches = [e for e in scan_stats_folder(folder) if e.name.op_name == wanted and not e.name.is_opdebug]
+        if matches:
+            matches.sort(key=lambda e: (e.name.timestamp_us, e.file_name))
+            found.append((debug_id, matches))
+    return found
+
+
 def _named_in_header(entries: list[DumpEntry], op_name: str) -> list[DumpEntry]:
     from precision_tool.errors import PrecisionToolError
     from precision_tool.formats.npu_dump import read_dump_header
@@ -145,13 +173,16 @@ class DumpListing:
     input_count: int | None  # None when the header could not be read
     output_count: int | None
     problem: str | None = None
+    statistics: bool = False  # a statistics CSV (dump_data="stats"): max/min/mean per tensor, no tensor data
 
 
 def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None,
                     op_type: str | None = None) -> list[DumpListing]:
     """Dumps whose op name / type contain the filters, with their input/output counts (headers only);
     run by run (debug_0 first), each in time order. `runs`: (N of debug_N, folder)."""
+    runs = list(runs)
     entries = [(debug_id, e) for debug_id, folder in runs for e in scan_dump_folder(folder)]
+    entries += [(debug_id, e) for debug_id, folder in runs for e in scan_stats_folder(folder)]
     if name:
         needle = sanitize_op_name(name).lower()
         entries = [(d, e) for d, e in entries if needle in e.name.op_name.lower()]
@@ -165,16 +196,19 @@ def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None
 
 
 def _list_entries(entries: list[tuple[int, DumpEntry]]) -> list[DumpListing]:
+    from precision_tool.formats.stats_dump import count_stats_tensors, is_stats_file_name
+
     rows = []
     for debug_id, entry in entries:
         n = entry.name
         text = entry.path_text
+        statistics = is_stats_file_name(entry.file_name)
         try:
-            inputs, outputs = count_dump_tensors(text)
+            inputs, outputs = count_stats_tensors(text) if statistics else count_dump_tensors(text)
             counts: tuple[int | None, int | None] = (inputs, outputs)
             problem = None
         except FormatError as exc:
             counts, problem = (None, None), exc.problem
         rows.append(DumpListing(f"debug_{debug_id}", entry.real_name, text, n.op_type, n.op_name, n.task_id,
-                                n.stream_id, n.timestamp_us, counts[0], counts[1], problem))
+                                n.stream_id, n.timestamp_us, counts[0], counts[1], problem, statistics))
     return rows

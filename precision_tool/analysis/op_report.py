@@ -32,6 +32,9 @@ class TensorFacts:
     stats: Any  # tensor_stats.TensorStats, or None when the data could not be read
     problem: str | None = None
     story: "LayoutStory | None" = None  # for a dump tensor: from which device layout it was brought to `layout`
+    statistics: bool = False
+    """From a statistics CSV (dump_data="stats"): numbers of the device layout, padding included; no zero
+    count (stats.zero_count is 0 and not shown)."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,42 @@ def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[P
     if folder is None:
         return []
     return [e.path for _, entries in dumps_of_op(scan_runs([(debug_id, folder)]), op_name) for e in entries]
+
+
+def find_stats_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
+    """The statistics CSVs (dump_data="stats") of an op in the newest dump folder of npu/debug_N, oldest first."""
+    from precision_tool.analysis.dump_files import stats_of_op
+
+    folder = workspace.newest_dump_dir(debug_id)
+    if folder is None:
+        return []
+    return [e.path for _, entries in stats_of_op([(debug_id, folder)], op_name) for e in entries]
+
+
+def stats_facts(path: Path) -> tuple[TensorFacts, ...]:
+    """The rows of one statistics CSV as facts (the device's numbers, as written); a bad file is one fact
+    with a problem."""
+    from precision_tool.analysis.tensor_stats import TensorStats
+    from precision_tool.formats.stats_dump import read_stats_csv
+
+    try:
+        stats_file = read_stats_csv(path)
+    except FormatError as exc:
+        return (TensorFacts("file", path, "", "", (), None, exc.problem, statistics=True),)
+    facts = []
+    for row in stats_file.rows:
+        shape = row.shape or ()
+        stats = None
+        problem = None
+        if row.computed:
+            stats = TensorStats(shape=shape, dtype=row.data_type, count=row.count if row.count is not None else -1,
+                                max=row.max, min=row.min, mean=row.mean, nan_count=row.nan_count or 0,
+                                inf_count=row.inf_count or 0, zero_count=0)
+        else:
+            problem = "statistics CSV: no statistics written for this tensor (no data address on the device)"
+        facts.append(TensorFacts(row.label, path, row.data_type, row.layout, shape, stats, problem,
+                                 statistics=True))
+    return tuple(facts)
 
 
 def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
@@ -162,6 +201,7 @@ def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> O
     golden: tuple[TensorFacts, ...] = ()
     if with_tensors:
         dumps = tuple((p, dump_facts(p, op)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
+        dumps += tuple((p, stats_facts(p)) for p in find_stats_files(index.workspace, entry.debug_id, entry.name))
         golden = golden_facts(index.workspace, op.original_op_names or [])
     return OpReport(entry, op, tuple(index.consumers(entry)), dumps, golden,
                     subgraph_relations(index, entry, op))

@@ -120,36 +120,52 @@ def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]
     a row whose counts and name do not fit puts the name at column 0 on a line of its own, so the terminal
     folds a name only when the name alone is longer than the line; in a pipe (`width` None) every row is
     one line. Plain text rather than a rich Table so that 20,000 rows print quickly; then the total, how to
-    read a name, and the unreadable files."""
+    read a name, and the unreadable files. When statistics CSVs (dump_data="stats") are among the files a
+    `data` column says `stats` or `tensors` for each row."""
     if not rows:
         where = ", ".join(f"debug_{n} ({folder})" for n, folder in runs) or "the workspace"
         return [note_line(f"no NPU dump files match in {where}")]
+    with_stats = any(r.statistics for r in rows)
     cells = [("?" if r.input_count is None else str(r.input_count),
-              "?" if r.output_count is None else str(r.output_count)) for r in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(_LISTING_HEADER[:2])]
-    template = _GAP.join((f"{{:>{widths[0]}}}", f"{{:>{widths[1]}}}", ""))
-    header = template.format(*_LISTING_HEADER[:2]) + _LISTING_HEADER[2]
+              "?" if r.output_count is None else str(r.output_count))
+             + (("stats" if r.statistics else "tensors",) if with_stats else ()) for r in rows]
+    heads = _LISTING_HEADER[:2] + (("data",) if with_stats else ())
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(heads)]
+    template = _GAP.join([f"{{:>{widths[0]}}}", f"{{:>{widths[1]}}}"] + [f"{{:<{w}}}" for w in widths[2:]] + [""])
+    name_head = "statistics CSV" if all(r.statistics for r in rows) else _LISTING_HEADER[2]
+    header = template.format(*heads) + name_head
     by_run: dict[str, list[str]] = {}
-    for row, (inputs, outputs) in zip(rows, cells):
-        prefix = template.format(inputs, outputs)
+    for row, row_cells in zip(rows, cells):
+        prefix = template.format(*row_cells)
         if width is not None and len(prefix) + len(row.file_name) > width:
             by_run.setdefault(row.run, []).append(f"{prefix}{_NAME_BELOW}\n{row.file_name}")
         else:
             by_run.setdefault(row.run, []).append(prefix + row.file_name)
+    stats_by_run: dict[str, int] = {}
+    for row in rows:
+        stats_by_run[row.run] = stats_by_run.get(row.run, 0) + row.statistics
     out: list[RenderableType] = []
     for n, folder in runs:
         lines = by_run.get(f"debug_{n}")
         if not lines:
             continue
+        stats_count = stats_by_run.get(f"debug_{n}", 0)
+        what = f" ({stats_count} of them statistics CSVs)" if stats_count else ""
         # The folder last on the heading: a path is never followed by punctuation, so it copies whole.
-        out.append(Text.assemble((f"debug_{n}:", "bold"), f" {len(lines)} dump file(s) in ", (str(folder), "path")))
+        out.append(Text.assemble((f"debug_{n}:", "bold"), f" {len(lines)} dump file(s){what} in ",
+                                 (str(folder), "path")))
         table = Text(header + "\n" + "\n".join(lines), no_wrap=True)
         table.stylize("bold", 0, len(header))
         out.append(table)
     if len(by_run) > 1:
         out.append(note_line(f"{len(rows)} dump file(s) in {len(by_run)} runs"))
-    out.append(note_line("a name reads OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP_US; `pt NAME:output:0` prints a tensor, "
-                         "`dc NAME` decodes the file"))
+    if any(not r.statistics for r in rows):
+        out.append(note_line("a name reads OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP_US; `pt NAME:output:0` prints a "
+                             "tensor, `dc NAME` decodes the file"))
+    if with_stats:
+        out.append(note_line('stats: a statistics CSV (dump_data="stats"): max/min/mean and NaN/Inf counts per '
+                             "input and output, no tensor data; `ni OP` shows them next to the golden tensor, "
+                             "`vc` compares them"))
     for row in rows:
         if row.problem:
             out.append(error_line(f"{row.path}: {row.problem}"))

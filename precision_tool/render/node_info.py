@@ -86,8 +86,11 @@ def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: 
             out.append(Text(f"  {runs_label(reports)}: identical", style="dim"))
     table = stats_lines(reports, width, tensor)
     if table is not None:
+        with_stats = any(f.statistics for r in reports for _, facts in r.dump_files for f in facts)
         out.append(Text("  Tensors", style="bold").append(
-            "  NPU dumps in the origin layout (device padding cut), then the golden tensor", style="dim"))
+            "  NPU dumps in the origin layout (device padding cut), then the golden tensor"
+            + ("; `stats` rows: the NPU's statistics CSV (device layout, padding included)" if with_stats else ""),
+            style="dim"))
         out.append(table)
         out.append(_file_lines(reports))
     elif first.op.output_descs or first.op.inputs:
@@ -203,6 +206,8 @@ def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
         several = len(report.dump_files) > 1
         for number, (_, facts) in enumerate(report.dump_files, 1):
             source = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
+            if facts and facts[0].statistics:
+                source += " stats"
             for fact in facts:
                 groups.setdefault(fact.label, _Group(fact.label, [])).rows.append((source, fact))
     for group in groups.values():
@@ -249,7 +254,8 @@ _NUMBERS = ("max", "min", "mean", "nan", "inf", "zero")
 
 def _cells(fact: TensorFacts) -> list[str]:
     s = fact.stats
-    return [number_text(s.max), number_text(s.min), number_text(s.mean), str(s.nan_count), str(s.inf_count), str(s.zero_count)]
+    zeros = "-" if fact.statistics else str(s.zero_count)  # a statistics CSV has no zero count
+    return [number_text(s.max), number_text(s.min), number_text(s.mean), str(s.nan_count), str(s.inf_count), zeros]
 
 
 def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = None) -> Text | None:
@@ -309,6 +315,8 @@ def _group_line(group: _Group) -> str:
 
 def _layout_note(fact: TensorFacts) -> str | None:
     """How a dump tensor reached the layout shown: 'from NC1HWC0 [8,1,16,16,16], padding cut'."""
+    if fact.statistics:
+        return "statistics CSV: device layout, padding included"
     story = fact.story
     if story is None:
         return None
@@ -325,8 +333,10 @@ def _file_lines(reports: Sequence[OpReport]) -> Text:
     seen: set[Path] = set()
     for report in reports:
         several = len(report.dump_files) > 1
-        for number, (path, _) in enumerate(report.dump_files, 1):
+        for number, (path, facts) in enumerate(report.dump_files, 1):
             label = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
+            if facts and facts[0].statistics:
+                label += " stats"
             text.append(f"    {label}: ", style="dim").append(str(path) + "\n")
     for report in reports:
         for fact in report.golden:

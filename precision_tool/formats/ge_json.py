@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.ge_graph import (
+from precision_tool.formats.ge_model import (
     Graph,
     Model,
     NamedAttrs,

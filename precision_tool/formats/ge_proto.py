@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from precision_tool.formats.ge_graph import DATA_TYPE_NAMES, LIST_VAL_TYPES
+from precision_tool.formats.ge_model import DATA_TYPE_NAMES, LIST_VAL_TYPES
 
 _PACKAGE = "ge.proto"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from precision_tool.formats.ge_graph import (
+from precision_tool.formats.ge_model import (
     AttrList,
     Graph,
     ListListInt,

@@ -11,7 +11,7 @@ import binascii
 from pathlib import Path
 from typing import Any, Callable
 
-from precision_tool.formats.ge_graph import (
+from precision_tool.formats.ge_model import (
     DATA_TYPE_NAMES,
     LIST_ITEM_KINDS,
     LIST_VAL_TYPES,

@@ -1,0 +1,75 @@
+"""Helpers for the tests on real files: where they are, workspaces built from them, and reading the
+tables `ac` prints (so assertions name passes and counts, not just an exit status)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+FUSION_FILES = sorted((REAL / "fusion_result").glob("*.json"))
+
+_TITLE = re.compile(r"^graph (\S+): (graph|UB) fusion passes that fired")
+
+
+def fusion_workspace(tmp_path: Path, source: Path) -> Path:
+    """A workspace holding only this fusion_result.json, where `ac` looks for it."""
+    root = tmp_path / "precision_data"
+    (root / "fusion").mkdir(parents=True)
+    shutil.copyfile(source, root / "fusion" / "fusion_result.json")
+    return root
+
+
+def fired_tables(out: str) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
+    """The fusion tables of `ac`: (graph id, 'graph'|'UB') -> [(pass, effect, match)], "(none fired)" -> []."""
+    tables: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
+    current: list[tuple[str, int, int]] | None = None
+    for line in out.splitlines():
+        title = _TITLE.match(line.strip())
+        if title:
+            current = tables.setdefault((title.group(1), title.group(2)), [])
+            continue
+        if current is None or "│" not in line:
+            continue
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if len(cells) == 3 and cells[1].isdigit() and cells[2].isdigit():
+            current.append((cells[0], int(cells[1]), int(cells[2])))
+    return tables
+
+
+def oracle(path: Path) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """The graphs of a real file read with plain json, shape by shape (independent of the reader):
+    [(graph id, graph_fusion, ub_fusion)]."""
+    text = path.read_text(encoding="utf-8")
+    decoder = json.JSONDecoder()
+    values, position = [], 0
+    while position < len(text):
+        if text[position].isspace():
+            position += 1
+            continue
+        value, position = decoder.raw_decode(text, position)
+        values.append(value)
+    graphs = []
+    for value in values:
+        for item in value if isinstance(value, list) else [value]:
+            if "graph_fusion" in item or "ub_fusion" in item:
+                graphs.append((str(item.get("session_and_graph_id", item.get("graphId"))),
+                               item.get("graph_fusion", {}), item.get("ub_fusion", {})))
+            else:  # keyed by session_and_graph_id_<id>
+                for key, record in item.items():
+                    graphs.append((key.removeprefix("session_and_graph_id_"),
+                                   record.get("graph_fusion", {}), record.get("ub_fusion", {})))
+    return graphs
+
+
+def oracle_fired(path: Path) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
+    expected: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
+    for graph_id, graph_fusion, ub_fusion in oracle(path):
+        for kind, section in (("graph", graph_fusion), ("UB", ub_fusion)):
+            rows = [(name, int(c["effect_times"]), int(c["match_times"]))
+                    for name, c in section.items() if int(c["effect_times"]) > 0]
+            expected[(graph_id, kind)] = sorted(rows, key=lambda r: (-r[1], r[0]))
+    return expected

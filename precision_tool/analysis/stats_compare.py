@@ -1,0 +1,468 @@
+"""Comparing statistics dumps (dump_data="stats") with the golden tensors, where the NPU wrote no tensors.
+
+Each row of each statistics CSV is paired with its golden tensor by the rules of a tensor compare
+(matching.py: through the Build graph's output_desc origin names when a graph is given, else by op name,
+outputs only). The golden's statistics are computed with the device's rules (stats_dump.array_stats), with
+the device layout's padding zeros added when the NPU counted more elements than the golden holds in a padded
+layout (NC1HWC0, FRACTAL_Z ...), since the device computes its numbers over the padded buffer.
+
+Verdict per tensor (modelled on msprobe's summary compare, which warns when
+|npu - bench| / (max(|npu|, |bench|) + 1e-10) > 0.5 for max, min or mean):
+- error:   NaN or Inf counts differ; element counts differ (not explained by padding); one side's max/min/mean
+           is NaN/Inf and the other's is not; or the magnitude difference of max, min or mean exceeds
+           ERROR_MAGNITUDE (0.5, msprobe's threshold);
+- warning: a magnitude difference above WARNING_MAGNITUDE (0.01: ten times float16 rounding);
+- pass:    otherwise;
+- no golden / not computed / unreadable: the tensor could not be judged.
+For the mean, whose value can be near 0 while the data are not, the scale is at least 1% of the golden's
+largest absolute value, so a mean of 1e-6 against 2e-6 in data reaching 3.0 is not an error.
+Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from precision_tool.analysis.matching import (
+    DumpIndex, MatchPlan, TensorMatch, dump_op_key, plan_graph_compare, plan_name_compare,
+)
+from precision_tool.errors import FormatError, WorkspaceError
+from precision_tool.formats.npu_dump import MAPPING_FILE, parse_dump_name
+from precision_tool.formats.stats_dump import ArrayStats, StatsRow, array_stats, read_stats_csv, stats_dump_name
+from precision_tool.workspace import walk_files
+
+if TYPE_CHECKING:
+    import numpy as np
+
+WARNING_MAGNITUDE = 0.01
+ERROR_MAGNITUDE = 0.5
+EPSILON = 1e-10
+MEAN_SCALE_FLOOR = 0.01
+PASS, WARNING, ERROR = "pass", "warning", "error"
+NO_GOLDEN, NOT_COMPUTED, UNREADABLE = "no golden", "not computed", "unreadable"
+NAN_TEXT = "NaN"
+# Layouts whose device buffer is the tensor itself: a count that differs there is not padding.
+_PLAIN_LAYOUTS = {"", "-", "ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC", "DHWCN", "DHWNC", "NC", "CN",
+                  "NCL", "MD", "RESERVED", "UNKNOW"}
+
+STATS_RESULT_HEADER: tuple[str, ...] = (
+    "Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "DataType", "Format", "Shape",
+    "NPUCount", "GoldenCount",
+    "NPUMax", "GoldenMax", "MaxDiff", "MaxRelativeErr",
+    "NPUMin", "GoldenMin", "MinDiff", "MinRelativeErr",
+    "NPUMean", "GoldenMean", "MeanDiff", "MeanRelativeErr",
+    "NPUNaN", "GoldenNaN", "NPUInf", "GoldenInf",
+    "Result", "Reason", "StatsFile", "GoldenFile",
+)
+"""The result CSV of a statistics compare. Diff = NPU − golden; RelativeErr = |Diff| / |golden| (NaN when the
+golden is 0 or either side is missing/non-finite); Result one of pass/warning/error/no golden/not computed/
+unreadable; Reason says why (empty on pass)."""
+
+
+# --- the dump folder ------------------------------------------------------------------------------
+def stats_only(folder: str | os.PathLike[str]) -> bool:
+    """True when `folder` (searched recursively) holds statistics CSVs and no tensor dump files."""
+    found_stats = False
+    for path in walk_files(Path(folder)):
+        base = path.name
+        if base.startswith(".") or base == MAPPING_FILE:
+            continue
+        if base.lower().endswith(".csv"):
+            found_stats = found_stats or stats_dump_name(base) is not None
+        elif "." in base and not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
+                and parse_dump_name(base) is not None:
+            return False
+    return found_stats
+
+
+def index_stats(folder: Path, *, with_graph: bool = False, step: int | None = None) -> DumpIndex:
+    """The statistics CSVs of a dump tree by op (as matching.index_dumps indexes tensor dumps); paths are the
+    CSVs, names are the dump names without `.csv`. The latest timestamp of an op wins."""
+    index = DumpIndex()
+    best: dict[str, tuple[int, str, Path]] = {}
+    files = list(walk_files(Path(folder)))
+    if step is not None and any(p.parent.name.isdigit() and p.parent.parent.name.isdigit() for p in files):
+        files = [p for p in files if p.parent.name == str(step) and p.parent.parent.name.isdigit()]
+    for path in files:
+        name = stats_dump_name(path.name)
+        if name is None:
+            continue
+        if name.is_opdebug or (name.extra and name.task_type not in (None, 0, 1, 4)):
+            continue
+        op_key = dump_op_key(name.op_name, with_graph=with_graph)
+        if op_key is None:
+            index.ignored.append(path.name)
+            continue
+        index.names[path] = name
+        rank = (name.timestamp_us, path.name, path)
+        current = best.get(op_key)
+        if current is None or rank[:2] > current[:2]:
+            best[op_key] = rank
+    index.by_op = {op: value[2] for op, value in best.items()}
+    return index
+
+
+# --- judging one tensor ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StatsVerdict:
+    result: str
+    reasons: tuple[str, ...] = ()
+    diffs: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    """'max'/'min'/'mean' → (NPU − golden, |diff| / |golden|), None where it cannot be computed."""
+
+
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)
+
+
+def _same_special(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def judge(npu: StatsRow, golden: ArrayStats) -> StatsVerdict:
+    """The verdict of one NPU statistics row against the golden's statistics (module docstring)."""
+    if not npu.computed:
+        return StatsVerdict(NOT_COMPUTED, ("the CSV holds no statistics for this tensor",))
+    errors: list[str] = []
+    warnings: list[str] = []
+    if npu.count is not None and npu.count != golden.count:
+        errors.append(f"{npu.count} elements, golden {golden.count}")
+    if npu.nan_count is not None and npu.nan_count != golden.nan_count:
+        errors.append(f"NaN count {npu.nan_count}, golden {golden.nan_count}")
+    for what, mine, theirs in (("-Inf", npu.neg_inf_count, golden.neg_inf_count),
+                               ("+Inf", npu.pos_inf_count, golden.pos_inf_count)):
+        if mine is not None and mine != theirs:
+            errors.append(f"{what} count {mine}, golden {theirs}")
+    absmax = max((abs(v) for v in (golden.max, golden.min) if _finite(v)), default=0.0)
+    diffs: dict[str, tuple[float | None, float | None]] = {}
+    for what, mine, theirs in (("max", npu.max, golden.max), ("min", npu.min, golden.min),
+                               ("mean", npu.mean, golden.mean)):
+        if mine is None or theirs is None:
+            diffs[what] = (None, None)
+            continue
+        if not (_finite(mine) and _finite(theirs)):
+            diffs[what] = (None, None)
+            if not _same_special(mine, theirs):
+                errors.append(f"{what} {mine:g}, golden {theirs:g}")
+            continue
+        diff = mine - theirs
+        relative = abs(diff) / abs(theirs) if theirs != 0 else None
+        diffs[what] = (diff, relative)
+        scale = max(abs(mine), abs(theirs))
+        if what == "mean":
+            scale = max(scale, MEAN_SCALE_FLOOR * absmax)
+        magnitude = abs(diff) / (scale + EPSILON)
+        if magnitude > ERROR_MAGNITUDE:
+            errors.append(f"{what} {mine:g}, golden {theirs:g} ({magnitude:.0%} of its magnitude)")
+        elif magnitude > WARNING_MAGNITUDE:
+            warnings.append(f"{what} {mine:g}, golden {theirs:g} ({magnitude:.1%} of its magnitude)")
+    if errors:
+        return StatsVerdict(ERROR, tuple(errors + warnings), diffs)
+    if warnings:
+        return StatsVerdict(WARNING, tuple(warnings), diffs)
+    return StatsVerdict(PASS, (), diffs)
+
+
+def padding_of(npu: StatsRow, golden_count: int) -> int:
+    """Zeros the device counted beyond the golden's elements: a padded device layout's (NC1HWC0 ...)."""
+    if npu.count is None or npu.count <= golden_count or npu.layout.upper() in _PLAIN_LAYOUTS:
+        return 0
+    return npu.count - golden_count
+
+
+def golden_array(path: Path) -> "np.ndarray":
+    """A golden .npy, checked as the tensor compare checks it (no objects, not truncated), memory-mapped."""
+    import numpy as np
+
+    from precision_tool.analysis.compare_engine import npy_source
+
+    npy_source(path)  # FormatError for object dtypes, truncated files, bad headers
+    try:
+        return np.load(path, allow_pickle=False, mmap_mode="r")
+    except (OSError, ValueError) as exc:
+        raise FormatError(path, f"not a readable .npy file ({exc})") from None
+
+
+# --- a whole run ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class StatsResultRow:
+    """One row of a statistics result CSV, as read back (numbers kept as written)."""
+
+    index: int
+    op_type: str
+    npu_dump: str
+    ground_truth: str
+    tensor_index: str
+    result: str
+    reason: str
+    cells: dict[str, str]
+
+    @property
+    def failed(self) -> bool:
+        return self.result == ERROR
+
+    @property
+    def op_name(self) -> str:
+        return self.tensor_index.split(":", 1)[0] if ":" in self.tensor_index else self.npu_dump
+
+
+@dataclass(frozen=True)
+class StatsSummary:
+    """What a statistics compare found: counts per result, the first error (and first warning) in graph order."""
+
+    csv_path: Path | None
+    total: int
+    passed: int
+    warnings: int
+    errors: int
+    no_golden: int
+    not_computed: int
+    unreadable: int
+    first_error: StatsResultRow | None
+    first_warning: StatsResultRow | None
+    first_failing: StatsResultRow | None = None
+    """The first row (graph order) that is a warning or an error."""
+    notes: tuple[str, ...] = ()
+    unreadable_files: tuple[tuple[str, str], ...] = ()
+    """(file, problem) of each statistics CSV or golden .npy that could not be read."""
+
+    @property
+    def compared(self) -> int:
+        return self.passed + self.warnings + self.errors
+
+    @property
+    def first_divergent(self) -> StatsResultRow | None:
+        """The first tensor in graph order whose statistics differ (a warning or an error)."""
+        return self.first_failing
+
+
+def _text(value: float | int | None) -> str:
+    if value is None:
+        return NAN_TEXT
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return NAN_TEXT
+    return repr(float(value)) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+
+
+def _encode(rows: Sequence[Sequence[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)  # excel dialect, CRLF, as the tensor result CSVs
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def plan_stats_run(npu_dir: Path, golden_dir: Path, graph_path: str | os.PathLike[str] | None, *,
+                   graph_name: str | None = None, step: int | None = None) -> tuple[MatchPlan, dict[str, Path]]:
+    from precision_tool.formats.golden import scan_golden_dir
+
+    if not Path(npu_dir).is_dir():
+        raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
+    stats = index_stats(Path(npu_dir), with_graph=graph_path is not None, step=step)
+    if not stats.by_op:
+        raise WorkspaceError(f"no statistics CSVs (OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP.csv) in {npu_dir}")
+    golden = scan_golden_dir(golden_dir)
+    if not golden:
+        raise WorkspaceError(f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; "
+                             "run `tf_dump` first")
+    if graph_path is None:
+        return plan_name_compare(stats, golden), golden
+    from precision_tool.formats.ge_graph import load_graph
+
+    model = load_graph(graph_path)
+    all_ops = [op for _, op in model.iter_ops()]
+    ops = [op for g in model.graphs if graph_name in (None, g.name) for op in g.ops]
+    return plan_graph_compare(ops, stats, all_ops=all_ops), golden
+
+
+def compare_statistics(npu_dir: str | os.PathLike[str], golden_dir: str | os.PathLike[str],
+                       graph_path: str | os.PathLike[str] | None, out_csv_path: str | os.PathLike[str] | None,
+                       *, graph_name: str | None = None, step: int | None = None) -> StatsSummary:
+    """Compare every statistics CSV under `npu_dir` with the golden tensors of `golden_dir` (paired through
+    the Build graph at `graph_path`, or by op name when None); write the result CSV atomically at
+    `out_csv_path` (None: nothing written) and return the summary. WorkspaceError when there is nothing to
+    compare; a bad CSV or .npy is a row `unreadable` naming the file, listed in `unreadable_files`."""
+    from precision_tool.atomic import write_text_atomic
+
+    plan, golden = plan_stats_run(Path(npu_dir), Path(golden_dir), graph_path, graph_name=graph_name, step=step)
+    rows: list[list[str]] = []
+    unreadable: dict[str, str] = {}
+    golden_cache: dict[Path, Any] = {}
+    for group in plan.groups:
+        for op in group.ops:
+            if op.dump_path is None:
+                continue
+            try:
+                stats_file = read_stats_csv(op.dump_path)
+            except FormatError as exc:
+                unreadable.setdefault(exc.path, exc.problem)
+                rows.append(_row(group.index, op.op_type, op.name, group.ground_truth_text, f"{op.name}:file",
+                                 None, None, UNREADABLE, exc.problem, op.dump_path, None))
+                continue
+            for stats_row in stats_file.rows:
+                match = op.input_match(stats_row.index) if stats_row.kind == "input" else \
+                    op.output_match(stats_row.index)
+                skipped = op.skip_inputs if stats_row.kind == "input" else op.skip_outputs
+                tensor = f"{op.name}:{stats_row.kind}:{stats_row.index}"
+                rows.append(_tensor_row(group.index, op.op_type, op.name, tensor, stats_row, match, skipped,
+                                        golden, golden_cache, unreadable, op.dump_path, plan.npu_vs_npu))
+    text = _encode([STATS_RESULT_HEADER, *rows])
+    if out_csv_path is not None:
+        write_text_atomic(Path(out_csv_path), text)
+    table = _read_rows(text, Path(out_csv_path or "statistics result"))
+    return summarize_stats(table, Path(out_csv_path) if out_csv_path is not None else None,
+                           notes=plan.warnings, unreadable=tuple(unreadable.items()))
+
+
+def _tensor_row(group: int, op_type: str, op_name: str, tensor: str, npu: StatsRow, match: TensorMatch,
+                skipped: bool, golden: dict[str, Path], cache: dict[Path, Any], unreadable: dict[str, str],
+                stats_path: Path, _npu_vs_npu: bool) -> list[str]:
+    def row(result: str, reason: str, ground_truth: str = "*", gold: ArrayStats | None = None,
+            golden_path: Path | None = None, verdict: StatsVerdict | None = None) -> list[str]:
+        return _row(group, op_type, op_name, ground_truth, tensor, npu, gold, result, reason, stats_path,
+                    golden_path, verdict)
+
+    if skipped:
+        return row(NO_GOLDEN, "not compared (a quantize op's int8 data, as msaccucmp)")
+    if match.golden is None:
+        return row(NO_GOLDEN, match.problem or "no golden tensor is known for this tensor")
+    ref = match.golden
+    path = golden.get(ref.key)
+    truth = f"{ref.op_name}:output:{ref.index}"
+    if path is None:
+        return row(NO_GOLDEN, f"no golden file {ref.key}.*.npy", truth)
+    try:
+        if path not in cache:
+            cache.clear()  # one golden at a time: golden tensors can be large
+            cache[path] = golden_array(path)
+        array = cache[path]
+        gold = array_stats(array, padding_of(npu, int(array.size)))
+    except FormatError as exc:
+        unreadable.setdefault(exc.path, exc.problem)
+        return row(UNREADABLE, f"{exc.path}: {exc.problem}", truth, golden_path=path)
+    except ValueError as exc:  # not numeric
+        unreadable.setdefault(str(path), str(exc))
+        return row(UNREADABLE, f"{path}: {exc}", truth, golden_path=path)
+    verdict = judge(npu, gold)
+    reasons = list(verdict.reasons)
+    if gold.count != int(array.size):
+        reasons.append(f"golden counted with {gold.count - int(array.size)} padding zeros of {npu.layout}")
+    return row(verdict.result, "; ".join(reasons), truth, gold, path, verdict)
+
+
+def _row(group: int, op_type: str, op_name: str, ground_truth: str, tensor: str, npu: StatsRow | None,
+         gold: ArrayStats | None, result: str, reason: str, stats_path: Path | None, golden_path: Path | None,
+         verdict: StatsVerdict | None = None) -> list[str]:
+    diffs = verdict.diffs if verdict is not None else {}
+
+    def stat(name: str, mine: float | None, theirs: float | None) -> list[str]:
+        diff, relative = diffs.get(name, (None, None))
+        return [_text(mine), _text(theirs), _text(diff), _text(relative)]
+
+    shape = "NaN" if npu is None or npu.shape is None else ("x".join(str(d) for d in npu.shape) or "scalar")
+    return [
+        str(group), op_type, op_name, ground_truth, tensor,
+        npu.data_type if npu else NAN_TEXT, npu.layout if npu else NAN_TEXT, shape,
+        _text(npu.count if npu else None), _text(gold.count if gold else None),
+        *stat("max", npu.max if npu else None, gold.max if gold else None),
+        *stat("min", npu.min if npu else None, gold.min if gold else None),
+        *stat("mean", npu.mean if npu else None, gold.mean if gold else None),
+        _text(npu.nan_count if npu else None), _text(gold.nan_count if gold else None),
+        _text(npu.inf_count if npu else None), _text(gold.inf_count if gold else None),
+        result, reason, str(stats_path) if stats_path else "", str(golden_path) if golden_path else "",
+    ]
+
+
+# --- reading results back (vcs, ac) -----------------------------------------------------------------
+_RESULTS = (PASS, WARNING, ERROR, NO_GOLDEN, NOT_COMPUTED, UNREADABLE)
+
+
+def is_stats_result(path: str | os.PathLike[str]) -> bool:
+    """True when the CSV at `path` starts with the statistics result header (not a tensor compare's)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            first = handle.readline(4096)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return next(csv.reader([first]), []) == list(STATS_RESULT_HEADER)
+
+
+def read_stats_result(path: str | os.PathLike[str]) -> tuple[StatsResultRow, ...]:
+    """The rows of a statistics result CSV (columns found by name). FormatError when it is not one."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise FormatError(path, f"cannot be read as a statistics result CSV ({exc})") from None
+    return _read_rows(text, path)
+
+
+def _read_rows(text: str, path: Path) -> tuple[StatsResultRow, ...]:
+    try:
+        records = list(csv.reader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise FormatError(path, f"is not valid CSV ({exc})") from None
+    if not records:
+        raise FormatError(path, "is empty; not a statistics result CSV")
+    header = records[0]
+    needed = ("Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "Result", "Reason")
+    missing = [name for name in needed if name not in header]
+    if missing:
+        raise FormatError(path, f"has no column {', '.join(missing)}; not a statistics result CSV (vc writes one "
+                                "for statistics dumps)")
+    at = {name: header.index(name) for name in header}
+    rows = []
+    for number, record in enumerate(records[1:], 2):
+        if not record:
+            continue
+        if len(record) != len(header):
+            raise FormatError(path, f"line {number}: {len(record)} fields, the header has {len(header)}")
+        cells = dict(zip(header, record))
+        index_text = record[at["Index"]]
+        if not index_text.isdigit():
+            raise FormatError(path, f"line {number}, column 'Index': {index_text[:40]!r} is not a number")
+        result = record[at["Result"]]
+        if result not in _RESULTS:
+            raise FormatError(path, f"line {number}, column 'Result': {result[:40]!r} is not one of "
+                                    f"{', '.join(_RESULTS)}")
+        rows.append(StatsResultRow(int(index_text), record[at["OpType"]], record[at["NPUDump"]],
+                                   record[at["GroundTruth"]], record[at["TensorIndex"]], result,
+                                   record[at["Reason"]], cells))
+    return tuple(rows)
+
+
+def summarize_stats(rows: Sequence[StatsResultRow], csv_path: Path | None = None, *, notes: Sequence[str] = (),
+                    unreadable: Sequence[tuple[str, str]] = ()) -> StatsSummary:
+    """Counts per result and the first error / warning in graph order (rows are written in graph order)."""
+    count = {name: sum(1 for r in rows if r.result == name) for name in _RESULTS}
+    return StatsSummary(
+        csv_path=csv_path, total=len(rows), passed=count[PASS], warnings=count[WARNING], errors=count[ERROR],
+        no_golden=count[NO_GOLDEN], not_computed=count[NOT_COMPUTED], unreadable=count[UNREADABLE],
+        first_error=next((r for r in rows if r.result == ERROR), None),
+        first_warning=next((r for r in rows if r.result == WARNING), None),
+        first_failing=next((r for r in rows if r.result in (WARNING, ERROR)), None),
+        notes=tuple(notes), unreadable_files=tuple(unreadable),
+    )
+
+
+def filter_stats_rows(rows: Sequence[StatsResultRow], *, results: Sequence[str] | None = None,
+                      name: str | None = None) -> list[StatsResultRow]:
+    """Rows whose Result is one of `results` (all when None) and whose op or golden name contains `name`."""
+    chosen = [r for r in rows if results is None or r.result in results]
+    if name:
+        needle = name.lower()
+        chosen = [r for r in chosen if needle in r.npu_dump.lower() or needle in r.ground_truth.lower()]
+    return chosen
+
+
+__all__ = [
+    "STATS_RESULT_HEADER", "StatsResultRow", "StatsSummary", "compare_statistics", "filter_stats_rows",
+    "is_stats_result", "judge", "read_stats_result", "stats_only", "summarize_stats",
+]

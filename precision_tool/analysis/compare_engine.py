@@ -315,8 +315,11 @@ def as_compared(array: Any) -> Any:
 def _convert(array: Any, npu_format: str, layout: str, header: Any, match: TensorMatch,
              golden_shape: tuple[int, ...], dump_path: Path) -> Any:
     """Device layout → the golden layout, padding cut to the golden .npy's shape (compare.md §1)."""
-    from precision_tool.formats.layouts import LayoutError, from_device
+    from precision_tool.formats.layouts import LayoutError, from_device, is_kept_as_dumped
 
+    if is_kept_as_dumped(npu_format, array.ndim):
+        # ND (or NCHW on a 1-D bias): no axes to reorder; compared as dumped, sliced below if padded
+        return _sliced_to(array, golden_shape)
     target = header.original_shape or (match.golden.origin_shape if match.golden else None) or ()
     # The original shape is written in the graph's origin layout; naming it lets small weights whose
     # shape fits several readings (3x3x3x16 FRACTAL_Z) convert instead of being refused as ambiguous.
@@ -332,6 +335,11 @@ def _convert(array: Any, npu_format: str, layout: str, header: Any, match: Tenso
                                 original_format=original_format, sub_format=header.sub_format)
     except LayoutError as exc:
         raise FormatError(dump_path, f"{header.label}: cannot convert {npu_format} to {layout}: {exc}") from None
+    return _sliced_to(converted, golden_shape)
+
+
+def _sliced_to(converted: Any, golden_shape: tuple[int, ...]) -> Any:
+    """Cut what is left of the padding: slice to the golden shape where it is smaller in every dim."""
     if converted.ndim == len(golden_shape) and converted.shape != tuple(golden_shape) and all(
         c >= g for c, g in zip(converted.shape, golden_shape)
     ):

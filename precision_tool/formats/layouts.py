@@ -65,14 +65,49 @@ def _permute(array: "np.ndarray", src: str, dst: str) -> "np.ndarray":
     return array.transpose([src.index(axis) for axis in dst])
 
 
+# GE's default reshape types: which axes a shorter original shape fills when a tensor of that layout
+# is laid out in 4-D/5-D on the device (a 1-D bias [C] of an NCHW net is NCHW [1,C,1,1]).
+SHORT_SHAPE_AXES: dict[str, tuple[str, ...]] = {
+    "NCHW": ("C", "CH", "CHW"), "NHWC": ("C", "WC", "HWC"), "HWCN": ("N", "CN", "WCN"),
+    "CHWN": ("N", "WN", "HWN"), "NCDHW": ("C", "CD", "CDH", "CDHW"), "NDHWC": ("C", "WC", "HWC", "DHWC"),
+}
+
+
+def expanded_shape(original_shape: Sequence[int], layout: str) -> tuple[int, ...] | None:
+    """`original_shape` (shorter than `layout`) filled to the layout's rank by GE's default reshape type,
+    the missing axes 1; the shape itself when it has the layout's rank; None when neither applies."""
+    layout = layout.upper()
+    dims = tuple(int(d) for d in original_shape)
+    if len(dims) == len(layout):
+        return dims
+    axes = SHORT_SHAPE_AXES.get(layout, ())
+    if not 0 < len(dims) <= len(axes):
+        return None
+    sizes = dict(zip(axes[len(dims) - 1], dims))
+    return tuple(sizes.get(axis, 1) for axis in layout)
+
+
+def is_kept_as_dumped(src_format: int | str, ndim: int) -> bool:
+    """Whether a comparison takes the dumped tensor as it is, whatever layout the golden side names: an ND
+    tensor (its axes have no names), and one labelled NCHW/NHWC/HWCN (or another plain layout) whose shape
+    does not have that layout's rank (GE keeps the label on 1-D biases and 3-D tensors). msaccucmp does the
+    same; converting those would either fail or reorder axes that are not there."""
+    src = format_label(src_format)
+    if src == "ND":
+        return True
+    return src in PLAIN_4D + PLAIN_5D + PLAIN_2D and ndim != len(src)
+
+
 def _readings(original_shape: Sequence[int], candidates: Sequence[str], original_format: str | None,
               ) -> list[tuple[str, dict[str, int]]]:
-    """Each way of reading `original_shape` as one of `candidates`: (layout, {axis: size})."""
+    """Each way of reading `original_shape` as one of `candidates`: (layout, {axis: size}). A shape with
+    fewer dims than the layout is read the way GE expands it (SHORT_SHAPE_AXES)."""
     layouts = [original_format.upper()] if original_format else list(candidates)
     out = []
     for layout in layouts:
-        if len(layout) == len(original_shape):
-            out.append((layout, dict(zip(layout, (int(d) for d in original_shape)))))
+        shape = expanded_shape(original_shape, layout)
+        if shape is not None:
+            out.append((layout, dict(zip(layout, shape))))
     return out
 
 

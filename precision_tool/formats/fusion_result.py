@@ -29,8 +29,10 @@ ID_KEYS = ("session_and_graph_id", "graphId")
 KEY_PREFIX = "session_and_graph_id_"
 # Real files are kilobytes (the largest seen: 76 KB for 30 graphs); far above that is not this file.
 MAX_BYTES = 256 * 1024 * 1024
-# Graph records sit at most this deep: list > keyed object > record (> one more for safety).
-MAX_DEPTH = 4
+# Pass names and graph ids are identifiers; a longer one is damage (and would swamp the table).
+MAX_NAME = 1000
+UNKNOWN = ("no graph_fusion or ub_fusion record in any shape this tool knows (one object per graph, "
+           "a list of them, or an object keyed by session_and_graph_id_<id>): cannot say which fusion passes fired")
 _ADVICE = "re-run the training or atc to write it again"
 
 
@@ -90,14 +92,14 @@ def _count(path: Path, value: Any, what: str) -> int:
 
 
 def _passes(path: Path, section: Any, where: str) -> tuple[PassCount, ...]:
-    if section is None:
-        return ()
     if not isinstance(section, _Pairs):
-        raise FormatError(path, f"{where} is {type(section).__name__ if not isinstance(section, list) else 'a list'}, "
-                                f"not an object of passes; the file is damaged, {_ADVICE}")
+        raise FormatError(path, f"{where} is {_kind(section)}, not an object of passes; "
+                                f"the file is damaged, {_ADVICE}")
     result = []
     for name, counts in section:
-        label = f"{where}.{name}"
+        label = f"{where}.{_short(name) if len(name) > 80 else name}"
+        if len(name) > MAX_NAME:
+            raise FormatError(path, f"{label}: a pass name of {len(name)} characters; the file is damaged, {_ADVICE}")
         if not isinstance(counts, _Pairs):
             raise FormatError(path, f"{label} is not an object with match_times/effect_times; {_ADVICE}")
         found = {}
@@ -118,28 +120,68 @@ def _is_record(value: Any) -> bool:
     return isinstance(value, _Pairs) and any(value.has(key) for key in SECTIONS)
 
 
-def _graph_id(record: _Pairs, key: str | None, number: int) -> str:
+def _kind(value: Any) -> str:
+    if isinstance(value, _Pairs):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return "null" if value is None else f"a {type(value).__name__} ({_short(value)})"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _graph_id(path: Path, record: _Pairs, key: str | None, number: int) -> str:
+    graph_id = None
     for id_key in ID_KEYS:
         value = record.get(id_key)
         if isinstance(value, (str, int)) and not isinstance(value, bool):
-            return str(value)
-    if key is not None:
-        return key[len(KEY_PREFIX):] if key.startswith(KEY_PREFIX) and len(key) > len(KEY_PREFIX) else key
-    return str(number)
+            graph_id = str(value)
+            break
+    if graph_id is None and key is not None:
+        graph_id = key[len(KEY_PREFIX):] if key.startswith(KEY_PREFIX) and len(key) > len(KEY_PREFIX) else key
+    if graph_id is None:
+        graph_id = str(number)
+    if len(graph_id) > MAX_NAME:
+        raise FormatError(path, f"a graph id of {len(graph_id)} characters: the file is damaged, {_ADVICE}")
+    return graph_id
 
 
-def _records(value: Any, key: str | None, depth: int) -> Iterator[tuple[_Pairs, str | None]]:
-    """Every graph record in a JSON value, with the key it was found under (the keyed shape's id)."""
-    if depth > MAX_DEPTH:
-        return
+def _keyed(path: Path, value: _Pairs, where: str) -> Iterator[tuple[_Pairs, str | None]]:
+    """The newer shape: an object whose values are graph records, keyed session_and_graph_id_<id>."""
+    if not any(_is_record(child) or str(key).startswith(KEY_PREFIX) for key, child in value):
+        keys = ", ".join(_short(str(key)) for key, _ in value[:5]) or "none"
+        raise FormatError(path, f"{where}{UNKNOWN} (an object with keys: {keys})")
+    for key, child in value:
+        if _is_record(child):
+            yield child, str(key)
+        elif isinstance(child, (_Pairs, list)) or str(key).startswith(KEY_PREFIX):
+            # a graph that cannot be read must not just vanish from the listing
+            raise FormatError(path, f"{where}{_short(str(key))} is {_kind(child)}, not a graph record with "
+                                    f"graph_fusion/ub_fusion; the file is damaged, {_ADVICE}")
+
+
+def _records(path: Path, value: Any, number: int) -> Iterator[tuple[_Pairs, str | None]]:
+    """The graph records of one top-level JSON value, in every shape the compiler writes."""
+    where = f"value {number + 1}: " if number else ""
     if _is_record(value):
-        yield value, key
+        yield value, None
     elif isinstance(value, _Pairs):
-        for child_key, child in value:
-            yield from _records(child, str(child_key), depth + 1)
+        yield from _keyed(path, value, where)
     elif isinstance(value, list):
-        for child in value:
-            yield from _records(child, None, depth + 1)
+        for index, item in enumerate(value):
+            if _is_record(item):
+                yield item, None
+            elif isinstance(item, _Pairs):
+                yield from _keyed(path, item, f"{where}entry {index}: ")
+            else:
+                raise FormatError(path, f"{where}entry {index} of the list is {_kind(item)}, not a graph record; "
+                                        f"the file is damaged, {_ADVICE}")
+    else:
+        raise FormatError(path, f"{where}the file holds {_kind(value)}, not fusion records: "
+                                f"not a fusion_result.json")
 
 
 def split_json_values(text: str, path: Path) -> list[Any]:
@@ -194,15 +236,13 @@ def parse_fusion_result(path: str | os.PathLike[str]) -> list[GraphFusion]:
     if not text.strip():
         raise FormatError(path, f"the file is empty; {_ADVICE}")
     graphs = []
-    for value in split_json_values(text, path):
-        for record, key in _records(value, None, 0):
-            graphs.append(GraphFusion(_graph_id(record, key, len(graphs)),
-                                      _passes(path, record.get("graph_fusion"), "graph_fusion"),
-                                      _passes(path, record.get("ub_fusion"), "ub_fusion")))
+    for number, value in enumerate(split_json_values(text, path)):
+        for record, key in _records(path, value, number):
+            graphs.append(GraphFusion(_graph_id(path, record, key, len(graphs)),
+                                      *(_passes(path, record.get(key), key) if record.has(key) else ()
+                                        for key in SECTIONS)))
     if not graphs:
-        raise FormatError(path, "no graph_fusion or ub_fusion record in any shape this tool knows "
-                                "(one object per graph, a list of them, or an object keyed by "
-                                "session_and_graph_id_...): cannot say which fusion passes fired")
+        raise FormatError(path, UNKNOWN)
     return graphs
 
 

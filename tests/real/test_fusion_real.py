@@ -148,6 +148,14 @@ def test_other_shapes(tmp_path: Path, text: str, ids: list[str]) -> None:
     ("[" * 10000 + "]" * 10000, "nested too deep"),
     ('{"graph_fusion": {"A": {"effect_times": ' + "9" * 5000 + ', "match_times": "1"}}}', "not valid JSON"),
     (b'{"graph_fusion": {"\xff": {}}}', "not UTF-8"),
+    ('{"session_and_graph_id": "0_0"}', "no graph_fusion or ub_fusion record"),
+    ('[{"graph_fusion": {}}, 3]', "entry 1 of the list is a int (3), not a graph record"),
+    ('"graph_fusion"', "the file holds a str"),
+    ('{"session_and_graph_id_0_0": {"graph_fusion": {}}, "session_and_graph_id_0_1": {"graph_fusionX": {}}}',
+     "'session_and_graph_id_0_1' is an object, not a graph record"),
+    ('{"graph_fusion": {"A": {"effect_times": "1", "match_times": "1"}}, "ub_fusion": null}',
+     "ub_fusion is null, not an object of passes"),
+    ('{"graph_fusion": {"' + "P" * 2000 + '": {"effect_times": "1", "match_times": "1"}}}', "a pass name of 2000"),
 ])
 def test_unreadable_shapes_name_the_file(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(FormatError) as caught:

@@ -80,7 +80,7 @@ def scan_dump_folder(folder: Path) -> list[DumpEntry]:
 
 def scan_stats_folder(folder: Path) -> list[DumpEntry]:
     """Statistics CSVs below `folder` (`dump_data="stats"`: the dump name plus `.csv`, formats.md §5)."""
-    from precision_tool.formats.stats_dump import stats_dump_name
+    from precision_tool.formats.stats_dump import stats_name_of
 
     entries: list[DumpEntry] = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
@@ -88,9 +88,9 @@ def scan_stats_folder(folder: Path) -> list[DumpEntry]:
         for base in sorted(filenames):
             if base.startswith(".") or base == MAPPING_FILE or not base.lower().endswith(".csv"):
                 continue
-            name = stats_dump_name(base)
+            name, real = stats_name_of(os.path.join(dirpath, base))
             if name is not None:
-                entries.append(DumpEntry(dirpath, base, name))
+                entries.append(DumpEntry(dirpath, base, name, real if real != base else ""))
     return entries
 
 
@@ -196,13 +196,13 @@ def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None
 
 
 def _list_entries(entries: list[tuple[int, DumpEntry]]) -> list[DumpListing]:
-    from precision_tool.formats.stats_dump import count_stats_tensors, is_stats_file_name
+    from precision_tool.formats.stats_dump import count_stats_tensors
 
     rows = []
     for debug_id, entry in entries:
         n = entry.name
         text = entry.path_text
-        statistics = is_stats_file_name(entry.file_name)
+        statistics = entry.file_name.lower().endswith(".csv")  # scan_dump_folder never lists a .csv
         try:
             inputs, outputs = count_stats_tensors(text) if statistics else count_dump_tensors(text)
             counts: tuple[int | None, int | None] = (inputs, outputs)

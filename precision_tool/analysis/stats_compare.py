@@ -33,8 +33,10 @@ from precision_tool.analysis.matching import (
     DumpIndex, MatchPlan, TensorMatch, dump_op_key, plan_graph_compare, plan_name_compare,
 )
 from precision_tool.errors import FormatError, WorkspaceError
-from precision_tool.formats.npu_dump import MAPPING_FILE, parse_dump_name
-from precision_tool.formats.stats_dump import ArrayStats, StatsRow, array_stats, read_stats_csv, stats_dump_name
+from precision_tool.formats.npu_dump import MAPPING_FILE, dump_name_of
+from precision_tool.formats.stats_dump import (
+    ArrayStats, StatsRow, array_stats, read_stats_csv, stats_name_of,
+)
 from precision_tool.workspace import walk_files
 
 if TYPE_CHECKING:
@@ -74,9 +76,8 @@ def stats_only(folder: str | os.PathLike[str]) -> bool:
         if base.startswith(".") or base == MAPPING_FILE:
             continue
         if base.lower().endswith(".csv"):
-            found_stats = found_stats or stats_dump_name(base) is not None
-        elif "." in base and not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
-                and parse_dump_name(base) is not None:
+            found_stats = found_stats or stats_name_of(path)[0] is not None
+        elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) and dump_name_of(path) is not None:
             return False
     return found_stats
 
@@ -90,7 +91,9 @@ def index_stats(folder: Path, *, with_graph: bool = False, step: int | None = No
     if step is not None and any(p.parent.name.isdigit() and p.parent.parent.name.isdigit() for p in files):
         files = [p for p in files if p.parent.name == str(step) and p.parent.parent.name.isdigit()]
     for path in files:
-        name = stats_dump_name(path.name)
+        if not path.name.lower().endswith(".csv") or path.name == MAPPING_FILE:
+            continue
+        name = stats_name_of(path)[0]
         if name is None:
             continue
         if name.is_opdebug or (name.extra and name.task_type not in (None, 0, 1, 4)):

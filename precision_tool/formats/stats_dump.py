@@ -125,6 +125,21 @@ def is_stats_file_name(file_name: str) -> bool:
     return stats_dump_name(file_name) is not None
 
 
+def stats_name_of(path: str | os.PathLike[str]) -> tuple[DumpName | None, str]:
+    """(dump name, real file name) of a statistics CSV. A name too long for the file system is written under
+    a numbered name (`<digits>.csv`) listed in the folder's mapping.csv (msprobe's acl dumper does so), as
+    numbered tensor dumps are; the real name is then the one mapping.csv gives."""
+    from precision_tool.formats.npu_dump import folder_mapping
+
+    base = os.path.basename(path)
+    name = stats_dump_name(base)
+    if name is not None or not base.lower().endswith(STATS_SUFFIX):
+        return name, base
+    real = folder_mapping(os.path.dirname(os.path.abspath(path))).get(base, "")
+    name = stats_dump_name(real) if real else None
+    return name, (real if name is not None else base)
+
+
 # --- reading --------------------------------------------------------------------------------------
 def read_stats_csv(path: str | os.PathLike[str]) -> StatsFile:
     """Read one statistics CSV; FormatError (file, line, column, what is wrong) on anything else."""
@@ -161,7 +176,7 @@ def read_stats_csv(path: str | os.PathLike[str]) -> StatsFile:
         rows.append(_row(path, number, record, columns))
     if not rows:
         raise FormatError(path, "holds the header but no tensor rows; the dump was cut short")
-    return StatsFile(path, stats_dump_name(path.name), tuple(c for c, _ in sorted(columns.items(),
+    return StatsFile(path, stats_name_of(path)[0], tuple(c for c, _ in sorted(columns.items(),
                                                                                     key=lambda kv: kv[1])), tuple(rows))
 
 

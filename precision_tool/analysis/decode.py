@@ -53,6 +53,7 @@ class DecodeReport:
     ignored: tuple[Path, ...] = ()  # files in the folder that are not dumps (by suffix)
     renamed: tuple[tuple[str, str], ...] = ()  # (short file name, over-long real name), listed in mapping.csv
     written_from: tuple[tuple[Path, Path], ...] = ()  # (dump file, .npy written from it), in `written` order
+    notes: tuple[DecodeProblem, ...] = ()  # converted, but worth a word (a short original shape expanded ...)
 
     @property
     def ok(self) -> bool:
@@ -167,18 +168,19 @@ def decode_dumps(
     unconverted: list[DecodeProblem] = []
     failed: list[DecodeProblem] = []
     renamed: list[tuple[str, str]] = []
+    notes: list[DecodeProblem] = []
     if jobs:
         out_dir.mkdir(parents=True, exist_ok=True)
     workers = max(1, min(workers, len(jobs) // 4 or 1))
     try:
-        _run_jobs(jobs, out_dir, target, workers, on_file_done, (written, unconverted, failed, renamed),
+        _run_jobs(jobs, out_dir, target, workers, on_file_done, (written, unconverted, failed, renamed, notes),
                   dict(origin_formats or {}))
     finally:
         # Whatever was written gets its mapping rows, even when the run stops half-way.
         _write_renames(out_dir, renamed, failed)
     pairs = tuple(sorted(written, key=lambda pair: pair[1]))
     return DecodeReport(out_dir, target, len(jobs), tuple(final for _, final in pairs), tuple(unconverted),
-                        tuple(failed), tuple(ignored), tuple(renamed), pairs)
+                        tuple(failed), tuple(ignored), tuple(renamed), pairs, tuple(notes))
 
 
 def _write_renames(out_dir: Path, renamed: list[tuple[str, str]], failed: list[DecodeProblem]) -> None:
@@ -188,7 +190,8 @@ def _write_renames(out_dir: Path, renamed: list[tuple[str, str]], failed: list[D
         failed.append(DecodeProblem(out_dir / MAPPING_FILE, f"cannot record the long file names ({exc})"))
 
 
-_Lists = tuple[list[tuple[Path, Path]], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
+_Lists = tuple[list[tuple[Path, Path]], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]],
+               list[DecodeProblem]]
 
 
 def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
@@ -220,7 +223,8 @@ def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
                     on_file_done(futures[future])
 
 
-_Result = tuple[list[tuple[Path, Path]], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]]]
+_Result = tuple[list[tuple[Path, Path]], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]],
+                list[DecodeProblem]]
 
 
 def _collect(result: _Result, lists: _Lists) -> None:
@@ -247,6 +251,7 @@ def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginF
     unconverted: list[DecodeProblem] = []
     failed: list[DecodeProblem] = []
     renamed: list[tuple[str, str]] = []
+    notes: list[DecodeProblem] = []
     try:
         dump = read_dump_header(path)
         real = dump.real_name
@@ -257,15 +262,18 @@ def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginF
                 staged.append((temp, final))
                 if kept is not None:
                     unconverted.append(DecodeProblem(path, kept, tensor.label))
+                note = None if kept else _expansion_note(tensor, target, final)
+                if note:
+                    notes.append(DecodeProblem(path, note, tensor.label))
             except LayoutError as exc:
                 failed.append(DecodeProblem(path, str(exc), tensor.label, ambiguous=isinstance(exc, AmbiguousLayout)))
     except PrecisionToolError as exc:
         _discard(staged)
         message = exc.problem if isinstance(exc, FormatError) and exc.path == str(path) else str(exc)
-        return [], [], [DecodeProblem(path, message)], []
+        return [], [], [DecodeProblem(path, message)], [], []
     except OSError as exc:
         _discard(staged)
-        return [], [], [DecodeProblem(path, f"cannot write the decoded data ({exc.strerror or exc})")], []
+        return [], [], [DecodeProblem(path, f"cannot write the decoded data ({exc.strerror or exc})")], [], []
     except BaseException:
         _discard(staged)
         raise
@@ -273,7 +281,25 @@ def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginF
     for temp, final in staged:
         os.replace(temp, final)
         written.append((path, final))
-    return written, unconverted, failed, renamed
+    return written, unconverted, failed, renamed, notes
+
+
+def _expansion_note(tensor: TensorHeader, target: str | None, final: Path) -> str | None:
+    """A device-layout tensor whose original shape has fewer dims than the target layout: say how it was
+    read (GE fills the missing axes with 1: a 1-D [1000] is NCHW [1,1000,1,1]) and that the channel padding
+    was cut, where msaccucmp's convert keeps it (1x1008x1x1)."""
+    from precision_tool.formats.layouts import expanded_shape
+
+    if target is None or format_name(tensor.format) not in DEVICE_LAYOUTS:
+        return None
+    original = tuple(int(d) for d in tensor.original_shape)
+    if not original or len(original) >= len(target):
+        return None
+    shape = expanded_shape(original, target)
+    if shape is None:
+        return None
+    return (f"original shape {list(original)} read as {target} {list(shape)} (missing axes are 1, as GE lays it "
+            f"out); channel padding cut (msaccucmp's convert keeps it): {final.name}")
 
 
 def _discard(staged: list[tuple[Path, Path]]) -> None:

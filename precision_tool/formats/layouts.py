@@ -99,13 +99,14 @@ def is_kept_as_dumped(src_format: int | str, ndim: int) -> bool:
 
 
 def _readings(original_shape: Sequence[int], candidates: Sequence[str], original_format: str | None,
-              ) -> list[tuple[str, dict[str, int]]]:
-    """Each way of reading `original_shape` as one of `candidates`: (layout, {axis: size}). A shape with
-    fewer dims than the layout is read the way GE expands it (SHORT_SHAPE_AXES)."""
+              expand: bool = True) -> list[tuple[str, dict[str, int]]]:
+    """Each way of reading `original_shape` as one of `candidates`: (layout, {axis: size}). With `expand`, a
+    shape with fewer dims than the layout is read the way GE expands a feature map (SHORT_SHAPE_AXES)."""
     layouts = [original_format.upper()] if original_format else list(candidates)
     out = []
     for layout in layouts:
-        shape = expanded_shape(original_shape, layout)
+        shape = expanded_shape(original_shape, layout) if expand else (
+            tuple(int(d) for d in original_shape) if len(original_shape) == len(layout) else None)
         if shape is not None:
             out.append((layout, dict(zip(layout, shape))))
     return out
@@ -155,7 +156,7 @@ def from_device(
         if src == "ND":
             raise UnsupportedConversion(f"an ND tensor has no axis names; cannot convert it to {dst}")
         return _permute(array, src, dst)
-    if src == "NC1HWC0":
+    if src in ("NC1HWC0", "NC1HWC0_C04"):  # C04: the same blocks with C0 = 4 (read from the shape)
         return _from_nc1hwc0(array, dst, original, original_format)
     if src == "FRACTAL_Z":
         if sub_format > 1:
@@ -211,7 +212,7 @@ def _from_fractal_z(array: "np.ndarray", dst: str, original: tuple[int, ...],
     if not original:
         raise LayoutError("FRACTAL_Z needs the original shape to split C1*H*W; the dump has none")
     found: dict[tuple[int, ...], list[str]] = {}
-    for layout, dims in _readings(original, ("NCHW", "HWCN", "NHWC"), original_format):
+    for layout, dims in _readings(original, ("NCHW", "HWCN", "NHWC"), original_format, expand=False):
         n, c, h, w = dims["N"], dims["C"], dims["H"], dims["W"]
         if min(n, c, h, w) <= 0:
             continue

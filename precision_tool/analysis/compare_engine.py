@@ -65,6 +65,12 @@ def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
         raise FormatError(path, f"not a readable .npy file ({exc})") from None
     if dtype.hasobject:
         raise FormatError(path, "holds Python objects; only numeric .npy files are compared (never unpickled)")
+    if dtype.names is not None or dtype.subdtype is not None or dtype.kind not in "biufc":
+        # records, strings, raw bytes: nothing to take a cosine of; blame this file, not the NPU dump
+        kinds = {"U": "text", "S": "byte-string", "V": "raw-byte", "M": "date", "m": "time-span"}
+        what = "record" if dtype.names is not None else kinds.get(dtype.kind, "non-numeric")
+        raise FormatError(path, f"holds {what} data ({dtype.descr if dtype.names else dtype.str}), not numbers; "
+                                "save the golden tensor as a numeric array")
     count = int(np.prod(shape)) if shape else 1
     if path.stat().st_size < offset + count * dtype.itemsize:
         raise FormatError(path, "is shorter than its header says; the file is truncated")

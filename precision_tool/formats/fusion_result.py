@@ -137,12 +137,13 @@ def _graph_id(path: Path, record: _Pairs, key: str | None, number: int) -> str:
     graph_id = None
     for id_key in ID_KEYS:
         value = record.get(id_key)
-        if isinstance(value, (str, int)) and not isinstance(value, bool):
-            graph_id = str(value)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip():
+            graph_id = str(value).strip()
             break
-    if graph_id is None and key is not None:
+    if graph_id is None and key is not None and key.strip():
         graph_id = key[len(KEY_PREFIX):] if key.startswith(KEY_PREFIX) and len(key) > len(KEY_PREFIX) else key
-    if graph_id is None:
+        graph_id = graph_id.strip()
+    if not graph_id:
         graph_id = str(number)
     if len(graph_id) > MAX_NAME:
         raise FormatError(path, f"a graph id of {len(graph_id)} characters: the file is damaged, {_ADVICE}")

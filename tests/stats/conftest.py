@@ -43,3 +43,15 @@ def stats_workspace(demo_workspace: Path, tmp_path: Path) -> Callable[..., Path]
         return root
 
     return build
+
+
+@pytest.fixture(scope="session")
+def shared_stats_workspace(demo_workspace: Path, tmp_path_factory) -> Path:
+    """One stats-only copy of the demo for the tests that only read it (saves converting it per test)."""
+    root = tmp_path_factory.mktemp("stats_shared") / "ws"
+    shutil.copytree(demo_workspace, root, symlinks=True)
+    shutil.rmtree(root / "npu" / "debug_1")
+    shutil.rmtree(root / "temp", ignore_errors=True)
+    for dump in dump_files(root / "npu" / "debug_0" / "dump"):
+        to_stats(dump)
+    return root

@@ -56,8 +56,8 @@ def test_a_mean_near_zero_is_judged_against_the_datas_scale():
     assert judge(npu, array_stats(golden)).result == PASS
 
 
-def test_stats_only(stats_workspace):
-    root = stats_workspace()
+def test_stats_only(shared_stats_workspace):
+    root = shared_stats_workspace
     assert stats_only(root / "npu" / "debug_0" / "dump")
     assert not stats_only(root / "tf")  # golden .npy only: no statistics CSV
 
@@ -67,9 +67,9 @@ def test_mixed_folder_is_not_stats_only(stats_workspace):
     assert not stats_only(root / "npu" / "debug_0" / "dump")
 
 
-def test_compare_through_the_graph_finds_the_op_a_tensor_compare_finds(stats_workspace, demo_workspace, cli,
-                                                                     tmp_path: Path):
-    root = stats_workspace()
+def test_compare_through_the_graph_finds_the_op_a_tensor_compare_finds(shared_stats_workspace, demo_workspace,
+                                                                     cli, tmp_path: Path):
+    root = shared_stats_workspace
     out = tmp_path / "result" / "stats.csv"
     summary = compare_statistics(stats_dir(root), root / "tf" / "dump", build_graph(root), out)
     assert summary.csv_path == out and out.is_file()
@@ -95,8 +95,8 @@ def test_compare_through_the_graph_finds_the_op_a_tensor_compare_finds(stats_wor
     assert trans.cells["NPUCount"] == trans.cells["GoldenCount"] == "32768"
 
 
-def test_result_csv_reads_back_and_filters(stats_workspace, tmp_path: Path):
-    root = stats_workspace()
+def test_result_csv_reads_back_and_filters(shared_stats_workspace, tmp_path: Path):
+    root = shared_stats_workspace
     out = tmp_path / "r.csv"
     summary = compare_statistics(stats_dir(root), root / "tf" / "dump", build_graph(root), out)
     with open(out, newline="") as handle:
@@ -113,8 +113,8 @@ def test_result_csv_reads_back_and_filters(stats_workspace, tmp_path: Path):
     assert named and all("fc1/MatMul" in r.npu_dump or "fc1/MatMul" in r.ground_truth for r in named)
 
 
-def test_without_a_graph_outputs_are_matched_by_op_name(stats_workspace, tmp_path: Path):
-    root = stats_workspace()
+def test_without_a_graph_outputs_are_matched_by_op_name(shared_stats_workspace, tmp_path: Path):
+    root = shared_stats_workspace
     summary = compare_statistics(stats_dir(root), root / "tf" / "dump", None, tmp_path / "r.csv")
     rows = read_stats_result(tmp_path / "r.csv")
     pool = next(r for r in rows if r.tensor_index == "pool1_MaxPool:output:0")
@@ -132,8 +132,8 @@ def test_an_unreadable_csv_is_a_row_naming_it_and_the_rest_is_compared(stats_wor
     assert summary.passed > 50
 
 
-def test_nothing_to_compare_is_a_workspace_error(stats_workspace, tmp_path: Path):
-    root = stats_workspace()
+def test_nothing_to_compare_is_a_workspace_error(shared_stats_workspace, tmp_path: Path):
+    root = shared_stats_workspace
     with pytest.raises(WorkspaceError, match="no golden .npy"):
         compare_statistics(stats_dir(root), tmp_path, None, tmp_path / "r.csv")
     with pytest.raises(WorkspaceError, match="no statistics CSVs"):
@@ -149,8 +149,8 @@ def test_a_tensor_result_csv_is_not_read_as_a_statistics_result(tmp_path: Path):
         read_stats_result(path)
 
 
-def test_renderers_name_the_first_divergent_tensor(stats_workspace, tmp_path: Path):
-    root = stats_workspace()
+def test_renderers_name_the_first_divergent_tensor(shared_stats_workspace, tmp_path: Path):
+    root = shared_stats_workspace
     summary = compare_statistics(stats_dir(root), root / "tf" / "dump", build_graph(root), tmp_path / "r.csv")
     console = Console(width=200, record=True, color_system=None)
     for part in stats_summary(summary, "graph_1 vs golden"):

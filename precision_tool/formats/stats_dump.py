@@ -299,10 +299,8 @@ def array_stats(array: "np.ndarray", padding: int = 0) -> ArrayStats:
     values = np.asarray(array)
     if values.dtype == np.bool_:
         values = values.astype(np.uint8)
-    elif values.dtype.kind == "V" and values.dtype.fields is None and values.dtype.type.__module__.startswith("ml_dtypes"):
+    elif values.dtype.fields is None and values.dtype.type.__module__.startswith("ml_dtypes"):
         values = values.astype(np.float32)  # bf16, fp8
-    elif values.dtype.type.__module__.startswith("ml_dtypes"):
-        values = values.astype(np.float32)
     if values.dtype.kind not in "biufc":
         raise ValueError(f"dtype {np.asarray(array).dtype} is not numeric")
     values = values.reshape(-1)

@@ -29,6 +29,8 @@ ID_KEYS = ("session_and_graph_id", "graphId")
 KEY_PREFIX = "session_and_graph_id_"
 # Real files are kilobytes (the largest seen: 76 KB for 30 graphs); far above that is not this file.
 MAX_BYTES = 256 * 1024 * 1024
+# The compiler counts in C++ integers; a larger count is damage, not a count.
+MAX_COUNT = 2**63 - 1
 # Pass names and graph ids are identifiers; a longer one is damage (and would swamp the table).
 MAX_NAME = 1000
 UNKNOWN = ("no graph_fusion or ub_fusion record in any shape this tool knows (one object per graph, "
@@ -85,7 +87,7 @@ def _count(path: Path, value: Any, what: str) -> int:
         text = value.strip()
         if text.isascii() and text.isdigit():
             number = int(text)
-    if number is None or number < 0:
+    if number is None or number < 0 or number > MAX_COUNT:
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         raise FormatError(path, f"{what} is {shown}, not a count; the file is damaged, {_ADVICE}")
     return number

@@ -232,6 +232,13 @@ class Unreadable(Exception):
 
 
 def _count(value: Any) -> int:
+    number = _number(value)
+    if number > 2**63 - 1:
+        raise Unreadable
+    return number
+
+
+def _number(value: Any) -> int:
     if isinstance(value, bool):
         raise Unreadable
     if isinstance(value, int) and value >= 0:

@@ -12,7 +12,7 @@ from typing import Any
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 FUSION_FILES = sorted((REAL / "fusion_result").glob("*.json"))
 
-_TITLE = re.compile(r"^graph (\S+): (graph|UB) fusion passes that fired")
+_TITLE = re.compile(r"^graph (\S+): (graph|UB) fusion passes that +fired")
 
 
 def fusion_workspace(tmp_path: Path, source: Path) -> Path:
@@ -24,19 +24,25 @@ def fusion_workspace(tmp_path: Path, source: Path) -> Path:
 
 
 def fired_tables(out: str) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
-    """The fusion tables of `ac`: (graph id, 'graph'|'UB') -> [(pass, effect, match)], "(none fired)" -> []."""
+    """The fusion tables of `ac`: (graph id, 'graph'|'UB') -> [(pass, effect, match)], "(none fired)" -> [].
+    A title too long for the table wraps onto more lines: the lines before a table's top edge are joined."""
     tables: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
     current: list[tuple[str, int, int]] | None = None
+    pending: list[str] = []
     for line in out.splitlines():
-        title = _TITLE.match(line.strip())
-        if title:
-            current = tables.setdefault((title.group(1), title.group(2)), [])
-            continue
-        if current is None or "│" not in line:
-            continue
-        cells = [c.strip() for c in line.strip().strip("│").split("│")]
-        if len(cells) == 3 and cells[1].isdigit() and cells[2].isdigit():
-            current.append((cells[0], int(cells[1]), int(cells[2])))
+        stripped = line.strip()
+        if stripped.startswith("┏"):
+            title = _TITLE.match(" ".join(pending))
+            current = tables.setdefault((title.group(1), title.group(2)), []) if title else None
+            pending = []
+        elif stripped.startswith("└"):
+            current, pending = None, []
+        elif "│" in stripped or "┃" in stripped or stripped.startswith(("┡", "├")):
+            cells = [c.strip() for c in stripped.strip("│").split("│")]
+            if current is not None and len(cells) == 3 and cells[1].isdigit() and cells[2].isdigit():
+                current.append((cells[0], int(cells[1]), int(cells[2])))
+        elif stripped.startswith("graph ") or pending:
+            pending.append(stripped)
     return tables
 
 

@@ -17,7 +17,9 @@ def to_stats(dump: Path, *, keep: bool = False) -> Path:
     header = read_dump_header(dump)
 
     def tensor(t):  # type: ignore[no-untyped-def]
-        return StatsTensor(read_tensor(header, t), data_type_name(t.data_type), format_name(t.format), tuple(t.shape))
+        # the device writes DT_* names (DT_FLOAT16), our enum has the bare ones (FLOAT16)
+        return StatsTensor(read_tensor(header, t), f"DT_{data_type_name(t.data_type)}", format_name(t.format),
+                           tuple(t.shape))
 
     out = write_stats_csv(dump.with_name(dump.name + ".csv"), [tensor(t) for t in header.inputs],
                           [tensor(t) for t in header.outputs])

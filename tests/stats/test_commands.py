@@ -49,8 +49,7 @@ def test_ni_shows_npu_statistics_next_to_the_golden(shared_stats_workspace, cli)
         rows = list(csv.DictReader(handle))
     output = next(r for r in rows if r["Input/Output"] == "Output")
     assert "`stats` rows: the NPU's statistics CSV" in result.out
-    assert "output 0  FLOAT16 NC1HWC0  (statistics CSV: device layout, padding included)" in result.out \
-        or "output 0  DT_FLOAT16 NC1HWC0  (statistics CSV: device layout, padding included)" in result.out
+    assert "output 0  DT_FLOAT16 NC1HWC0  (statistics CSV: device layout, padding included)" in result.out
     stats_lines = [line.split() for line in result.out.splitlines() if line.strip().startswith("debug_0 stats")]
     shape = "[" + output["Shape"].replace("x", ",") + "]"
     numbers = [shape, output["Max Value"], output["Min Value"], output["Avg Value"], output["Nan Count"], "0", "-"]

@@ -21,13 +21,11 @@ Nothing here prints.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from precision_tool.analysis.matching import (
     DumpIndex, MatchPlan, TensorMatch, dump_op_key, plan_graph_compare, plan_name_compare,
@@ -36,6 +34,11 @@ from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.npu_dump import MAPPING_FILE, dump_name_of
 from precision_tool.formats.stats_dump import (
     ArrayStats, StatsRow, array_stats, read_stats_csv, stats_name_of,
+)
+from precision_tool.analysis.stats_results import (  # re-exported: the one module the commands import
+    ERROR, NAN_TEXT, NO_GOLDEN, NOT_COMPUTED, PASS, STATS_RESULT_HEADER, UNREADABLE, WARNING, StatsResultRow,
+    StatsSummary, cell_text, encode_rows, filter_stats_rows, is_stats_result, read_stats_result, rows_from_text,
+    summarize_stats,
 )
 from precision_tool.workspace import walk_files
 
@@ -46,26 +49,9 @@ WARNING_MAGNITUDE = 0.01
 ERROR_MAGNITUDE = 0.5
 EPSILON = 1e-10
 MEAN_SCALE_FLOOR = 0.01
-PASS, WARNING, ERROR = "pass", "warning", "error"
-NO_GOLDEN, NOT_COMPUTED, UNREADABLE = "no golden", "not computed", "unreadable"
-NAN_TEXT = "NaN"
 # Layouts whose device buffer is the tensor itself: a count that differs there is not padding.
 _PLAIN_LAYOUTS = {"", "-", "ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC", "DHWCN", "DHWNC", "NC", "CN",
                   "NCL", "MD", "RESERVED", "UNKNOW"}
-
-STATS_RESULT_HEADER: tuple[str, ...] = (
-    "Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "DataType", "Format", "Shape",
-    "NPUCount", "GoldenCount",
-    "NPUMax", "GoldenMax", "MaxDiff", "MaxRelativeErr",
-    "NPUMin", "GoldenMin", "MinDiff", "MinRelativeErr",
-    "NPUMean", "GoldenMean", "MeanDiff", "MeanRelativeErr",
-    "NPUNaN", "GoldenNaN", "NPUInf", "GoldenInf",
-    "Result", "Reason", "StatsFile", "GoldenFile",
-)
-"""The result CSV of a statistics compare. Diff = NPU − golden; RelativeErr = |Diff| / |golden| (NaN when the
-golden is 0 or either side is missing/non-finite); Result one of pass/warning/error/no golden/not computed/
-unreadable; Reason says why (empty on pass)."""
-
 
 # --- the dump folder ------------------------------------------------------------------------------
 def stats_only(folder: str | os.PathLike[str]) -> bool:
@@ -193,75 +179,6 @@ def golden_array(path: Path) -> "np.ndarray":
 
 
 # --- a whole run ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class StatsResultRow:
-    """One row of a statistics result CSV, as read back (numbers kept as written)."""
-
-    index: int
-    op_type: str
-    npu_dump: str
-    ground_truth: str
-    tensor_index: str
-    result: str
-    reason: str
-    cells: dict[str, str]
-
-    @property
-    def failed(self) -> bool:
-        return self.result == ERROR
-
-    @property
-    def op_name(self) -> str:
-        return self.tensor_index.split(":", 1)[0] if ":" in self.tensor_index else self.npu_dump
-
-
-@dataclass(frozen=True)
-class StatsSummary:
-    """What a statistics compare found: counts per result, the first error (and first warning) in graph order."""
-
-    csv_path: Path | None
-    total: int
-    passed: int
-    warnings: int
-    errors: int
-    no_golden: int
-    not_computed: int
-    unreadable: int
-    first_error: StatsResultRow | None
-    first_warning: StatsResultRow | None
-    first_failing: StatsResultRow | None = None
-    """The first row (graph order) that is a warning or an error."""
-    notes: tuple[str, ...] = ()
-    unreadable_files: tuple[tuple[str, str], ...] = ()
-    """(file, problem) of each statistics CSV or golden .npy that could not be read."""
-
-    @property
-    def compared(self) -> int:
-        return self.passed + self.warnings + self.errors
-
-    @property
-    def first_divergent(self) -> StatsResultRow | None:
-        """The first tensor in graph order whose statistics differ (a warning or an error)."""
-        return self.first_failing
-
-
-def _text(value: float | int | None) -> str:
-    if value is None:
-        return NAN_TEXT
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return NAN_TEXT
-    return repr(float(value)) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
-
-
-def _encode(rows: Sequence[Sequence[str]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)  # excel dialect, CRLF, as the tensor result CSVs
-    writer.writerows(rows)
-    return buffer.getvalue()
-
-
 def plan_stats_run(npu_dir: Path, golden_dir: Path, graph_path: str | os.PathLike[str] | None, *,
                    graph_name: str | None = None, step: int | None = None) -> tuple[MatchPlan, dict[str, Path]]:
     from precision_tool.formats.golden import scan_golden_dir
@@ -316,10 +233,10 @@ def compare_statistics(npu_dir: str | os.PathLike[str], golden_dir: str | os.Pat
                 tensor = f"{op.name}:{stats_row.kind}:{stats_row.index}"
                 rows.append(_tensor_row(group.index, op.op_type, op.name, tensor, stats_row, match, skipped,
                                         golden, golden_cache, unreadable, op.dump_path, plan.npu_vs_npu))
-    text = _encode([STATS_RESULT_HEADER, *rows])
+    text = encode_rows([STATS_RESULT_HEADER, *rows])
     if out_csv_path is not None:
         write_text_atomic(Path(out_csv_path), text)
-    table = _read_rows(text, Path(out_csv_path or "statistics result"))
+    table = rows_from_text(text, Path(out_csv_path or "statistics result"))
     return summarize_stats(table, Path(out_csv_path) if out_csv_path is not None else None,
                            notes=plan.warnings, unreadable=tuple(unreadable.items()))
 
@@ -371,105 +288,24 @@ def _row(group: int, op_type: str, op_name: str, ground_truth: str, tensor: str,
 
     def stat(name: str, mine: float | None, theirs: float | None) -> list[str]:
         diff, relative = diffs.get(name, (None, None))
-        return [_text(mine), _text(theirs), _text(diff), _text(relative)]
+        return [cell_text(mine), cell_text(theirs), cell_text(diff), cell_text(relative)]
 
     shape = "NaN" if npu is None or npu.shape is None else ("x".join(str(d) for d in npu.shape) or "scalar")
     return [
         str(group), op_type, op_name, ground_truth, tensor,
         npu.data_type if npu else NAN_TEXT, npu.layout if npu else NAN_TEXT, shape,
-        _text(npu.count if npu else None), _text(gold.count if gold else None),
+        cell_text(npu.count if npu else None), cell_text(gold.count if gold else None),
         *stat("max", npu.max if npu else None, gold.max if gold else None),
         *stat("min", npu.min if npu else None, gold.min if gold else None),
         *stat("mean", npu.mean if npu else None, gold.mean if gold else None),
-        _text(npu.nan_count if npu else None), _text(gold.nan_count if gold else None),
-        _text(npu.inf_count if npu else None), _text(gold.inf_count if gold else None),
+        cell_text(npu.nan_count if npu else None), cell_text(gold.nan_count if gold else None),
+        cell_text(npu.inf_count if npu else None), cell_text(gold.inf_count if gold else None),
         result, reason, str(stats_path) if stats_path else "", str(golden_path) if golden_path else "",
     ]
 
 
-# --- reading results back (vcs, ac) -----------------------------------------------------------------
-_RESULTS = (PASS, WARNING, ERROR, NO_GOLDEN, NOT_COMPUTED, UNREADABLE)
-
-
-def is_stats_result(path: str | os.PathLike[str]) -> bool:
-    """True when the CSV at `path` starts with the statistics result header (not a tensor compare's)."""
-    try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            first = handle.readline(4096)
-    except (OSError, UnicodeDecodeError):
-        return False
-    return next(csv.reader([first]), []) == list(STATS_RESULT_HEADER)
-
-
-def read_stats_result(path: str | os.PathLike[str]) -> tuple[StatsResultRow, ...]:
-    """The rows of a statistics result CSV (columns found by name). FormatError when it is not one."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FormatError(path, f"cannot be read as a statistics result CSV ({exc})") from None
-    return _read_rows(text, path)
-
-
-def _read_rows(text: str, path: Path) -> tuple[StatsResultRow, ...]:
-    try:
-        records = list(csv.reader(io.StringIO(text)))
-    except csv.Error as exc:
-        raise FormatError(path, f"is not valid CSV ({exc})") from None
-    if not records:
-        raise FormatError(path, "is empty; not a statistics result CSV")
-    header = records[0]
-    needed = ("Index", "OpType", "NPUDump", "GroundTruth", "TensorIndex", "Result", "Reason")
-    missing = [name for name in needed if name not in header]
-    if missing:
-        raise FormatError(path, f"has no column {', '.join(missing)}; not a statistics result CSV (vc writes one "
-                                "for statistics dumps)")
-    at = {name: header.index(name) for name in header}
-    rows = []
-    for number, record in enumerate(records[1:], 2):
-        if not record:
-            continue
-        if len(record) != len(header):
-            raise FormatError(path, f"line {number}: {len(record)} fields, the header has {len(header)}")
-        cells = dict(zip(header, record))
-        index_text = record[at["Index"]]
-        if not index_text.isdigit():
-            raise FormatError(path, f"line {number}, column 'Index': {index_text[:40]!r} is not a number")
-        result = record[at["Result"]]
-        if result not in _RESULTS:
-            raise FormatError(path, f"line {number}, column 'Result': {result[:40]!r} is not one of "
-                                    f"{', '.join(_RESULTS)}")
-        rows.append(StatsResultRow(int(index_text), record[at["OpType"]], record[at["NPUDump"]],
-                                   record[at["GroundTruth"]], record[at["TensorIndex"]], result,
-                                   record[at["Reason"]], cells))
-    return tuple(rows)
-
-
-def summarize_stats(rows: Sequence[StatsResultRow], csv_path: Path | None = None, *, notes: Sequence[str] = (),
-                    unreadable: Sequence[tuple[str, str]] = ()) -> StatsSummary:
-    """Counts per result and the first error / warning in graph order (rows are written in graph order)."""
-    count = {name: sum(1 for r in rows if r.result == name) for name in _RESULTS}
-    return StatsSummary(
-        csv_path=csv_path, total=len(rows), passed=count[PASS], warnings=count[WARNING], errors=count[ERROR],
-        no_golden=count[NO_GOLDEN], not_computed=count[NOT_COMPUTED], unreadable=count[UNREADABLE],
-        first_error=next((r for r in rows if r.result == ERROR), None),
-        first_warning=next((r for r in rows if r.result == WARNING), None),
-        first_failing=next((r for r in rows if r.result in (WARNING, ERROR)), None),
-        notes=tuple(notes), unreadable_files=tuple(unreadable),
-    )
-
-
-def filter_stats_rows(rows: Sequence[StatsResultRow], *, results: Sequence[str] | None = None,
-                      name: str | None = None) -> list[StatsResultRow]:
-    """Rows whose Result is one of `results` (all when None) and whose op or golden name contains `name`."""
-    chosen = [r for r in rows if results is None or r.result in results]
-    if name:
-        needle = name.lower()
-        chosen = [r for r in chosen if needle in r.npu_dump.lower() or needle in r.ground_truth.lower()]
-    return chosen
-
-
 __all__ = [
-    "STATS_RESULT_HEADER", "StatsResultRow", "StatsSummary", "compare_statistics", "filter_stats_rows",
-    "is_stats_result", "judge", "read_stats_result", "stats_only", "summarize_stats",
+    "ERROR", "NAN_TEXT", "NO_GOLDEN", "NOT_COMPUTED", "PASS", "STATS_RESULT_HEADER", "UNREADABLE", "WARNING",
+    "StatsResultRow", "StatsSummary", "compare_statistics", "filter_stats_rows", "is_stats_result", "judge",
+    "read_stats_result", "stats_only", "summarize_stats",
 ]

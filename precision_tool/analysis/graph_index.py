@@ -96,16 +96,9 @@ def op_blocks(data: bytes, op_count: int) -> list[tuple[int, int]] | None:
 
 
 def fusion_passes(op: Op) -> tuple[str, ...]:
-    """The fusion passes that made an op: its graph pass (attr pass_name), then its UB pass (pass_name_ub);
-    each may be a string or a list of strings. (Op.fusion_pass gives only the first of them.)"""
-    found: list[str] = []
-    for key in ("pass_name", "pass_name_ub"):
-        value = op.attrs.get(key)
-        for item in value if isinstance(value, list) else [value]:
-            text = item.decode("utf-8", "replace") if isinstance(item, bytes) else item
-            if isinstance(text, str) and text and text not in found:
-                found.append(text)
-    return tuple(found)
+    """The fusion passes that made an op: its graph passes (attr pass_name), then its UB passes
+    (pass_name_ub); each may be a string or a list of strings (real atc JSON)."""
+    return op.fusion_passes
 
 
 def fusion_pass_text(op: Op) -> str | None:
@@ -237,6 +230,12 @@ class GraphIndex:
             needle = graph_filter.lower()
             extra = [(p, False) for p in files if p not in build and needle in p.name.lower()]
             chosen += extra
+            # GE's ONNX-style dumps (ge_onnx_*.pbtxt) only when -g names them: never a Build graph, so
+            # a pbtxt never shadows the ge_proto *_Build.txt of the same run
+            folder = self.workspace.graph_dir(debug_id)
+            if folder.is_dir():
+                chosen += sorted((p, False) for p in folder.glob("*.pbtxt")
+                                 if p.is_file() and needle in p.name.lower())
         # a Build graph given both as .txt and .json: keep the text one (it has op offsets)
         stems = {p.stem for p, _ in chosen if p.suffix == ".txt"}
         return [(p, b) for p, b in chosen if not (p.suffix == ".json" and p.stem in stems)]

@@ -53,13 +53,15 @@ from precision_tool.formats.ge_model import (  # noqa: F401  (re-exported: calle
     list_val_type,
     split_input,
 )
+from precision_tool.formats.ge_onnx import looks_like_onnx, parse_onnx_text
 from precision_tool.formats.ge_text import format_model, parse_text
 
 
 # --- reading and writing ---------------------------------------------------------------------------
 def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
-    """Read a GE graph file: protobuf text (`ge_proto_*.txt`) or atc JSON, told apart by the first
-    character. Bad files raise FormatError naming the file (and line/column for text).
+    """Read a GE graph file: protobuf text (`ge_proto_*.txt`), atc JSON or GE's ONNX-style dump
+    (`ge_onnx_*.pbtxt`), told apart by content. Bad files raise FormatError naming the file (and
+    line/column for text).
     `light=True` (for op indexes; text graphs only): ops carry no tensor descriptors and only the
     attributes an index shows (ge_text.SUMMARY_ATTRS), which parses about a third faster."""
     path = Path(path)
@@ -71,6 +73,8 @@ def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
     start = text.lstrip()[:1]
     if start in ("{", "["):
         model = parse_json_text(text, path)
+    elif looks_like_onnx(text):
+        model = parse_onnx_text(text, path)
     else:
         model = parse_text(text, path, light)
     if not model.graphs:
@@ -78,7 +82,17 @@ def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
         # and treating it as one with 0 ops would let `vc -g` "compare" nothing and report success
         raise FormatError(path, "not a GE graph: no graph or op found; give a ge_proto_*.txt or an atc "
                                 "JSON graph (atc --mode=1 / --json)")
+    if not any(graph.ops for graph in model.graphs):
+        # a file of another message that happens to have a `graph { }` block (an ONNX or TF GraphDef
+        # text) reads as graphs of unknown fields: 0 ops is never a graph worth answering from
+        raise FormatError(path, "not a GE graph: its graphs hold no op (unknown fields: "
+                                f"{_unknown(model)}); give a ge_proto_*.txt or an atc JSON graph")
     return model
+
+
+def _unknown(model: Model) -> str:
+    found = [w for w in model.warnings if "unknown" in w]
+    return found[0] if found else "none"
 
 
 def write_graph_text(model: Model, path: str | os.PathLike[str]) -> None:

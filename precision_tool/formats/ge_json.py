@@ -30,9 +30,14 @@ from precision_tool.formats.ge_tree import SCHEMA, B, TreeReader, bytes_from_jso
 
 def parse_json_text(text: str, path: Path) -> Model:
     try:
-        tree = json.loads(text)
+        tree = json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise FormatError(path, f"line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except ValueError as exc:  # _bounded_int's refusal
+        raise FormatError(path, f"not a GE graph: {exc}") from None
+    except RecursionError:
+        raise FormatError(path, "not a GE graph: the JSON is nested deeper than any GE graph "
+                                "(thousands of levels); the file is damaged") from None
     if isinstance(tree, list):  # a bare list of graphs
         tree = {"graph": tree}
     if not isinstance(tree, dict):
@@ -44,8 +49,25 @@ def parse_json_text(text: str, path: Path) -> Model:
     reader = TreeReader(bytes_from_json)
     try:
         return reader.model(tree, path)
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise FormatError(path, f"not a GE graph: {exc}") from None
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+        raise FormatError(path, f"not a GE graph: {_short(exc)}") from None
+    except RecursionError:
+        raise FormatError(path, "not a GE graph: graphs nested in attributes deeper than any GE graph; "
+                                "the file is damaged") from None
+
+
+MAX_INT_DIGITS = 40  # int64 has 19 digits; a longer integer is damage, and Python refuses > 4,300
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits ({text[:12]}...); GE writes 64-bit integers")
+    return int(text)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
 
 
 def _b64(value: bytes) -> str:

@@ -204,22 +204,43 @@ def list_val_type(value: Sequence[Any]) -> str | None:
 
 
 # --- tensors, ops, graphs ---------------------------------------------------------------------------
+def _text_items(value: Any) -> list[str] | None:
+    """The names in an attribute that holds text: `s` (str), `bt` (bytes) or a list of them (real atc
+    JSON writes pass_name as `list.s`, several passes per op); None for any other kind."""
+    if isinstance(value, bytes):
+        return [value.decode("utf-8", "replace")]
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and not isinstance(value, (ListListInt, ListListFloat)):
+        items = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v for v in value]
+        if all(isinstance(v, str) for v in items):
+            return items
+    return None
+
+
 def _str_attr(attrs: dict[str, Any], key: str) -> str | None:
+    """A text attribute as one string: a list of names joined with ', ' (never a list's repr); numbers
+    as their digits; None when absent, empty or of a kind that is not text (a descriptor, a graph)."""
     value = attrs.get(key)
     if value is None:
         return None
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return value if isinstance(value, str) else str(value)
+    items = _text_items(value)
+    if items is not None:
+        return ", ".join(item for item in items if item) or None
+    if isinstance(value, (bool, int, float)):
+        return str(value)
+    return None
 
 
 def _int_attr(attrs: dict[str, Any], key: str) -> int | None:
     value = attrs.get(key)
-    if value is None or isinstance(value, (list, dict)):
+    if isinstance(value, list) and len(value) == 1 and not isinstance(value, (ListListInt, ListListFloat)):
+        value = value[0]  # a one-item list.i where an i was expected
+    if value is None or isinstance(value, (list, dict, bytes)):
         return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -242,7 +263,8 @@ class TensorDesc:
     def origin_shape(self) -> tuple[int, ...] | None:
         value = self.attrs.get("origin_shape")
         if isinstance(value, list) and not isinstance(value, (ListListInt, ListListFloat)):
-            return tuple(int(v) for v in value)
+            if all(type(v) is int for v in value):  # a list of text or floats is not a shape
+                return tuple(value)
         return None
 
     @property
@@ -283,6 +305,16 @@ class Op:
         return result
 
     @property
+    def consumer_names(self) -> list[str]:
+        """The consumers `dst_name` lists, each once: real GE dumps join several in one entry ("a:b")."""
+        found: list[str] = []
+        for entry in self.dst_names:
+            for name in entry.split(":"):
+                if name and name not in found:
+                    found.append(name)
+        return found
+
+    @property
     def control_inputs(self) -> list[str]:
         return [split_input(text)[0] for text in self.inputs if text.endswith(":-1")]
 
@@ -292,15 +324,26 @@ class Op:
         value = self.attrs.get("_datadump_original_op_names")
         if value is None:
             return None
-        if isinstance(value, str):
-            return [value] if value else []
-        if isinstance(value, list):
-            return [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in value if v != ""]
-        return None
+        items = _text_items(value)
+        if items is None:
+            return None
+        return [item for item in items if item]
+
+    @property
+    def fusion_passes(self) -> tuple[str, ...]:
+        """Every fusion pass that made the op: its graph passes (pass_name), then its UB passes
+        (pass_name_ub); each attribute may be one string or a list of strings."""
+        found: list[str] = []
+        for key in ("pass_name", "pass_name_ub"):
+            for item in _text_items(self.attrs.get(key)) or ():
+                if item and item not in found:
+                    found.append(item)
+        return tuple(found)
 
     @property
     def fusion_pass(self) -> str | None:
-        return _str_attr(self.attrs, "pass_name") or _str_attr(self.attrs, "pass_name_ub")
+        """'GraphPass + UbPass' (each pass once), as `ls` and `ni` show it; None for no pass."""
+        return " + ".join(self.fusion_passes) or None
 
     @property
     def kernel_name(self) -> str | None:

@@ -11,7 +11,6 @@ ge_text_write; its names are re-exported here.
 from __future__ import annotations
 
 import gc
-import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,18 +19,13 @@ from typing import Any, Iterator
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge_model import Model
 from precision_tool.formats.ge_text_fast import SUMMARY_ATTRS, parse_text_fast  # noqa: F401  (re-exported)
-from precision_tool.formats.ge_text_scalar import _SCALAR, _Many, _scalar, unquote  # noqa: F401
+from precision_tool.formats.ge_text_scalar import _TOKEN, _Many, _scalar, unquote  # noqa: F401
 from precision_tool.formats.ge_text_write import format_float, format_model, quote  # noqa: F401  (re-exported)
 from precision_tool.formats.ge_tree import SCHEMA, I, S, TreeReader, bytes_from_text
 
 # Above this size the fast path parses in two processes (ge_text_fast); a benchmark sets it to compare.
 PARALLEL_MIN_CHARS = 8_000_000
-
-# groups: 1 field name, 2 scalar, 3 opening brace, 4 closing brace, 5 anything else (an error)
-_TOKEN = re.compile(
-    rf"\s*(?:#[^\n]*\s*)*(?:([A-Za-z_]\w*)\s*(?::\s*({_SCALAR})|:?\s*([{{<]))|([}}>])|(\S))[ \t]*[;,]?"
-)
-
+MAX_DEPTH = 200  # nesting the general path accepts: far above real graphs, far below the recursion limit
 
 class _Problem(Exception):
     """A parse problem at the current field unit; turned into a FormatError with line and column."""
@@ -103,8 +97,11 @@ def _parse_text(text: str, path: Path, light: bool) -> Model:
         raise FormatError(path, _where(text, tokens, problem.token, str(problem))) from None
     try:
         return reader.model(tree, path)
-    except ValueError as exc:
-        raise FormatError(path, f"not a GE graph: {exc}") from None
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError) as exc:
+        raise FormatError(path, f"not a GE graph: {str(exc)[:200]}") from None
+    except RecursionError:
+        raise FormatError(path, "not a GE graph: graphs nested in attributes deeper than any GE graph; "
+                                "the file is damaged") from None
 
 
 def _build_tree(tokens: list[tuple[str, str, str, str, str]],
@@ -155,6 +152,9 @@ def _build_tree(tokens: list[tuple[str, str, str, str, str]],
                     current[name] = value
             elif opening:
                 spec = schema.get(name)
+                if len(stack) >= MAX_DEPTH:
+                    raise _Problem(f"blocks nested deeper than {MAX_DEPTH} levels (GE graphs use about 12); "
+                                   "the file is damaged")
                 stack.append((current, schema, message, opening))
                 if spec is None or spec[0] not in schemas:
                     if spec is not None:

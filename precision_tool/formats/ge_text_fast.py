@@ -348,13 +348,14 @@ def parse_text_fast(text: str, path: Path, light: bool = False,
         if split is not None:
             try:
                 return _parse_split(text, path, *split, light=light)
-            except (_NotFlat, ValueError, TypeError, AttributeError, KeyError, OSError, pickle.PickleError):
+            except (_NotFlat, ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError,
+                    RecursionError, OSError, pickle.PickleError):
                 pass  # anything odd: the one-process fast path below decides
     try:
         flat = flat_lists(text)
         return FlatReader(light).flat_model(flat, path)
-    except (_NotFlat, ValueError, TypeError, AttributeError, KeyError):
-        return None
+    except (_NotFlat, ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError):
+        return None  # anything odd (deep nesting included): the general path reads it and names the problem
 
 
 # --- two processes ------------------------------------------------------------------------------------

@@ -22,9 +22,6 @@ _TOKEN = re.compile(
     rf"\s*(?:#[^\n]*\s*)*(?:([A-Za-z_]\w*)\s*(?::\s*({_SCALAR})|:?\s*([{{<]))|([}}>])|(\S))[ \t]*[;,]?"
 )
 _PIECE = re.compile(_QUOTED)
-# the attributes a light parse keeps (with every "<op name>_kernelname"): what an op index shows
-SUMMARY_ATTRS = frozenset({"_datadump_original_op_names", "pass_name", "pass_name_ub", "_kernelname",
-                           "_ge_attr_op_kernel_lib_name", "_parent_node_index"})
 _ESCAPE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))",
                      re.DOTALL)
 _SIMPLE_ESCAPES = {b"n": b"\n", b"t": b"\t", b"r": b"\r", b"\\": b"\\", b"'": b"'", b'"': b'"',

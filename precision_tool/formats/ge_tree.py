@@ -309,10 +309,12 @@ class TreeReader:
                 if producer not in names:
                     self.warn("missing producer", f"graph {graph.name!r}: op {op.name!r} reads "
                                                   f"{text!r} but no op {producer!r} is in the graph")
-            for consumer in op.dst_names:
-                if consumer and consumer not in names:
-                    self.warn("dangling consumer", f"graph {graph.name!r}: op {op.name!r} lists consumer "
-                                                   f"{consumer!r} which is not in the graph")
+            for entry in op.dst_names:
+                # real GE dumps join several consumers in one entry ("a:b"); a name may hold ':' itself
+                for consumer in ([entry] if entry in names else entry.split(":")):
+                    if consumer and consumer not in names:
+                        self.warn("dangling consumer", f"graph {graph.name!r}: op {op.name!r} lists consumer "
+                                                       f"{consumer!r} which is not in the graph")
 
 
 _LIST_KINDS = set(LIST_ITEM_KINDS)

@@ -277,6 +277,8 @@ def _cast_check(args: argparse.Namespace, ctx: Context) -> Any:
     # a graph that could not be read is not checked: say so, or "no lossy Cast" would be a false all-clear
     unread = [warning_line(f"cast: not checked (cannot read the graph): {failure}") for failure in index.failures]
     if not loaded:
+        if index.failures:  # every Build graph is unreadable: the check failed, it did not find "nothing"
+            raise CommandFailed("not checked: " + "; ".join(index.failures))
         return [*unread, note_line("cast: no Build graphs to check")]
     groups = lossy_casts(index)
     if not groups:

@@ -114,20 +114,21 @@ def _same_special(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
-def judge(npu: StatsRow, golden: ArrayStats) -> StatsVerdict:
-    """The verdict of one NPU statistics row against the golden's statistics (module docstring)."""
+def judge(npu: StatsRow, golden: ArrayStats, *, other: str = "golden") -> StatsVerdict:
+    """The verdict of one NPU statistics row against the golden's statistics (module docstring); `other` names
+    the reference side in the reasons ("other run" in an NPU-vs-NPU compare)."""
     if not npu.computed:
         return StatsVerdict(NOT_COMPUTED, ("the CSV holds no statistics for this tensor",))
     errors: list[str] = []
     warnings: list[str] = []
     if npu.count is not None and npu.count != golden.count:
-        errors.append(f"{npu.count} elements, golden {golden.count}")
+        errors.append(f"{npu.count} elements, {other} {golden.count}")
     if npu.nan_count is not None and npu.nan_count != golden.nan_count:
-        errors.append(f"NaN count {npu.nan_count}, golden {golden.nan_count}")
+        errors.append(f"NaN count {npu.nan_count}, {other} {golden.nan_count}")
     for what, mine, theirs in (("-Inf", npu.neg_inf_count, golden.neg_inf_count),
                                ("+Inf", npu.pos_inf_count, golden.pos_inf_count)):
         if mine is not None and mine != theirs:
-            errors.append(f"{what} count {mine}, golden {theirs}")
+            errors.append(f"{what} count {mine}, {other} {theirs}")
     absmax = max((abs(v) for v in (golden.max, golden.min) if _finite(v)), default=0.0)
     diffs: dict[str, tuple[float | None, float | None]] = {}
     for what, mine, theirs in (("max", npu.max, golden.max), ("min", npu.min, golden.min),
@@ -138,7 +139,7 @@ def judge(npu: StatsRow, golden: ArrayStats) -> StatsVerdict:
         if not (_finite(mine) and _finite(theirs)):
             diffs[what] = (None, None)
             if not _same_special(mine, theirs):
-                errors.append(f"{what} {mine:g}, golden {theirs:g}")
+                errors.append(f"{what} {mine:g}, {other} {theirs:g}")
             continue
         diff = mine - theirs
         relative = abs(diff) / abs(theirs) if theirs != 0 else None
@@ -148,9 +149,9 @@ def judge(npu: StatsRow, golden: ArrayStats) -> StatsVerdict:
             scale = max(scale, MEAN_SCALE_FLOOR * absmax)
         magnitude = abs(diff) / (scale + EPSILON)
         if magnitude > ERROR_MAGNITUDE:
-            errors.append(f"{what} {mine:g}, golden {theirs:g} ({magnitude:.0%} of its magnitude)")
+            errors.append(f"{what} {mine:g}, {other} {theirs:g} ({magnitude:.0%} of its magnitude)")
         elif magnitude > WARNING_MAGNITUDE:
-            warnings.append(f"{what} {mine:g}, golden {theirs:g} ({magnitude:.1%} of its magnitude)")
+            warnings.append(f"{what} {mine:g}, {other} {theirs:g} ({magnitude:.1%} of its magnitude)")
     if errors:
         return StatsVerdict(ERROR, tuple(errors + warnings), diffs)
     if warnings:
@@ -241,6 +242,71 @@ def compare_statistics(npu_dir: str | os.PathLike[str], golden_dir: str | os.Pat
                            notes=plan.warnings, unreadable=tuple(unreadable.items()))
 
 
+def compare_statistics_npu(left_dir: str | os.PathLike[str], right_dir: str | os.PathLike[str],
+                           out_csv_path: str | os.PathLike[str] | None, *, step: int | None = None) -> StatsSummary:
+    """NPU vs NPU where both runs dumped statistics: ops paired by the op field of their file names, tensors by
+    input/output and index; the `Golden*` columns of the result hold the other run's numbers (GroundTruth its
+    op, GoldenFile its CSV). Same verdicts, CSV and summary as compare_statistics."""
+    from precision_tool.analysis.matching import plan_npu_compare
+    from precision_tool.atomic import write_text_atomic
+
+    left = index_stats(Path(left_dir), step=step)
+    right = index_stats(Path(right_dir), step=step)
+    for folder, index in ((left_dir, left), (right_dir, right)):
+        if not index.by_op:
+            raise WorkspaceError(f"no statistics CSVs (OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP.csv) in {folder}")
+    plan = plan_npu_compare(left, right)
+    rows: list[list[str]] = []
+    unreadable: dict[str, str] = {}
+    for group in plan.groups:
+        for op in group.ops:
+            files = []
+            for path in (op.dump_path, op.right_dump_path):
+                try:
+                    files.append(read_stats_csv(path) if path is not None else None)
+                except FormatError as exc:
+                    unreadable.setdefault(exc.path, exc.problem)
+                    rows.append(_row(group.index, op.op_type, op.name, group.ground_truth_text, f"{op.name}:file",
+                                     None, None, UNREADABLE, exc.problem, op.dump_path, path))
+                    files.append(None)
+            mine, theirs = files
+            if mine is None:
+                continue
+            for stats_row in mine.rows:
+                tensor = f"{op.name}:{stats_row.kind}:{stats_row.index}"
+                other = theirs.row(stats_row.kind, stats_row.index) if theirs is not None else None
+                other_stats = _as_array_stats(other, stats_row) if other is not None else None
+                if other_stats is None:
+                    why = "the other run has no statistics of this tensor" if theirs is not None or \
+                        op.right_dump_path is None else "the other run's CSV cannot be read"
+                    rows.append(_row(group.index, op.op_type, op.name, "*", tensor, stats_row, None, NO_GOLDEN, why,
+                                     op.dump_path, op.right_dump_path))
+                    continue
+                verdict = judge(stats_row, other_stats, other="other run")
+                rows.append(_row(group.index, op.op_type, op.name, tensor, tensor, stats_row, other_stats,
+                                 verdict.result, "; ".join(verdict.reasons), op.dump_path, op.right_dump_path,
+                                 verdict))
+    text = encode_rows([STATS_RESULT_HEADER, *rows])
+    if out_csv_path is not None:
+        write_text_atomic(Path(out_csv_path), text)
+    return summarize_stats(rows_from_text(text, Path(out_csv_path or "statistics result")),
+                           Path(out_csv_path) if out_csv_path is not None else None, notes=plan.warnings,
+                           unreadable=tuple(unreadable.items()))
+
+
+def _as_array_stats(row: StatsRow, like: StatsRow) -> ArrayStats | None:
+    """Another run's row as the reference side; a count it lacks is taken as equal (nothing to compare)."""
+    if not row.computed:
+        return None
+
+    def count(value: int | None, fallback: int | None) -> int:
+        return value if value is not None else (fallback or 0)
+
+    return ArrayStats(row.max, row.min, row.mean, count(row.count, like.count),
+                      count(row.nan_count, like.nan_count), count(row.neg_inf_count, like.neg_inf_count),
+                      count(row.pos_inf_count, like.pos_inf_count))
+
+
 def _tensor_row(group: int, op_type: str, op_name: str, tensor: str, npu: StatsRow, match: TensorMatch,
                 skipped: bool, golden: dict[str, Path], cache: dict[Path, Any], unreadable: dict[str, str],
                 stats_path: Path, _npu_vs_npu: bool) -> list[str]:
@@ -307,5 +373,5 @@ def _row(group: int, op_type: str, op_name: str, ground_truth: str, tensor: str,
 __all__ = [
     "ERROR", "NAN_TEXT", "NO_GOLDEN", "NOT_COMPUTED", "PASS", "STATS_RESULT_HEADER", "UNREADABLE", "WARNING",
     "StatsResultRow", "StatsSummary", "compare_statistics", "filter_stats_rows", "is_stats_result", "judge",
-    "read_stats_result", "stats_only", "summarize_stats",
+    "compare_statistics_npu", "read_stats_result", "stats_only", "summarize_stats",
 ]

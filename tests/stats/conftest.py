@@ -29,16 +29,21 @@ def demo_workspace(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def stats_workspace(demo_workspace: Path, tmp_path: Path) -> Callable[..., Path]:
-    """build(mixed=False): a copy of the demo whose debug_0 dumped statistics only (debug_1 removed);
-    `mixed`: every other dump of debug_0 stays a tensor dump."""
+    """build(mixed=False, both_runs=False): a copy of the demo whose debug_0 dumped statistics only (debug_1
+    removed); `mixed`: every other dump of debug_0 stays a tensor dump; `both_runs`: debug_1 is kept and
+    dumped statistics too."""
 
-    def build(mixed: bool = False) -> Path:
+    def build(mixed: bool = False, both_runs: bool = False) -> Path:
         root = tmp_path / "ws"
         shutil.copytree(demo_workspace, root, symlinks=True)
-        shutil.rmtree(root / "npu" / "debug_1")
+        if not both_runs:
+            shutil.rmtree(root / "npu" / "debug_1")
         shutil.rmtree(root / "temp", ignore_errors=True)
         for number, dump in enumerate(dump_files(root / "npu" / "debug_0" / "dump")):
             if not (mixed and number % 2):
+                to_stats(dump)
+        if both_runs:
+            for dump in dump_files(root / "npu" / "debug_1" / "dump"):
                 to_stats(dump)
         return root
 

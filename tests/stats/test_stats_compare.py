@@ -10,8 +10,8 @@ import pytest
 from rich.console import Console
 
 from precision_tool.analysis.stats_compare import (
-    ERROR, PASS, STATS_RESULT_HEADER, WARNING, compare_statistics, filter_stats_rows, is_stats_result, judge,
-    read_stats_result, stats_only, summarize_stats,
+    ERROR, PASS, STATS_RESULT_HEADER, WARNING, compare_statistics, compare_statistics_npu, filter_stats_rows,
+    is_stats_result, judge, read_stats_result, stats_only, summarize_stats,
 )
 from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.stats_dump import StatsRow, array_stats
@@ -166,3 +166,18 @@ def test_renderers_name_the_first_divergent_tensor(shared_stats_workspace, tmp_p
     table = console.export_text()
     assert "4.50391/4.61408" in table and "[16] bn2/FusedBatchNormV3:output:0" in table
     assert f"... {len(rows) - 3} more row(s)" in table
+
+
+def test_npu_vs_npu_statistics_find_the_op_the_tensor_compare_finds(stats_workspace, tmp_path: Path):
+    root = stats_workspace(both_runs=True)
+    left, right = (root / "npu" / f"debug_{n}" / "dump" for n in (0, 1))
+    summary = compare_statistics_npu(left, right, tmp_path / "nn.csv")
+    rows = read_stats_result(tmp_path / "nn.csv")
+    assert summary.total == len(rows) == 192 and summary.no_golden == 0
+    first = summary.first_failing
+    # the tensor compare of the same runs: "debug_0 vs debug_1: first divergent op [16] bn2/FusedBatchNormV3"
+    assert first is not None and first.tensor_index == "bn2_FusedBatchNormV3:output:0"
+    assert "max 4.50391, other run 4.61719" in first.reason
+    assert rows[0].cells["GoldenFile"].startswith(str(right))
+    with pytest.raises(WorkspaceError, match="no statistics CSVs"):
+        compare_statistics_npu(left, root / "tf", None)

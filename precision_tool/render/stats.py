@@ -27,13 +27,17 @@ def stats_counts_text(summary: "StatsSummary") -> str:
     return f"{summary.total} tensor(s): " + ", ".join(parts)
 
 
-def _row_ref(row: "StatsResultRow") -> str:
+def _row_ref(row: "StatsResultRow", right_label: str) -> str:
+    if right_label != "golden":  # NPU vs NPU: the same op in the other run
+        return f"[{row.index}] {row.tensor_index} ({row.op_type})"
     return f"[{row.index}] {row.tensor_index} ({row.op_type}; golden {row.ground_truth})"
 
 
-def stats_summary(summary: "StatsSummary", label: str | None = None) -> list[RenderableType]:
+def stats_summary(summary: "StatsSummary", label: str | None = None,
+                  right_label: str = "golden") -> list[RenderableType]:
     """What `vc` / `ac` print after a statistics compare: the counts, the first divergent tensor in graph order
-    (and the first error when it comes later), the notes, the unreadable files, and the result CSV."""
+    (and the first error when it comes later), the notes, the unreadable files, and the result CSV.
+    `right_label`: what the NPU is compared with ("golden", or "other run" for compare_statistics_npu)."""
     out: list[RenderableType] = []
     head = f"{label}: " if label else ""
     out.append(Text.assemble((f"{head}statistics compare", "bold"),
@@ -41,17 +45,18 @@ def stats_summary(summary: "StatsSummary", label: str | None = None) -> list[Ren
     first = summary.first_failing
     if first is None:
         if summary.compared:
-            out.append(Text("no tensor's statistics differ from its golden tensor's beyond 1% "
+            out.append(Text(f"no tensor's statistics differ from the {right_label}'s beyond 1% "
                             "(statistics cannot prove a match: a tensor compare can)", style="ok"))
         else:
-            out.append(warning_line("no tensor could be compared: no golden tensor matched any statistics row"))
+            out.append(warning_line(f"no tensor could be compared: no {right_label} tensor matched any statistics "
+                                    "row"))
     else:
         style = _STYLE.get(first.result, "")
-        out.append(Text.assemble(("first divergent tensor: ", "bold"), (_row_ref(first), style)))
+        out.append(Text.assemble(("first divergent tensor: ", "bold"), (_row_ref(first, right_label), style)))
         out.append(Text(f"  {first.result}: {first.reason}", style=style))
         error = summary.first_error
         if error is not None and error is not first:
-            out.append(Text.assemble(("first error: ", "bold"), (_row_ref(error), "error")))
+            out.append(Text.assemble(("first error: ", "bold"), (_row_ref(error, right_label), "error")))
             out.append(Text(f"  {error.reason}", style="error"))
     for note in summary.notes:
         out.append(warning_line(note))
@@ -66,7 +71,7 @@ def stats_summary(summary: "StatsSummary", label: str | None = None) -> list[Ren
     return out
 
 
-_COLUMNS = ("result", "max npu/golden", "min npu/golden", "mean npu/golden", "nan", "inf")
+_NUMBERS = ("max", "min", "mean", "nan", "inf")
 
 
 def _pair(row: "StatsResultRow", npu: str, golden: str) -> str:
@@ -81,17 +86,20 @@ def _short(text: str) -> str:
     return f"{value:.6g}"
 
 
-def stats_table(rows: Sequence["StatsResultRow"], limit: int | None = None) -> list[RenderableType]:
+def stats_table(rows: Sequence["StatsResultRow"], limit: int | None = None,
+                right_label: str = "golden") -> list[RenderableType]:
     """`vcs` on a statistics result: per tensor one line of numbers (result, NPU/golden max, min, mean,
     NaN and Inf counts) and the tensor's name last so it copies whole; then the reasons of the rows shown."""
+    right = "golden" if right_label == "golden" else "other"
+    columns = ("result", *(f"{n} npu/{right}" for n in _NUMBERS[:3]), *_NUMBERS[3:])
     if not rows:
         return [note_line("no rows match")]
     shown = list(rows if limit is None else rows[:limit])
     cells = [(r.result, _pair(r, "NPUMax", "GoldenMax"), _pair(r, "NPUMin", "GoldenMin"),
               _pair(r, "NPUMean", "GoldenMean"), _pair(r, "NPUNaN", "GoldenNaN"), _pair(r, "NPUInf", "GoldenInf"))
              for r in shown]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(_COLUMNS)]
-    text = Text("  ".join(h.ljust(w) for h, w in zip(_COLUMNS, widths)) + "  tensor (golden)\n", style="bold")
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(columns)]
+    text = Text("  ".join(h.ljust(w) for h, w in zip(columns, widths)) + f"  tensor ({right})\n", style="bold")
     for row, row_cells in zip(shown, cells):
         line = "  ".join(c.ljust(w) for c, w in zip(row_cells, widths))
         text.append(line[: widths[0]], style=_STYLE.get(row.result))

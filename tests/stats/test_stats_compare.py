@@ -179,5 +179,11 @@ def test_npu_vs_npu_statistics_find_the_op_the_tensor_compare_finds(stats_worksp
     assert first is not None and first.tensor_index == "bn2_FusedBatchNormV3:output:0"
     assert "max 4.50391, other run 4.61719" in first.reason
     assert rows[0].cells["GoldenFile"].startswith(str(right))
+    console = Console(width=200, record=True, color_system=None)
+    for part in [*stats_summary(summary, "debug_0 vs debug_1", "other run"), *stats_table(rows, 2, "other run")]:
+        console.print(part)
+    text = console.export_text()
+    assert "first divergent tensor: [16] bn2_FusedBatchNormV3:output:0 (BatchNorm)" in text
+    assert "max npu/other" in text and "tensor (other)" in text
     with pytest.raises(WorkspaceError, match="no statistics CSVs"):
         compare_statistics_npu(left, root / "tf", None)

@@ -150,6 +150,7 @@ class _Job:
     file_name: str
     source: str  # for messages
     load: Callable[[], Any]  # -> DecodedTensor; may raise FormatError
+    file: str = ""  # the file it comes from, when `source` is not that file (v2: the traces file)
 
 
 def _v1_jobs(location: TfDumpLocation, selector: str | int, skipped: Counter,
@@ -193,8 +194,19 @@ def _v2_jobs(traces: tfdbg_v2.V2Traces, selector: str | int,
         if name in jobs:
             skipped["same name and µs in two graphs (the last one is kept)"] += 1
         source = f"{trace.op_name}:{trace.output_slot} (step {trace.step})"
-        jobs[name] = _Job(name, source, lambda t=trace: decode_tensor_proto(t.tensor_proto))
+        jobs[name] = _Job(name, source, lambda t=trace, s=source: _decode_v2(t, s), str(trace.file or ""))
     return list(jobs.values()), [f"step {s}" for s in steps]
+
+
+def _decode_v2(trace: tfdbg_v2.V2Trace, source: str) -> Any:
+    """A v2 trace's tensor; a tensor that does not add up (shorter than its shape, a negative or huge
+    dimension) is a FormatError naming the traces file and the op output."""
+    from precision_tool.formats.tf_protos import decode_tensor_proto
+
+    try:
+        return decode_tensor_proto(trace.tensor_proto)
+    except ValueError as exc:
+        raise FormatError(trace.file or Path("graph_execution_traces"), f"{source}: {exc}") from None
 
 
 # --- writing ------------------------------------------------------------------------------------------
@@ -247,6 +259,11 @@ def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = 
         jobs, selected = _v1_jobs(location, run, skipped, strays)
     else:
         traces = tfdbg_v2.read_traces(location.root)
+        if not traces.traces and traces.problems:  # nothing readable: the damaged file is the story
+            path, problem = traces.problems[0]
+            more = f" (and {len(traces.problems) - 1} more damaged traces file(s))" if len(traces.problems) > 1 else ""
+            raise FormatError(path, f"{problem}; no graph execution trace could be read before it, nothing "
+                                    f"was extracted{more}")
         bad.extend((str(path), problem + " (the records before it were used)") for path, problem in traces.problems)
         if not traces.traces:
             raise WorkspaceError(f"{location.root}: the tfdbg v2 dump holds no graph execution traces; "
@@ -281,6 +298,11 @@ def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = 
         try:
             bytes_written += write_npy_atomic(out_dir / job.file_name, decoded.array)
         except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:  # a node name longer than the file system takes
+                bad.append((job.file or job.source, f"{job.source + ': ' if job.file else ''}its golden file name is {len(job.file_name)} characters, longer than "
+                                        f"{out_dir} accepts; not written"))
+                _tick(progress, done, total)
+                continue
             if exc.errno in _DISK_FULL:
                 stopped = (f"{out_dir}: no room to write {job.file_name} ({exc.strerror}); stopped after "
                            f"{written} files, none left half-written; free space and run tf_dump again "

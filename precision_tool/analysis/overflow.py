@@ -41,6 +41,7 @@ class OverflowFinding:
     op_name: str | None
     tensors: tuple[TensorSummary, ...]
     problem: str | None = None  # why the op or the record could not be shown
+    unreadable: bool = False  # the Opdebug record itself could not be read (the check failed, not the op)
     graph_name: str | None = None  # the op's name as the graph (and `ni`) spell it, from the dump's header
 
 
@@ -49,6 +50,11 @@ class OverflowReport:
     folder: Path | None
     total: int  # Opdebug files found
     findings: tuple[OverflowFinding, ...]  # the first `limit` of them, by timestamp
+
+    @property
+    def unreadable(self) -> tuple[OverflowFinding, ...]:
+        """Findings whose Opdebug record could not be read: the check could not say whether the op overflowed."""
+        return tuple(f for f in self.findings if f.unreadable)
 
 
 def find_overflows(folder: Path | None, limit: int = 3) -> OverflowReport:
@@ -69,7 +75,8 @@ def _analyse(debug: DumpEntry, neighbours: list[DumpEntry]) -> OverflowFinding:
     try:
         records = tuple(read_overflow_records(debug.path))
     except FormatError as exc:
-        return OverflowFinding(debug.path, debug.name.timestamp_us, (), None, None, None, (), str(exc))
+        return OverflowFinding(debug.path, debug.name.timestamp_us, (), None, None, None, (), str(exc),
+                               unreadable=True)
     if not records:
         return OverflowFinding(debug.path, debug.name.timestamp_us, (), None, None, None, (),
                                "the Opdebug file holds no non-zero status")
@@ -106,9 +113,15 @@ def read_overflow_records(path: Path) -> list[OverflowRecord]:
     if not dump.outputs:
         raise FormatError(path, "the Opdebug file has no output holding the overflow record")
     tensor = dump.outputs[0]
-    with open(path, "rb") as handle:
-        handle.seek(tensor.offset)
-        payload = handle.read(tensor.size)
+    if tensor.size > 1 << 20:  # a record is 2 KB (old) or under 200 bytes (new)
+        raise FormatError(path, f"the overflow record claims {tensor.size} bytes; no Opdebug record is that big "
+                                "(the file is damaged)")
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(tensor.offset)
+            payload = handle.read(tensor.size)
+    except OSError as exc:
+        raise FormatError(path, f"cannot read ({exc.strerror or exc})") from None
     return parse_opdebug_payload(payload, path)
 
 

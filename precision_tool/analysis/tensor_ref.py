@@ -120,7 +120,10 @@ def one_tensor_of(ref: TensorRef, text: str, *, verb: str, command: str = "") ->
     from precision_tool.errors import FormatError
     from precision_tool.formats.npu_dump import count_dump_tensors
 
-    if ref.kind is not None or ref.is_npy:
+    if ref.is_npy and ref.kind is None:
+        _check_npy(ref, command)
+        return ref
+    if ref.kind is not None:
         return ref
     prefix = f"{command}: " if command else ""
     try:
@@ -135,6 +138,21 @@ def one_tensor_of(ref: TensorRef, text: str, *, verb: str, command: str = "") ->
         raise UsageError(f"{prefix}{text} is a dump file that holds no tensors (0 inputs, 0 outputs)")
     note += f" (name another as {text}:output:N or :input:N)"
     return replace(ref, kind=kind, index=0, notes=ref.notes + (note,))
+
+
+def _check_npy(ref: TensorRef, command: str) -> None:
+    """A .npy's header read and checked against the file before any command loads it (a header declaring
+    4 TiB, an .npz, object or text dtypes): FormatError naming this file, the golden one when it is."""
+    from precision_tool.analysis.tensor_stats import non_numeric_reason
+    from precision_tool.errors import FormatError
+    from precision_tool.formats.golden import read_npy_header
+
+    dtype = read_npy_header(ref.path)[0]
+    reason = non_numeric_reason(dtype)
+    if reason is not None:
+        verb = "compares" if command == "cp" else "shows"
+        golden = " (it is the golden tensor: save it as a numeric array)" if ref.golden else ""
+        raise FormatError(ref.path, f"{reason}; {command or 'pt'} {verb} numeric tensors{golden}")
 
 
 def _refuse_missing_tensor(text: str, head: str, path: Path, kind: str, index: int, prefix: str) -> None:

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+import struct
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # msaccucmp's NUMPY_DUMP_PATTERN: group 1 is the key "<name>.<slot>"
 GOLDEN_NAME = re.compile(r"^([.A-Za-z0-9_-]+)\.([0-9]+)\.([0-9]{1,255})\.npy$")
@@ -77,3 +82,125 @@ def scan_golden_dir(folder: str | os.PathLike[str]) -> dict[str, Path]:
             if current is None or rank[:2] > current[:2]:
                 best[key] = rank
     return {key: value[2] for key, value in sorted(best.items())}
+
+
+# --- reading a .npy without trusting it ---------------------------------------------------------------
+NPY_MAGIC = b"\x93NUMPY"
+_ZIP_MAGIC = b"PK\x03\x04"
+_MAX_HEADER = 1 << 16  # numpy writes at most a few hundred bytes; its own reader stops at 10,000 by default
+_MAX_RANK = 32
+_MMAP_FROM = 256 << 20  # bigger data is mapped, not read: pages come in as the statistics touch them
+
+
+def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int, ...], bool, int, int]:
+    """(dtype, shape, fortran order, data offset, file size) of a .npy, checked against the file's length
+    BEFORE anything is allocated. FormatError (one line naming the file) for anything else: an .npz or
+    other file, a cut or unreadable header, object or structured dtypes, a shape the file cannot hold."""
+    from precision_tool.errors import FormatError
+
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            head = handle.read(12)
+            if head[:4] == _ZIP_MAGIC:
+                raise FormatError(path, "is an .npz archive (several arrays), not a .npy file; unpack one array "
+                                        "with numpy (np.load(f)[name]) and save it with np.save")
+            if head[:6] != NPY_MAGIC:
+                raise FormatError(path, "is not a .npy file (it does not start with the .npy magic \\x93NUMPY)")
+            if len(head) < 10:
+                raise FormatError(path, f"the .npy header is cut short ({size} bytes in all); the file is truncated")
+            major = head[6]
+            if major == 1:
+                (length,) = struct.unpack_from("<H", head, 8)
+                start = 10
+            elif major in (2, 3):
+                if len(head) < 12:
+                    raise FormatError(path, "the .npy header is cut short; the file is truncated")
+                (length,) = struct.unpack_from("<I", head, 8)
+                start = 12
+            else:
+                raise FormatError(path, f".npy format version {major}.{head[7]} is unknown (1.0, 2.0 and 3.0 are)")
+            if length > _MAX_HEADER:
+                raise FormatError(path, f"the .npy header claims {length} bytes; no real header is that long")
+            if start + length > size:
+                raise FormatError(path, f"the .npy header claims {length} bytes but the file has {size - start} "
+                                        "after the magic; the file is truncated")
+            handle.seek(start)
+            text = handle.read(length).decode("utf-8" if major == 3 else "latin1")
+    except OSError as exc:
+        raise FormatError(path, f"cannot read ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise FormatError(path, "the .npy header is not text; the file is damaged") from None
+    dtype, shape, fortran = _parse_npy_header(path, text)
+    count = 1
+    for dim in shape:
+        count *= dim
+    needed = count * dtype.itemsize
+    offset = start + length
+    if needed > size - offset:
+        raise FormatError(path, f"the .npy header declares shape {list(shape)} of {dtype} ({needed} bytes) but the "
+                                f"file holds {size - offset} bytes of data; the file is truncated or damaged")
+    return dtype, shape, fortran, offset, size
+
+
+def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtype", tuple[int, ...], bool]:
+    """The header dict, read as data (no eval), with the checks numpy's loader would need pickle for."""
+    import ast
+
+    import numpy as np
+
+    from precision_tool.errors import FormatError
+
+    text = text.strip()
+    if len(text) > 4096 or text.count("(") + text.count("[") + text.count("{") > 64:
+        raise FormatError(path, "the .npy header is not the short dict numpy writes; the file is damaged")
+    try:
+        header = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise FormatError(path, "the .npy header does not parse; the file is damaged") from None
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        raise FormatError(path, "the .npy header lacks descr, fortran_order or shape; the file is damaged")
+    shape, fortran, descr = header["shape"], header["fortran_order"], header["descr"]
+    if not isinstance(shape, tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+        raise FormatError(path, f"the .npy header's shape {str(shape)[:60]} is not a tuple of whole numbers")
+    if len(shape) > _MAX_RANK or any(d < 0 for d in shape):
+        raise FormatError(path, f"the .npy header's shape {list(shape)[:8]} is impossible (negative or rank "
+                                f"{len(shape)}); the file is damaged")
+    if not isinstance(fortran, bool):
+        raise FormatError(path, "the .npy header's fortran_order is not True or False; the file is damaged")
+    try:
+        dtype = np.lib.format.descr_to_dtype(descr)
+    except (TypeError, ValueError, SyntaxError, KeyError):
+        raise FormatError(path, f"the .npy dtype {str(descr)[:60]} is not a numpy dtype; the file is damaged") from None
+    if dtype.hasobject:
+        raise FormatError(path, "holds Python objects (needs pickle); refusing to load it, save plain numbers instead")
+    if dtype.itemsize == 0:
+        raise FormatError(path, f"the .npy dtype {str(descr)[:60]} has no size; the file is damaged")
+    return dtype, shape, fortran
+
+
+def load_npy(path: str | os.PathLike[str]) -> "np.ndarray":
+    """A .npy file's array without pickle and without trusting its header: the declared size is checked
+    against the file's length before anything is allocated (a header claiming 4 TiB in a 200-byte file is
+    one FormatError line, not a 4 TiB allocation); big files are memory-mapped read-only."""
+    import numpy as np
+
+    from precision_tool.errors import FormatError
+
+    dtype, shape, fortran, offset, _size = read_npy_header(path)
+    count = 1
+    for dim in shape:
+        count *= dim
+    order = "F" if fortran else "C"
+    try:
+        if count * dtype.itemsize >= _MMAP_FROM:
+            return np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=shape, order=order)
+        raw = bytearray(count * dtype.itemsize)  # writable, so the array is too (no extra copy)
+        with open(path, "rb", buffering=0) as handle:
+            handle.seek(offset)
+            got = handle.readinto(raw)
+    except (OSError, ValueError) as exc:
+        raise FormatError(path, f"cannot read the .npy data ({exc})") from None
+    if got != len(raw):
+        raise FormatError(path, "the file changed while it was read (its data is shorter than its header says)")
+    return np.frombuffer(raw, dtype=dtype, count=count).reshape(shape, order=order)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 NANO_MAGIC = 0x5A5A5A5A
 MAPPING_FILE = "mapping.csv"
 _MAX_HEADER_BYTES = 1 << 30
+_MAX_RANK = 32  # numpy stops at 64; no NPU layout has more than 6 dimensions
 
 
 class DataType(IntEnum):
@@ -609,6 +610,10 @@ def read_tensor(dump: DumpFile, tensor: TensorHeader) -> "np.ndarray":
         dtype = numpy_dtype_of(tensor.data_type)
     except ValueError as exc:
         raise FormatError(dump.path, f"{tensor.label}: cannot decode {exc}") from None
+    if len(tensor.shape) > _MAX_RANK or any(d < 0 for d in tensor.shape):
+        raise FormatError(dump.path, f"{tensor.label}: shape {list(tensor.shape)[:8]}"
+                                     f"{' ...' if len(tensor.shape) > 8 else ''} is impossible (rank "
+                                     f"{len(tensor.shape)}, or a negative dimension); the header is damaged")
     count = tensor.element_count
     needed = stored_bytes(tensor.data_type, count)
     if needed > tensor.size:

@@ -183,6 +183,10 @@ DTYPE_NAMES: dict[int, str] = {
 }
 
 
+_MAX_RANK = 32  # numpy's limit is 64; no TensorFlow tensor has more than 8 or so
+_MAX_EXPANDED_BYTES = 1 << 30
+
+
 @dataclass(frozen=True)
 class DecodedTensor:
     """A TensorProto as numpy, or why it cannot be one (skip_reason: 'resource', 'string', ...)."""
@@ -217,10 +221,20 @@ def decode_tensor_proto(tensor: Any) -> DecodedTensor:
         return DecodedTensor(None, name, dims, f"unsupported {name}")
     np_name, list_field = _NUMERIC[dtype]
     np_dtype = np.dtype(np_name)
+    if len(dims) > _MAX_RANK:
+        raise ValueError(f"{name} tensor of rank {len(dims)}: more dimensions than any array can have ({_MAX_RANK})")
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{name} tensor of shape {list(dims)}: a negative dimension (damaged file?)")
     count = 1
     for d in dims:
         count *= d
     content = tensor.tensor_content
+    if not content and len(getattr(tensor, list_field)) and count * np_dtype.itemsize > _MAX_EXPANDED_BYTES:
+        # a short value list stands for the whole tensor (the last value repeats); a declared size this
+        # large is not expanded: it would fill memory from a few bytes of file
+        raise ValueError(f"{name} tensor of shape {list(dims)} ({count * np_dtype.itemsize} bytes) is given by "
+                         f"{len(getattr(tensor, list_field))} listed value(s); refusing to expand it beyond "
+                         f"{_MAX_EXPANDED_BYTES >> 20} MiB (damaged file?)")
     if content:
         if len(content) != count * np_dtype.itemsize:
             raise ValueError(f"{name} tensor of shape {list(dims)} needs {count * np_dtype.itemsize} bytes, "

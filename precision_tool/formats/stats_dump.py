@@ -19,6 +19,7 @@ import csv
 import math
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
@@ -145,7 +146,10 @@ def read_stats_csv(path: str | os.PathLike[str]) -> StatsFile:
     """Read one statistics CSV; FormatError (file, line, column, what is wrong) on anything else."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block the read
+            raise FormatError(path, "is not a regular file; a statistics CSV is")
+        size = info.st_size
         if size > MAX_STATS_BYTES:
             raise FormatError(path, f"is {size / 2**20:.1f} MiB; a statistics CSV of one op holds a few lines "
                                     "(not a statistics dump?)")

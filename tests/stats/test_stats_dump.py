@@ -146,3 +146,12 @@ def test_a_huge_file_is_refused_before_it_is_read(tmp_path: Path):
         handle.truncate(50 << 20)  # a 50 MB single line (sparse: no disk used)
     with pytest.raises(FormatError, match=r"is 50\.0 MiB"):
         read_stats_csv(path)
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path):
+    import os
+
+    path = tmp_path / f"{NAME}.csv"
+    os.mkfifo(path)
+    with pytest.raises(FormatError, match="is not a regular file"):
+        read_stats_csv(path)

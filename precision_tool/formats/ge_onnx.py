@@ -21,7 +21,7 @@ from typing import Any
 
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge_model import AttrList, Graph, Model, Op, TensorDesc
-from precision_tool.formats.ge_text_scalar import _TOKEN, _parse_float, _parse_int, unquote
+from precision_tool.formats.ge_text_scalar import _TOKEN, _parse_float, _parse_int, unexpected, unquote
 
 MAX_DEPTH = 64  # GE writes ~8 levels (model, graph, node, attribute, g, node, ...); deeper is damage
 _ONNX_TOP = re.compile(r"^\s*(ir_version|producer_name|producer_version|model_version|opset_import)\s*[:{]",
@@ -96,7 +96,7 @@ def _tree(text: str, path: Path) -> dict[str, list[Any]]:
             if (opened == "{") != (closing == "}"):
                 raise FormatError(path, f"{_at(text, match.start(4))}: '{closing}' does not match '{opened}'")
         elif bad:
-            raise FormatError(path, f"{_at(text, match.start(5))}: unexpected {bad[:20]!r}")
+            raise FormatError(path, f"{_at(text, match.start(5))}: {unexpected(bad)}")
     if stack:
         raise FormatError(path, f"the file ends inside a block ({len(stack)} unclosed); it is cut short")
     return root

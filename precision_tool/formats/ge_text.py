@@ -19,7 +19,7 @@ from typing import Any, Iterator
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge_model import Model
 from precision_tool.formats.ge_text_fast import SUMMARY_ATTRS, parse_text_fast  # noqa: F401  (re-exported)
-from precision_tool.formats.ge_text_scalar import _TOKEN, _Many, _scalar, unquote  # noqa: F401
+from precision_tool.formats.ge_text_scalar import _TOKEN, _Many, _scalar, unexpected, unquote  # noqa: F401
 from precision_tool.formats.ge_text_write import format_float, format_model, quote  # noqa: F401  (re-exported)
 from precision_tool.formats.ge_tree import SCHEMA, I, S, TreeReader, bytes_from_text
 
@@ -181,7 +181,7 @@ def _build_tree(tokens: list[tuple[str, str, str, str, str]],
                 if (opened == "{") != (closing == "}"):
                     raise _Problem(f"'{closing}' does not match '{opened}'")
             else:
-                raise _Problem(f"unexpected {bad!r}")
+                raise _Problem(unexpected(bad))
     except (ValueError, OverflowError) as exc:
         problem = _Problem(str(exc))
         problem.token = token

@@ -126,3 +126,10 @@ def _unescape_one(match: re.Match[bytes]) -> bytes:
     if simple is None:
         raise ValueError(f"unknown escape \\{other.decode('latin-1')}")
     return simple
+
+
+def unexpected(char: str) -> str:
+    """What a stray character is, for an error line: a byte that is not UTF-8 is named as a byte."""
+    if "\udc80" <= char <= "\udcff":  # surrogateescape: the file's byte was not UTF-8
+        return f"unexpected byte 0x{ord(char) - 0xDC00:02x} (not UTF-8 text: damaged, or not a text graph)"
+    return f"unexpected {char!r}"

@@ -24,6 +24,7 @@ from precision_tool.analysis.metrics import (
     is_scalar_shape,
     not_compared,
 )
+from precision_tool.analysis.result_columns import Columns, overflow_text
 from precision_tool.analysis.results import PARTIAL_SUFFIX, CompareRow, ResultWriter, prepare_resume
 from precision_tool.shapes import shape_text
 from precision_tool.errors import CommandFailed, FormatError, PrecisionToolError
@@ -83,9 +84,10 @@ def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
 class _Worker:
     """Per-process state: the golden index and small caches of recent tensors."""
 
-    def __init__(self, golden_files: dict[str, str], npu_vs_npu: bool) -> None:
+    def __init__(self, golden_files: dict[str, str], npu_vs_npu: bool, columns: Columns = Columns()) -> None:
         self.golden_files = golden_files
         self.npu_vs_npu = npu_vs_npu
+        self.columns = columns
         self.golden_cache: OrderedDict[str, tuple[Any, tuple[int, ...], str]] = OrderedDict()
         self.recent: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, TensorMetrics]] = OrderedDict()
         self.bytes_read = 0
@@ -144,6 +146,38 @@ class _Worker:
         )
 
     def _op_rows(self, group: GroupPlan, op: OpPlan) -> list[CompareRow]:
+        rows = self._plain_op_rows(group, op)
+        if not (self.columns.overflow or self.columns.sequence):
+            return rows
+        import dataclasses
+
+        flagged = op.name in self.columns.overflow_ops
+        out = []
+        for row in rows:
+            if self.columns.overflow and flagged and (row.tensor_index == NAN_TEXT or ":output:" in row.tensor_index):
+                row = dataclasses.replace(row, overflow="YES")  # the run's Opdebug record names this op
+            out.append(dataclasses.replace(row, op_sequence=str(op.sequence)))
+        return out
+
+    def _with_overflow(self, row: CompareRow, dump: Any, header: Any) -> CompareRow:
+        if not self.columns.overflow:
+            return row
+        import dataclasses
+
+        from precision_tool.formats.npu_dump import numpy_dtype_of
+
+        def read() -> Any:
+            if header.element_count > LEAF_ELEMENTS:
+                return FileSource(str(dump.path), header.offset, numpy_dtype_of(header.data_type),
+                                  header.element_count)
+            return self.read_tensor(dump, header).reshape(-1)
+
+        try:
+            return dataclasses.replace(row, overflow=overflow_text(header, read))
+        except (PrecisionToolError, ValueError, OSError):
+            return row  # the row already says why the tensor could not be read
+
+    def _plain_op_rows(self, group: GroupPlan, op: OpPlan) -> list[CompareRow]:
         from precision_tool.formats.npu_dump import read_dump_header
 
         if op.dump_path is None:
@@ -171,9 +205,9 @@ class _Worker:
                 return [self._nan_row(group, op, f"[{op.name}] {exc}")]
         rows = []
         for header in () if op.skip_inputs else dump.inputs:
-            rows.append(self._tensor_row(group, op, dump, header, right))
+            rows.append(self._with_overflow(self._tensor_row(group, op, dump, header, right), dump, header))
         for header in () if op.skip_outputs else dump.outputs:
-            rows.append(self._tensor_row(group, op, dump, header, right))
+            rows.append(self._with_overflow(self._tensor_row(group, op, dump, header, right), dump, header))
         if not rows and (op.skip_inputs or op.skip_outputs):
             return [self._nan_row(group, op, "")]  # msaccucmp's row for a quant op with nothing compared
         if not rows:
@@ -357,10 +391,10 @@ def _sliced_to(converted: Any, golden_shape: tuple[int, ...]) -> Any:
 _WORKER: _Worker | None = None
 
 
-def _init_worker(golden_files: dict[str, str], npu_vs_npu: bool) -> None:
+def _init_worker(golden_files: dict[str, str], npu_vs_npu: bool, columns: Columns = Columns()) -> None:
     global _WORKER
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _WORKER = _Worker(golden_files, npu_vs_npu)
+    _WORKER = _Worker(golden_files, npu_vs_npu, columns)
 
 
 def _run_group(group: GroupPlan) -> tuple[list[CompareRow], int, dict[str, str]]:
@@ -381,6 +415,7 @@ def execute_plan(
     label: str = "compare",
     resume: bool = False,
     unreadable: dict[str, str] | None = None,
+    columns: Columns = Columns(),
 ) -> int:
     """Compare every group of `plan`, streaming rows into `csv_path` (.partial until done). Returns bytes read;
     files that could not be read are added to `unreadable` (file → problem)."""
@@ -392,20 +427,21 @@ def execute_plan(
         done = prepare_resume(partial)
     todo = [g for g in plan.groups if g.index not in done]
     total = len(plan.groups)
-    writer = ResultWriter(csv_path, plan.npu_vs_npu, resume=resume and partial.exists())
+    writer = ResultWriter(csv_path, plan.npu_vs_npu, resume=resume and partial.exists(), overflow=columns.overflow,
+                          sequence=columns.sequence)
     finished = total - len(todo)
     bytes_read = 0
     if progress:
         progress(label, finished, total)
     try:
         if workers <= 1 or len(todo) < 4:
-            _init_local(golden_files, plan.npu_vs_npu)
+            _init_local(golden_files, plan.npu_vs_npu, columns)
             results = map(_run_group, todo)
             pool = None
         else:
             context = multiprocessing.get_context("fork")
             pool = context.Pool(min(workers, len(todo)), initializer=_init_worker,
-                                initargs=(golden_files, plan.npu_vs_npu))
+                                initargs=(golden_files, plan.npu_vs_npu, columns))
             chunk = max(1, min(32, len(todo) // (workers * 4)))
             results = pool.imap(_run_group, todo, chunksize=chunk)
         try:
@@ -435,9 +471,9 @@ def execute_plan(
     return bytes_read
 
 
-def _init_local(golden_files: dict[str, str], npu_vs_npu: bool) -> None:
+def _init_local(golden_files: dict[str, str], npu_vs_npu: bool, columns: Columns = Columns()) -> None:
     global _WORKER
-    _WORKER = _Worker(golden_files, npu_vs_npu)
+    _WORKER = _Worker(golden_files, npu_vs_npu, columns)
 
 
 HOST_CANDIDATES: dict[str, tuple[str, ...]] = {

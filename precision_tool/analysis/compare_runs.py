@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from precision_tool.analysis.compare_engine import CompareInterrupted, Progress, execute_plan
+from precision_tool.analysis.result_columns import Columns
 from precision_tool.analysis.matching import (
     MatchPlan,
     dump_iterations,
@@ -44,6 +45,14 @@ class RunSpec:
     graph_name: str | None = None
     step: int | None = None
     """Only this dump iteration (the `<iteration>` folder); None: every dump file under npu_dir."""
+    overflow_detection: bool = False
+    """Write the OverFlow column (msaccucmp -overflow_detection)."""
+    overflow_dir: str | None = None
+    """The run's Opdebug records (overflow/dump): ops they name are OverFlow YES."""
+    op_range: str | None = None
+    """Compare only graph ops START,END,STEP by id (msaccucmp -r); writes OpSequence."""
+    op_select: str | None = None
+    """Compare only the graph ops of these ids (msaccucmp -s); writes OpSequence."""
 
     @property
     def npu_vs_npu(self) -> bool:
@@ -204,6 +213,10 @@ def _run_specs(
             started = time.perf_counter()
             csv_path = result_dir / spec.csv_name
             plan, golden = plan_run(spec)
+            plan, columns, notes = _selected(spec, plan)
+            for note in notes:
+                if on_warning:
+                    on_warning(f"{spec.label}: {note}")
             for warning in plan.warnings:
                 if on_warning:
                     on_warning(f"{spec.label}: {warning}")
@@ -211,7 +224,7 @@ def _run_specs(
             unreadable: dict[str, str] = {}
             if not (resume and csv_path.exists()):
                 nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
-                                      resume=resume, unreadable=unreadable)
+                                      resume=resume, unreadable=unreadable, columns=columns)
             summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only,
                                 labels=labels(spec) if labels is not None else None)
             runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
@@ -219,6 +232,33 @@ def _run_specs(
     except (CompareInterrupted, KeyboardInterrupt) as exc:
         raise _what_was_kept(result_dir, specs, exc) from None
     return runs
+
+
+def _selected(spec: RunSpec, plan: MatchPlan) -> tuple[MatchPlan, Columns, list[str]]:
+    """The plan cut to the op range/selection of `spec`, and the optional columns its CSV gets."""
+    from precision_tool.analysis.matching import OpSelection, select_groups
+    from precision_tool.analysis.result_columns import opdebug_overflow_ops
+
+    notes: list[str] = []
+    selection = None
+    if spec.op_range is not None or spec.op_select is not None:
+        if spec.graph_path is None:
+            raise WorkspaceError("-r/-s pick graph ops by their id: give the compiled graph with -g (or compare "
+                                 "a workspace dump, whose Build graph is found)")
+        selection = OpSelection(spec.op_range if spec.op_range is not None else spec.op_select or "",
+                                is_range=spec.op_range is not None)
+        try:
+            plan = select_groups(plan, selection)
+        except ValueError as exc:
+            raise WorkspaceError(str(exc)) from None
+        if not plan.groups:
+            raise WorkspaceError(f"{'-r' if selection.is_range else '-s'} {selection.text}: no graph op has such "
+                                 "an id (`ni` shows an op's id)")
+    flagged: frozenset[str] = frozenset()
+    if spec.overflow_detection and spec.overflow_dir:
+        flagged, notes = opdebug_overflow_ops(Path(spec.overflow_dir))
+    columns = Columns(overflow=spec.overflow_detection, sequence=selection is not None, overflow_ops=flagged)
+    return plan, columns, notes
 
 
 def _what_was_kept(result_dir: Path, specs: Sequence[RunSpec], exc: BaseException) -> BaseException:
@@ -241,7 +281,7 @@ def _what_was_kept(result_dir: Path, specs: Sequence[RunSpec], exc: BaseExceptio
                               complete=complete, not_started=not_started)
 
 
-PATH_FIELDS = ("npu_dir", "golden_dir", "right_dir", "graph_path")
+PATH_FIELDS = ("npu_dir", "golden_dir", "right_dir", "graph_path", "overflow_dir")
 """RunSpec fields that are paths: stored absolute in run.json so `vc --resume` works from any folder."""
 
 

@@ -34,8 +34,20 @@ NPU_VS_NPU_HEADER: tuple[str, ...] = (
 )
 
 
-def header_for(npu_vs_npu: bool) -> tuple[str, ...]:
-    return NPU_VS_NPU_HEADER if npu_vs_npu else GOLDEN_HEADER
+OVERFLOW_COLUMN = "OverFlow"
+"""msaccucmp -overflow_detection: YES/NO for fp16 NPU tensors, NaN otherwise; right after Shape."""
+SEQUENCE_COLUMN = "OpSequence"
+"""msaccucmp -r/-s: the graph op's id, right after Index."""
+
+
+def header_for(npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> tuple[str, ...]:
+    """The header msaccucmp writes, with its optional columns where it puts them."""
+    header = list(NPU_VS_NPU_HEADER if npu_vs_npu else GOLDEN_HEADER)
+    if overflow:
+        header.insert(header.index("Shape") + 1, OVERFLOW_COLUMN)
+    if sequence:
+        header.insert(1, SEQUENCE_COLUMN)
+    return tuple(header)
 
 
 @dataclass(frozen=True)
@@ -56,13 +68,18 @@ class CompareRow:
     metrics: TensorMetrics
     golden_address: str = NAN_TEXT
     """Only written in NPU-vs-NPU results."""
+    overflow: str = NAN_TEXT
+    """YES/NO/NaN, written when the run detects overflow (OVERFLOW_COLUMN)."""
+    op_sequence: str = "0"
+    """The graph op's id, written when the run compares a range or selection of ops (SEQUENCE_COLUMN)."""
 
-    def cells(self, npu_vs_npu: bool) -> list[str]:
-        head = [str(self.index), self.op_type, self.npu_dump, self.npu_dtype, self.npu_address,
-                self.ground_truth, self.golden_dtype]
+    def cells(self, npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> list[str]:
+        head = [str(self.index)] + ([self.op_sequence] if sequence else []) + [
+            self.op_type, self.npu_dump, self.npu_dtype, self.npu_address, self.ground_truth, self.golden_dtype]
         if npu_vs_npu:
             head.append(self.golden_address)
-        return head + [self.tensor_index, self.shape, *self.metrics.values, self.metrics.reason_text]
+        return head + [self.tensor_index, self.shape] + ([self.overflow] if overflow else []) + [
+            *self.metrics.values, self.metrics.reason_text]
 
 
 def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
@@ -76,17 +93,19 @@ def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
 class ResultWriter:
     """Streams row groups to `<final>.partial` (mode 0600); `finish()` renames it to the final name."""
 
-    def __init__(self, final_path: Path, npu_vs_npu: bool, *, resume: bool = False) -> None:
+    def __init__(self, final_path: Path, npu_vs_npu: bool, *, resume: bool = False, overflow: bool = False,
+                 sequence: bool = False) -> None:
         self.final_path = Path(final_path)
         self.partial_path = self.final_path.with_name(self.final_path.name + PARTIAL_SUFFIX)
         self.npu_vs_npu = npu_vs_npu
+        self.columns = {"overflow": overflow, "sequence": sequence}
         flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resume else os.O_TRUNC)
         fd = os.open(self.partial_path, flags, 0o600)
         os.fchmod(fd, 0o600)
         empty = os.fstat(fd).st_size == 0
         self._file = os.fdopen(fd, "w", encoding="utf-8", newline="")
         if empty:
-            self._write(_encode_rows([header_for(npu_vs_npu)]))
+            self._write(_encode_rows([header_for(npu_vs_npu, overflow, sequence)]))
 
     def _write(self, text: str) -> None:
         self._file.write(text)
@@ -94,7 +113,7 @@ class ResultWriter:
 
     def write_group(self, rows: Sequence[CompareRow]) -> None:
         """All rows of one group in one write, so an interruption never splits a group (but see resume)."""
-        self._write(_encode_rows(row.cells(self.npu_vs_npu) for row in rows))
+        self._write(_encode_rows(row.cells(self.npu_vs_npu, **self.columns) for row in rows))
 
     def finish(self) -> Path:
         self._file.flush()
@@ -153,6 +172,10 @@ class TensorRecord:
     cosine: float
     values: dict[str, str]
     reason: str
+    overflow: str = ""
+    """The OverFlow cell (YES/NO/NaN); empty when the CSV has no such column."""
+    op_sequence: str = ""
+    """The OpSequence cell (the graph op's id); empty when the CSV has no such column."""
 
     @property
     def index_number(self) -> int:
@@ -226,6 +249,7 @@ def read_result_text(text: str, path: Path) -> ResultTable:
     cols = {
         "index": first("Index"), "op_type": first("OpType"), "npu": first("NPUDump", "LeftOp"),
         "golden": first("GroundTruth", "RightOp"), "shape": first("Shape"), "reason": first("CompareFailReason"),
+        "overflow": first(OVERFLOW_COLUMN), "sequence": first(SEQUENCE_COLUMN),
     }
     metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
     rows = []
@@ -249,7 +273,8 @@ def read_result_text(text: str, path: Path) -> ResultTable:
             index=cell(cols["index"]), op_type=cell(cols["op_type"]), npu_op=cell(cols["npu"]),
             golden_op=cell(cols["golden"]), tensor_index=cell(tensor_col), shape=cell(cols["shape"]),
             cosine=_float(cell(cosine_col)), values={n: cell(c) for n, c in metric_cols.items()},
-            reason=cell(cols["reason"]),
+            reason=cell(cols["reason"]), overflow=cell(cols["overflow"]).strip(),
+            op_sequence=cell(cols["sequence"]).strip(),
         ))
     return ResultTable(path=path, header=header, rows=tuple(rows), problems=tuple(problems))
 
@@ -301,6 +326,8 @@ class OpResult:
     inputs: tuple[TensorCosine, ...]
     outputs: tuple[TensorCosine, ...]
     reasons: tuple[str, ...] = ()
+    overflowed: tuple[str, ...] = ()
+    """TensorIndex of each row whose OverFlow is YES ('<op>' for the op's row without a tensor)."""
 
     def failing_outputs(self, threshold: float) -> list[TensorCosine]:
         """Outputs at or below the threshold, and outputs whose data holds NaN/Inf."""
@@ -352,6 +379,13 @@ class CompareSummary:
     as where the error is born (first_divergent_op and first_failure stay None)."""
     labelled: bool = False
     """Ops are named by their Build-graph id and name (op_labels.py), not the CSV's Index and spelling."""
+    overflow_column: bool = False
+    """The CSV has an OverFlow column (vc -overflow_detection, msaccucmp -overflow_detection)."""
+
+    @property
+    def overflow_ops(self) -> tuple[OpResult, ...]:
+        """Ops with a tensor marked OverFlow YES, in graph order."""
+        return tuple(op for op in self.ops if op.overflowed)
 
     @property
     def tensors_total(self) -> int:
@@ -378,13 +412,15 @@ def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpRe
             entry["outputs"].append(TensorCosine(row.tensor_index, row.cosine, nan_data))
         if row.reason:
             entry["reasons"].append(row.reason)
+        if row.overflow.upper() == "YES":
+            entry.setdefault("overflowed", []).append(row.tensor_index if row.kind else row.npu_op)
     for key in order:
         entry = current[key]
         row = entry["row"]
         op = OpResult(
             index=row.index, npu_op=row.tensor_op if row.kind else row.npu_op, golden_op=row.golden_op,
             op_type=row.op_type, inputs=tuple(entry["inputs"]), outputs=tuple(entry["outputs"]),
-            reasons=tuple(entry["reasons"]),
+            reasons=tuple(entry["reasons"]), overflowed=tuple(entry.get("overflowed", ())),
         )
         label = labels.get(op.npu_op) if labels is not None else None
         if label is not None:
@@ -438,5 +474,5 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
         nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
         min_output_cosine=min(outputs) if outputs else math.nan,
         npu_vs_npu=table.header.count("Address") == 2, name_only=name_only, problems=table.problems,
-        labelled=labels is not None,
+        labelled=labels is not None, overflow_column=OVERFLOW_COLUMN in table.header,
     )

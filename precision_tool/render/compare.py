@@ -114,10 +114,33 @@ def _first_divergent(summary: CompareSummary) -> Text:
     return line
 
 
+def overflow_lines(summary: CompareSummary, limit: int) -> list[Text]:
+    """The OverFlow column of a result: which ops have a tensor marked YES (the first `limit`), or that none
+    has; nothing for a CSV without the column."""
+    if not summary.overflow_column:
+        return []
+    ops = summary.overflow_ops
+    if not ops:
+        return [Text("OverFlow: no tensor is marked YES", style="ok")]
+    lines = [Text(f"OverFlow YES in {len(ops)} op(s):", style="bad")]
+    for op in ops[:limit]:
+        line = Text("  ")
+        line.append(op_ref(op), style="op")
+        tensors = [t.rsplit(":", 2) for t in op.overflowed]
+        names = [("in" if p[-2] == "input" else "out") + p[-1] if len(p) == 3 else "(no tensor: Opdebug record)"
+                 for p in tensors]
+        line.append(f" ({op.op_type}): {', '.join(names)}")
+        lines.append(line)
+    if len(ops) > limit:
+        lines.append(Text(f"  ... {len(ops) - limit} more (vcs -l N shows more)", style="dim"))
+    return lines
+
+
 def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
-                 width: int | None = None) -> list[Any]:
+                 width: int | None = None, overflow_only: bool = False) -> list[Any]:
     """`vcs`'s view of one result: the run's label, the CSV path (a line of its own, whole), the counts,
-    one panel per abnormal op (all `width` wide), and the verdict as prose."""
+    one panel per abnormal op (all `width` wide; with `overflow_only`, per op marked OverFlow YES), the
+    OverFlow column's ops when the CSV has one, and the verdict as prose."""
     parts: list[Any] = []
     head = Text(label or "", style="bold")
     if not summary.complete:
@@ -137,10 +160,12 @@ def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
         return parts
     parts.append(Text(counts_text(summary), style="dim"))
     right = "NPU (other)" if summary.npu_vs_npu else "golden"
-    for op in summary.abnormal_ops[:limit]:
+    shown = summary.overflow_ops if overflow_only else summary.abnormal_ops
+    for op in shown[:limit]:
         parts.append(op_panel(op, summary.threshold, right, width))
-    if len(summary.abnormal_ops) > limit:
-        parts.append(Text(f"... {len(summary.abnormal_ops) - limit} more (vcs -l N shows more)", style="dim"))
+    if len(shown) > limit:
+        parts.append(Text(f"... {len(shown) - limit} more (vcs -l N shows more)", style="dim"))
+    parts.extend(overflow_lines(summary, limit))
     if summary.problems:
         # a malformed value can hide the real first divergent op: name none rather than a wrong one
         parts.append(Text(f"{len(summary.problems)} malformed rows or values in this CSV were read as NaN, so no "

@@ -123,9 +123,11 @@ class _Writer:
         self.dumped.append(name)
 
 
-def om_model_case(pb2: Any, root: Path, seed: int = 11) -> RealCase:
+def om_model_case(pb2: Any, root: Path, seed: int = 11, overflow: bool = False) -> RealCase:
     """The msit om model (atc JSON of a compiled BatchMultiClassNMS post-processing net): boxes and scores
-    go through Cast to fp16, Transpose to the NMS layout, a top-100 selection, Concat, Slice and Gather."""
+    go through Cast to fp16, Transpose to the NMS layout, a top-100 selection, Concat, Slice and Gather.
+    `overflow`: the fp16 side overflows as a device would: an inf after the boxes' Cast, 65504 (fp16's
+    largest) in the Concat, a NaN in the Gather."""
     rng = np.random.default_rng(seed)
     w = _Writer(pb2, root, "sub_model_NPU_0")
     boxes = rng.random((1000, 80, 4), dtype=np.float32)
@@ -133,6 +135,8 @@ def om_model_case(pb2: Any, root: Path, seed: int = 11) -> RealCase:
     w.golden("boxes_all", 0, boxes)
     w.golden("scores_all", 0, scores)
     boxes16, scores16 = boxes.astype(np.float16), scores.astype(np.float16)
+    if overflow:
+        boxes16[0, 0, 0] = np.inf
     # Cast fp32 -> fp16 (the graph keeps the NCHW label on these 3-D and 2-D shapes)
     w.dump("Cast", "trans_Cast_0", [Tensor(boxes, "NCHW")], [Tensor(boxes16, "NCHW", origin=("boxes_all", 0))])
     w.dump("Cast", "trans_Cast_2", [Tensor(scores, "NCHW")], [Tensor(scores16, "NCHW", origin=("scores_all", 0))])
@@ -164,6 +168,8 @@ def om_model_case(pb2: Any, root: Path, seed: int = 11) -> RealCase:
     after = np.ascontiguousarray(npu_nms[0].transpose(0, 2, 1))  # [1, 100, 4]
     w.dump("TransposeD", "BatchMultiClassNMS_1203_Output0TransposeAfter", [Tensor(npu_nms[0])], [Tensor(after)])
     concat = np.concatenate([after.reshape(100, 4), npu_nms[1].reshape(100, 1)], axis=1)
+    if overflow:
+        concat[3, 1] = 65504
     golden_concat = np.concatenate([nms_boxes, nms_scores.reshape(100, 1)], axis=1)
     w.golden("Concat_1211", 0, golden_concat)
     w.dump("ConcatD", "Concat_1211", [Tensor(after.reshape(100, 4)), Tensor(npu_nms[1].reshape(100, 1))],
@@ -175,6 +181,8 @@ def om_model_case(pb2: Any, root: Path, seed: int = 11) -> RealCase:
     index = np.array(4, np.int64)
     axis = np.array(1, np.int32)
     gathered = np.ascontiguousarray(concat[:, 4])
+    if overflow:
+        gathered[5] = np.nan
     w.golden("Gather_1221", 0, golden_concat[:, 4])
     w.dump("GatherV2", "PartitionedCall_Gather_1221_gatherv2_3",
            [Tensor(concat), Tensor(index.reshape(1)), Tensor(axis.reshape(1))], [Tensor(gathered)])

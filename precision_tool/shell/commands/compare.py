@@ -34,6 +34,18 @@ def _vc_parser(parser: CommandParser) -> None:
                              "workspace you cannot write; `vcs -f DIR` reads it, `vc --resume -o DIR` finishes it)")
     parser.add_argument("--backend", choices=("auto", "native", "cann"), default="auto",
                         help="auto: CANN's msaccucmp when CMD_ROOT_PATH holds it, else ours (default auto)")
+    parser.add_argument("-overflow_detection", "--overflow-detection", dest="overflow_detection",
+                        action="store_true",
+                        help="add msaccucmp's OverFlow column after Shape: YES for an fp16 NPU tensor holding "
+                             "|x| >= 65504, inf or NaN, and for the outputs of ops the run's Opdebug records "
+                             "(overflow/dump) name; NO for other fp16 tensors; NaN for other types")
+    picked = parser.add_mutually_exclusive_group()
+    picked.add_argument("-r", "--range", dest="op_range", metavar="START,END,STEP",
+                        help="compare only the graph ops whose id is START, START+STEP, ... up to END (-1: the "
+                             "last op; an empty field keeps its default 1,-1,1); adds msaccucmp's OpSequence "
+                             "column (the op's id) after Index")
+    picked.add_argument("-s", "--select", dest="op_select", metavar="ID,ID,...",
+                        help="compare only the graph ops of these ids (as `ni` shows them); adds OpSequence")
 
 
 @contextmanager
@@ -118,11 +130,19 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
             specs = nc.workspace_specs(ws, "{stamp}", notes, step)
         else:
             specs = _explicit_specs(ws, npu_dir, golden_dir, graph, step, notes)
+        specs = _with_columns(specs, args, ws)
         for note in notes:
             warn(note)
         result_dir = new_result_dir(root, getattr(args, "write_hint", None) or RESULTS_WRITE_HINT)
         specs = [nc.RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)})
                  for s in specs]
+        if command is not None and _wants_columns(args):
+            if getattr(args, "backend", "auto") == "cann":
+                from precision_tool.errors import UsageError
+
+                raise UsageError("vc --backend cann: -overflow_detection, -r and -s are not passed on to msaccucmp; "
+                                 "use --backend native (or leave --backend out)")
+            command = None  # auto: the native engine writes these columns
         if command is not None:
             ctx.note(note_line(f"running CANN's msaccucmp ({' '.join(command)})"))
             from precision_tool.backends.cann import run_specs_cann
@@ -130,6 +150,32 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
             return run_specs_cann(specs, result_dir, command, threshold=threshold, labels=workspace_labeller(ws))
         return nc.run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
                             on_warning=warn, labels=workspace_labeller(ws))
+
+
+def _wants_columns(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "overflow_detection", False) or getattr(args, "op_range", None) is not None
+                or getattr(args, "op_select", None) is not None)
+
+
+def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any) -> list[Any]:
+    """The runs with vc's -overflow_detection / -r / -s (recorded in run.json, so --resume keeps them)."""
+    from precision_tool.analysis import network_compare as nc
+    from precision_tool.errors import UsageError
+
+    if not _wants_columns(args):
+        return specs
+    changes: dict[str, Any] = {}
+    if getattr(args, "overflow_detection", False):
+        changes["overflow_detection"] = True
+        if ws.overflow_root.is_dir():
+            changes["overflow_dir"] = str(ws.overflow_root)
+    if args.op_range is not None or args.op_select is not None:
+        if any(s.graph_path is None for s in specs):
+            raise UsageError("vc -r/-s pick graph ops by their id: give the compiled graph with -g GRAPH "
+                             "(the run's *_Build.txt or atc JSON)")
+        changes["op_range"] = args.op_range
+        changes["op_select"] = args.op_select
+    return [nc.RunSpec(**{**s.__dict__, **changes}) for s in specs]
 
 
 def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
@@ -227,6 +273,9 @@ def _vcs_parser(parser: CommandParser) -> None:
                         help="cosine at or below this is abnormal (default: COSINE_THRESHOLD, 0.98)")
     parser.add_argument("-l", dest="limit", type=positive_int, default=3, metavar="LIMIT",
                         help="how many abnormal ops to show (default 3)")
+    parser.add_argument("--overflow", action="store_true",
+                        help="show the ops whose OverFlow cell is YES instead of the abnormal ones (the CSV needs "
+                             "the OverFlow column: vc -overflow_detection, or msaccucmp's)")
 
 
 @dataclass(frozen=True)
@@ -327,8 +376,18 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
 
     threshold = args.threshold if args.threshold is not None else ctx.settings.COSINE_THRESHOLD
     width = shared_width(ctx.console)
+    found = summaries(ctx, args.path, threshold)
+    if getattr(args, "overflow", False):
+        missing = [s.summary.path for s in found if not s.summary.overflow_column]
+        if len(missing) == len(found):
+            from precision_tool.errors import UsageError
+
+            raise UsageError(f"vcs --overflow: {missing[0]} has no OverFlow column; run `vc -overflow_detection` "
+                             "(or msaccucmp with -overflow_detection) to write one")
+        found = [s for s in found if s.summary.overflow_column]
     # `vcs -l 50` is taller than a terminal: the interactive shell pages it (as git does)
-    return Paged([summary_view(s.summary, args.limit, s.label, width) for s in summaries(ctx, args.path, threshold)])
+    return Paged([summary_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False))
+                  for s in found])
 
 
 # --- cp ------------------------------------------------------------------------------------------

@@ -169,12 +169,12 @@ def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any) -> list[A
         changes["overflow_detection"] = True
         if ws.overflow_root.is_dir():
             changes["overflow_dir"] = str(ws.overflow_root)
-    if args.op_range is not None or args.op_select is not None:
+    if getattr(args, "op_range", None) is not None or getattr(args, "op_select", None) is not None:
         if any(s.graph_path is None for s in specs):
             raise UsageError("vc -r/-s pick graph ops by their id: give the compiled graph with -g GRAPH "
                              "(the run's *_Build.txt or atc JSON)")
-        changes["op_range"] = args.op_range
-        changes["op_select"] = args.op_select
+        changes["op_range"] = getattr(args, "op_range", None)
+        changes["op_select"] = getattr(args, "op_select", None)
     return [nc.RunSpec(**{**s.__dict__, **changes}) for s in specs]
 
 

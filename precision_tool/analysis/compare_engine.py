@@ -322,13 +322,13 @@ class _Worker:
 
 def _usual_host_layout(npu_format: str, golden_dims: int) -> str:
     """Without a graph: where a device layout usually comes from (the .npy shape then picks NCHW/NHWC)."""
-    if npu_format in ("NC1HWC0", "FRACTAL_Z") and golden_dims == 4:
+    if npu_format in ("NC1HWC0", "NC1HWC0_C04", "FRACTAL_Z") and golden_dims == 4:
         return "NCHW"
     if npu_format == "NDC1HWC0" and golden_dims == 5:
         return "NCDHW"
     if npu_format == "FRACTAL_NZ":
         return "ND"
-    return npu_format if npu_format not in ("NC1HWC0", "FRACTAL_Z", "NDC1HWC0") else "ND"
+    return npu_format if npu_format not in ("NC1HWC0", "NC1HWC0_C04", "FRACTAL_Z", "NDC1HWC0") else "ND"
 
 
 def _dtype_text(header: Any) -> str:
@@ -478,6 +478,7 @@ def _init_local(golden_files: dict[str, str], npu_vs_npu: bool, columns: Columns
 
 HOST_CANDIDATES: dict[str, tuple[str, ...]] = {
     "NC1HWC0": ("NCHW", "NHWC"),
+    "NC1HWC0_C04": ("NCHW", "NHWC"),
     "FRACTAL_Z": ("NCHW", "NHWC", "HWCN"),
     "FRACTAL_NZ": ("ND",),
     "NDC1HWC0": ("NCDHW", "NDHWC"),

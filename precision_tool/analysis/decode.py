@@ -110,7 +110,8 @@ def saveable(array: "np.ndarray") -> "np.ndarray":
 
 
 # The layout a device-layout tensor is shown in when no graph names its origin layout.
-HOST_LAYOUT = {"NC1HWC0": "NCHW", "FRACTAL_Z": "NCHW", "FRACTAL_NZ": "ND", "NDC1HWC0": "NCDHW"}
+HOST_LAYOUT = {"NC1HWC0": "NCHW", "NC1HWC0_C04": "NCHW", "FRACTAL_Z": "NCHW", "FRACTAL_NZ": "ND",
+               "NDC1HWC0": "NCDHW"}
 DEVICE_LAYOUTS = tuple(HOST_LAYOUT)
 
 

@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "fixtures" / "real"
 GE = REAL / "ge_graph"
 ATC = REAL / "atc_json" / "msit_msquickcmp_om_model.json"
-ONNX = Path(__file__).parent / "data"
+ATC_MULTI = REAL / "more" / "atc_json" / "msit_analyze_test_om.json"
+ONNX_REAL = REAL / "more" / "ge_onnx"
+ONNX_MADE = Path(__file__).parent / "data"  # made by make_ge_onnx at DUMP_GE_GRAPH=1 (string attributes too)
 
 # file → (graphs, ops, a type and how many ops have it, an op and a consumer its dst_name lists)
 FACTS = {
@@ -28,6 +30,7 @@ FACTS = {
     "oam_asys370_ge_proto_00000000_Build.txt": (1, 6, ("Variable", 2), ("Variable", "Variable/Assign")),
     "oam_asys370_ge_proto_00000001_Build.txt": (5, 18, ("PartitionedCall", 4), None),
     "oam_train_ge_proto_00056_Build.txt": (1, 5, ("GatherV2D", 1), ("_arg_Placeholder_0_0_0_arg", "GatherV2")),
+    "oam_resnet50_ge_proto_00000062_Build.txt": (1, 170, ("Conv2D", 50), ("pool1", "res2a_branch1res2ares2a_relu")),
 }
 
 
@@ -55,7 +58,7 @@ def test_real_text_graph_reads_in_process(name: str) -> None:
     if edge:
         producer, consumer = edge
         op = next(op for _, op in model.iter_ops() if op.name == producer)
-        assert consumer in op.dst_names and consumer in op.consumer_names
+        assert consumer in op.consumer_names  # dst_name may join several: "a:b"
 
 
 @pytest.mark.parametrize("name", sorted(FACTS))
@@ -173,24 +176,43 @@ def test_joined_dst_names_read_without_warnings(tmp_path: Path) -> None:
 
 
 # --- GE's ONNX-style dump ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("number", ["0", "1"])
-def test_ge_onnx_dump_reads_as_the_same_graph(number: str) -> None:
-    onnx = load_graph(ONNX / f"ge_onnx_0000000{number}_graph_1_Build.pbtxt")
-    proto = load_graph(GE / f"oam_asys370_ge_proto_0000000{number}_Build.txt")
-    assert onnx.warnings == []
+ONNX_PAIRS = [
+    (ONNX_REAL / "oam_asys370_ge_onnx_00000000_graph_1_Build.pbtxt", "oam_asys370_ge_proto_00000000_Build.txt"),
+    (ONNX_REAL / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt", "oam_asys370_ge_proto_00000001_Build.txt"),
+    (ONNX_MADE / "ge_onnx_00000001_graph_1_Build.pbtxt", "oam_asys370_ge_proto_00000001_Build.txt"),
+]
+
+
+@pytest.mark.parametrize(("onnx_path", "proto_name"), ONNX_PAIRS, ids=["real0", "real1", "made1"])
+def test_ge_onnx_dump_reads_as_the_same_graph(onnx_path: Path, proto_name: str) -> None:
+    """GE dumps each graph twice (ge_proto and ge_onnx, same run): both read to the same ops and edges."""
+    onnx = load_graph(onnx_path)
+    proto = load_graph(GE / proto_name)
+    assert onnx.warnings == [] and onnx.name == "GE"
     assert [(g.name, len(g.ops)) for g in onnx.graphs] == [(g.name, len(g.ops)) for g in proto.graphs]
     for (_, a), (_, b) in zip(onnx.iter_ops(), proto.iter_ops()):
         assert (a.name, a.type, a.id, a.stream_id, a.inputs, a.dst_names) == \
             (b.name, b.type, b.id, b.stream_id, b.inputs, b.dst_names)
-        assert a.original_op_names == b.original_op_names and a.kernel_lib == b.kernel_lib
+        assert a.kernel_lib in (None, b.kernel_lib)  # string attributes: only in dumps at level 1
         for mine, theirs in ((a.input_descs, b.input_descs), (a.output_descs, b.output_descs)):
             assert [(d.dtype, d.layout, d.shape, d.origin_format, d.origin_shape or None) for d in mine] == \
                 [(d.dtype, d.layout, d.shape, d.origin_format, d.origin_shape or None) for d in theirs]
 
 
+def test_ge_onnx_real_dump_has_no_string_attributes_but_the_made_one_does() -> None:
+    real = load_graph(ONNX_REAL / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt")
+    made = load_graph(ONNX_MADE / "ge_onnx_00000001_graph_1_Build.pbtxt")
+    proto = load_graph(GE / "oam_asys370_ge_proto_00000001_Build.txt")
+    real_op, made_op, proto_op = (next(op for _, op in model.iter_ops() if op.name == "GatherV2")
+                                  for model in (real, made, proto))
+    assert real_op.kernel_lib is None  # DUMP_GE_GRAPH=2 leaves strings out (ge_ir_utils.cc)
+    assert made_op.kernel_lib == proto_op.kernel_lib is not None
+    assert real_op.input_descs[0].dtype == proto_op.input_descs[0].dtype
+
+
 def test_ge_onnx_dump_through_ls_and_ni_never_shadows_the_build_graph(cli, tmp_path: Path) -> None:
     data = _workspace(tmp_path, GE / "oam_asys370_ge_proto_00000000_Build.txt", "ge_proto_00000000_Build.txt")
-    shutil.copyfile(ONNX / "ge_onnx_00000000_graph_1_Build.pbtxt",
+    shutil.copyfile(ONNX_REAL / "oam_asys370_ge_onnx_00000000_graph_1_Build.pbtxt",
                     data / "npu" / "debug_0" / "graph" / "ge_onnx_00000000_graph_1_Build.pbtxt")
     plain = cli("ls", data=data)
     assert plain.status == 0 and "ge_proto_00000000_Build.txt" in plain.out and "ge_onnx" not in plain.out
@@ -198,6 +220,14 @@ def test_ge_onnx_dump_through_ls_and_ni_never_shadows_the_build_graph(cli, tmp_p
     assert onnx.status == 0 and "ge_onnx_00000000_graph_1_Build.pbtxt" in onnx.out and "6 op(s)" in onnx.out
     node = cli("ni", "init", "-g", "ge_onnx", data=data)
     assert node.status == 0 and "NoOp" in node.out and "control ← Variable/Assign" in node.out
+
+
+def test_ge_onnx_dump_under_a_ge_proto_name_is_read_by_content(cli, tmp_path: Path) -> None:
+    data = _workspace(tmp_path, ONNX_REAL / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt")
+    listed = cli("ls", data=data)
+    assert listed.status == 0 and "18 op(s)" in listed.out
+    inner = cli("ni", "Unique", data=data)
+    assert inner.status == 0 and "ge_default_20230713074125_sub_2_unknow" in inner.out
 
 
 def test_onnx_text_with_no_node_is_refused_in_one_line(cli, tmp_path: Path) -> None:
@@ -212,3 +242,40 @@ def test_onnx_text_with_no_node_is_refused_in_one_line(cli, tmp_path: Path) -> N
     text = result.out + result.err
     assert result.status == 1 and "ge_proto_00000002_Build.txt: " in text and "no node" in text
     assert "Traceback" not in text
+
+
+# --- the real ResNet-50 Build graph (pass_name on 49 ops, joined dst_name) and msit's atc JSON ---------------
+def test_resnet50_fused_ops_through_ls_f_and_ni(cli, tmp_path: Path) -> None:
+    data = _workspace(tmp_path, GE / "oam_resnet50_ge_proto_00000062_Build.txt")
+    double = cli("ls", "-f", "TbeConvDoubleInFusionPass", data=data)
+    assert double.status == 0 and "6 op(s)" in double.out
+    common = cli("ls", "-f", "TbeCommonRules0", data=data)
+    assert common.status == 0 and "43 op(s)" in common.out
+    node = cli("ni", "conv1conv1_relu", data=data)
+    assert node.status == 0 and "TbeCommonRules0FusionPass" in node.out
+    for original in ("conv1", "bn_conv1", "scale_conv1", "conv1_relu"):
+        assert original in node.out
+    assert "te_fused_op_conv2d_leaky_relu_e005ae1944991a2c" in node.out and "warning" not in node.out
+
+
+def test_resnet50_joined_dst_names_give_no_warning(cli, tmp_path: Path) -> None:
+    model = load_graph(GE / "oam_resnet50_ge_proto_00000062_Build.txt")
+    joined = [op for _, op in model.iter_ops() if any(":" in d for d in op.dst_names)]
+    assert len(joined) == 16 and model.warnings == []
+    pool = model.graphs[0].op("pool1")
+    assert pool.consumer_names == ["res2a_branch1res2ares2a_relu", "res2a_branch2ares2a_branch2a_relu"]
+    assert all(model.graphs[0].op(name) for op in joined for name in op.consumer_names)
+    data = _workspace(tmp_path, GE / "oam_resnet50_ge_proto_00000062_Build.txt")
+    listed = cli("ls", data=data)
+    assert listed.status == 0 and "170 op(s)" in listed.out and "dangling" not in listed.out + listed.err
+
+
+def test_msit_atc_json_three_passes_on_one_op(cli, tmp_path: Path) -> None:
+    data = _workspace(tmp_path, ATC_MULTI, "ge_proto_00000001_graph_1_Build.json")
+    for one in ("BatchNormPreprocessFusionPass", "BatchNormBnInferFusionPass", "HostBNFusionPass"):
+        found = cli("ls", "-f", one, data=data)
+        assert found.status == 0 and "BatchNormalization_60_BNInferenceD" in found.out, one
+    node = cli("ni", "BatchNormalization_60_BNInferenceD", data=data)
+    assert node.status == 0 and "AttrList" not in node.out
+    assert "BatchNormPreprocessFusionPass + BatchNormBnInferFusionPass + HostBNFusionPass" in node.out
+    assert "132 op(s)" in cli("ls", data=data).out

@@ -103,3 +103,26 @@ def test_resnet50_graph_csv_agrees_row_for_row(tmp_path: Path, pb2, reference_to
         _only_reason_differs(pair, "FRACTAL_Z_C04")
     compared = sum(1 for row in ours[1:] if row[9] not in ("NaN", ""))
     assert compared == 23
+
+
+def test_quantized_resnet50_agrees_on_every_row_msaccucmp_writes(tmp_path: Path, pb2, reference_tool: Path, cli,  # type: ignore[no-untyped-def]
+                                                                 reference_helpers) -> None:
+    """hicann/ge's quantized ResNet-50 (AscendQuant → int8 Conv2D → AscendDequant). msaccucmp's quant filter
+    only closes a quantized stretch at a dequantize op with an fp16 output; this graph's dequantize ops
+    output fp32, so msaccucmp silently drops every op after the first AscendQuant (174 rows). vc writes
+    those rows (and warns that the graph is quantized); every row msaccucmp does write is identical, in
+    the same order, inner nodes of multi-to-multi fusions included."""
+    case = real_dumps.quant_case(pb2, tmp_path / "precision_data")
+    ref, ours = _run_both(case, tmp_path, reference_tool, cli, reference_helpers)
+    assert ref[0] == ours[0]
+    key = lambda row: (row[0], row[2], row[7])  # noqa: E731
+    ours_by_key = {key(row): row for row in ours[1:]}
+    assert len(ref) - 1 == 281 and len(ours) - 1 == 455
+    assert [ours_by_key[key(row)] for row in ref[1:]] == ref[1:]
+    assert [key(r) for r in ours[1:] if key(r) in {key(x) for x in ref[1:]}] == [key(r) for r in ref[1:]]
+    extra = [row for row in ours[1:] if key(row) not in {key(x) for x in ref[1:]}]
+    assert len(extra) == 174 and extra[0][7] == "res2a_branch2a:input:0"
+    inner = [row for row in ref[1:] if "inner node for multi to multi" in row[-1]]
+    assert len(inner) == 21
+    compared = [row for row in extra if row[9] not in ("NaN", "")]
+    assert len(compared) == 8  # the sampled int8/int32 stretch: compared here, dropped by msaccucmp

@@ -249,7 +249,8 @@ RESNET_SAMPLE = (
     "trans_TransData_166", "trans_Cast_167",
 )
 _PASS = ("Cast", "TransData", "Reshape")
-_NUMPY = {"DT_FLOAT": np.float32, "DT_FLOAT16": np.float16, "DT_UINT8": np.uint8, "DT_INT32": np.int32}
+_NUMPY = {"DT_FLOAT": np.float32, "DT_FLOAT16": np.float16, "DT_UINT8": np.uint8, "DT_INT32": np.int32,
+          "DT_INT8": np.int8, "DT_UINT64": np.uint64}
 # GE's default reshape types for shapes shorter than NCHW (a 1-D bias [C] is NCHW [1,C,1,1])
 _NCHW_SHORT = {1: "C", 2: "CH", 3: "CHW"}
 
@@ -348,3 +349,13 @@ def graph_case(pb2: Any, root: Path, graph_path: Path, sample: Sequence[str], se
 
 def resnet_case(pb2: Any, root: Path) -> RealCase:
     return graph_case(pb2, root, RESNET_GRAPH, RESNET_SAMPLE)
+
+
+QUANT_GRAPH = REAL / "ge_graph" / "hicannge_ge_proto_00015_OptimizeQuantGraph_FeGraphFusionAfter.txt"
+QUANT_SAMPLE = ("conv1", "conv1_relu", "pool1", "res2a_branch1_quant_layer", "res2a_branch2a",
+                "res2a_branch2a_dequant_layer", "res2a_branch2b_quant_layer", "res2a_branch2b")
+
+
+def quant_case(pb2: Any, root: Path) -> RealCase:
+    """hicann/ge's quantized ResNet-50 (int8 convolutions between AscendQuant and AscendDequant)."""
+    return graph_case(pb2, root, QUANT_GRAPH, QUANT_SAMPLE)

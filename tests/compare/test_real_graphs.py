@@ -75,10 +75,11 @@ def test_om_model_csv_agrees_row_for_row(tmp_path: Path, pb2, reference_tool: Pa
     assert sum(1 for row in ours[1:] if row[9] not in ("NaN", "")) == 20
 
 
-@pytest.mark.parametrize("builder, rows", [("gather_case", 8), ("assign_case", 9)])
+@pytest.mark.parametrize("builder, rows", [("gather_case", 8), ("assign_case", 9), ("unique_case", 24)])
 def test_ge_build_graphs_csv_identical(tmp_path: Path, pb2, reference_tool: Path, cli, reference_helpers,  # type: ignore[no-untyped-def]
                                        builder: str, rows: int) -> None:
-    """hicann/oam-tools' Build graphs: GatherV2D labelled NHWC on 2-D/1-D shapes, and a Variable Assign."""
+    """hicann/oam-tools' Build graphs: GatherV2D labelled NHWC on 2-D/1-D shapes, a Variable Assign, and
+    Unique + GatherV2 inside a partitioned call's sub-graph (four graphs in one file)."""
     case = getattr(real_dumps, builder)(pb2, tmp_path / "precision_data")
     ref, ours = _run_both(case, tmp_path, reference_tool, cli, reference_helpers)
     assert len(ref) == rows

@@ -359,3 +359,31 @@ QUANT_SAMPLE = ("conv1", "conv1_relu", "pool1", "res2a_branch1_quant_layer", "re
 def quant_case(pb2: Any, root: Path) -> RealCase:
     """hicann/ge's quantized ResNet-50 (int8 convolutions between AscendQuant and AscendDequant)."""
     return graph_case(pb2, root, QUANT_GRAPH, QUANT_SAMPLE)
+
+
+UNIQUE_GRAPH = REAL / "ge_graph" / "oam_asys370_ge_proto_00000001_Build.txt"
+
+
+def unique_case(pb2: Any, root: Path, seed: int = 15) -> RealCase:
+    """hicann/oam-tools' asys graph with sub-graphs: Unique of a [64] variable, then GatherV2 of two of the
+    unique values (indices [2], axis 0), inside the partitioned call's sub-graph."""
+    rng = np.random.default_rng(seed)
+    w = _Writer(pb2, root, "ge_default_20230713074125_11")
+    variable = rng.integers(0, 10, 64).astype(np.float32)
+    unique, index = np.unique(variable, return_inverse=True)  # sorted; TF keeps first-seen order
+    order = np.argsort([np.flatnonzero(variable == u)[0] for u in unique])
+    unique = unique[order]
+    remap = np.empty_like(order)
+    remap[order] = np.arange(order.size)
+    index = remap[index].astype(np.int32)
+    indices = np.array([1, 3], np.int32)
+    axis = np.array(0, np.int32)
+    w.golden("Variable", 0, variable)
+    w.golden("Unique", 0, unique)
+    w.golden("Unique", 1, index)
+    w.golden("GatherV2", 0, unique[indices])
+    w.golden("GatherV2/indices", 0, indices)
+    w.golden("GatherV2/axis", 0, axis)
+    w.dump("Unique", "Unique", [Tensor(variable)], [Tensor(unique), Tensor(index)])
+    w.dump("GatherV2", "GatherV2", [Tensor(unique), Tensor(indices), Tensor(axis)], [Tensor(unique[indices])])
+    return _text_graph_case(root, w, UNIQUE_GRAPH)

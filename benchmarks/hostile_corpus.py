@@ -77,7 +77,8 @@ def main() -> int:
     parser.add_argument("--kinds", default=",".join(corpus.KINDS), help="comma-separated kinds (default: all ours)")
     parser.add_argument("--every", type=int, default=1, help="run every N-th file only (default 1: all)")
     parser.add_argument("--vc-every", type=int, default=20,
-                        help="also run vc (demo workspace, one golden replaced) on every N-th .npy (0: never)")
+                        help="also run vc on every N-th .npy and ni on every N-th dump, in a demo workspace with "
+                             "one of its files replaced by the case (0: never)")
     parser.add_argument("--seeds", default=str(Path(tempfile.gettempdir()) / "precision_tool_hostile_seeds"),
                         help="folder caching the TensorFlow seed runs")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temp folder)")
@@ -94,7 +95,7 @@ def main() -> int:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="hostile_"))
     work.mkdir(parents=True, exist_ok=True)
     vc_ws = None
-    if "golden_npy" in ours and args.vc_every:
+    if {"golden_npy", "npu_dump", "nano_dump"} & set(ours) and args.vc_every:
         import subprocess
 
         vc_ws = work / "demo"

@@ -218,6 +218,8 @@ class Harness:
             path.parent.mkdir(parents=True)
             path.write_bytes(case.data)
             spec = f"{path}:output:0"
+            if self._want("ni") and self.vc_workspace is not None:  # ni needs a Build graph: the demo's
+                runs.append(Run("ni", ["--data", str(self.vc_workspace), "ni", "bn2/Relu"]))
             for label, args in (("pt", ["pt", spec]), ("pt-file", ["pt", str(path)]),
                                 ("dc", ["dc", str(path), "-o", str(ws / "out")]), ("ls", ["ls", "dump"]),
                                 ("cp", ["cp", spec, spec])):
@@ -295,7 +297,7 @@ class Harness:
             names = {path.name, str(path)}
             verdicts = []
             for run in runs:
-                if run.command == "vc":
+                if run.command in ("vc", "ni"):
                     verdicts.append(self._run_vc(case, run, names))
                     continue
                 crash, rc, out, err = self.worker.run(run.argv)
@@ -306,10 +308,14 @@ class Harness:
             shutil.rmtree(ws, ignore_errors=True)
 
     def _run_vc(self, case: corpus.Case, run: Run, names: set[str]) -> Verdict:
-        """vc on the demo workspace with one of its golden files replaced by the case's bytes."""
+        """vc / ni on the demo workspace with one of its files (a golden .npy, bn2/Relu's dump) replaced by
+        the case's bytes, so the damaged file sits among good ones under a real Build graph."""
         assert self.vc_workspace is not None
-        golden = sorted((self.vc_workspace / "tf" / "dump").glob("*.npy"))
-        target = next((g for g in golden if "Relu" in g.name), golden[0])
+        if run.command == "vc":
+            candidates = sorted((self.vc_workspace / "tf" / "dump").glob("*.npy"))
+            target = next((g for g in candidates if "Relu" in g.name), candidates[0])
+        else:
+            target = next(self.vc_workspace.glob("npu/debug_0/dump/*/*/*/*/*/Relu.bn2_Relu.*"))
         original = target.read_bytes()
         try:
             target.write_bytes(case.data)
@@ -317,7 +323,7 @@ class Harness:
             outcome, detail = classify(run, names | {target.name, str(target)}, crash, rc, out, err)
         finally:
             target.write_bytes(original)
-        return Verdict(case.name, case.kind, "vc", outcome, detail)
+        return Verdict(case.name, case.kind, run.command, outcome, detail)
 
 
 def summarize(verdicts: list[Verdict]) -> dict[str, dict[str, int]]:
@@ -340,7 +346,7 @@ def run_corpus(kinds: Iterable[str], work: Path, seeds: Path | None, count: int,
     """Every `every`-th case of `count` per kind through its commands (vc on every `vc_every`-th only)."""
     verdicts: list[Verdict] = []
     harness = Harness(work, seeds, commands=commands, timeout=timeout)
-    vc_harness = Harness(work, seeds, commands={"vc"}, timeout=timeout * 4, vc_workspace=vc_workspace) \
+    vc_harness = Harness(work, seeds, commands={"vc", "ni"}, timeout=timeout * 4, vc_workspace=vc_workspace) \
         if vc_workspace is not None and vc_every else None
     try:
         for kind in kinds:
@@ -348,7 +354,7 @@ def run_corpus(kinds: Iterable[str], work: Path, seeds: Path | None, count: int,
                 if n % every:
                     continue
                 verdicts.extend(harness.run_case(case))
-                if vc_harness is not None and kind == "golden_npy" and n % vc_every == 0:
+                if vc_harness is not None and kind in ("golden_npy", "npu_dump", "nano_dump") and n % vc_every == 0:
                     verdicts.extend(vc_harness.run_case(case))
                 if progress is not None:
                     progress(kind, n)

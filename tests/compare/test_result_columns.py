@@ -141,3 +141,27 @@ def test_column_options_refuse_clearly(tmp_path: Path, make_net, cli) -> None:  
     assert plain.status == 0
     no_column = cli("vcs", "--overflow", data=net.root)
     assert no_column.status == 1 and "has no OverFlow column" in no_column.out + no_column.err
+
+
+@pytest.mark.reference
+def test_overflow_column_npu_vs_npu_as_msaccucmp(tmp_path: Path, pb2, reference_tool: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """Two NPU runs of the real om model (one overflowing): the same header and rows as msaccucmp's
+    NPU-vs-NPU CSV, except the two fp16 tensors holding NaN (YES here, NO there)."""
+    import subprocess
+
+    left = real_dumps.om_model_case(pb2, tmp_path / "a" / "precision_data", overflow=True)
+    right = real_dumps.om_model_case(pb2, tmp_path / "b" / "precision_data")
+    out = tmp_path / "ref"
+    out.mkdir()
+    subprocess.run([str(reference_tool), "compare", "-m", str(left.dump_dir), "-g", str(right.dump_dir), "-out",
+                    str(out), "-overflow_detection"], capture_output=True, timeout=600)
+    ref = _rows(next(out.glob("result_*.csv")))
+    result = cli("vc", "--backend", "native", "-j", "1", "-lt", str(left.dump_dir), "-rt", str(right.dump_dir),
+                 "-overflow_detection", data=left.root)
+    assert result.status == 0, result.out + result.err
+    ours = _rows(next((left.root / "temp" / "vector_compare").glob("*/result_*.csv")))
+    assert ours[0].count("Address") == 2 and ours[0][ours[0].index("Shape") + 1] == "OverFlow"
+    assert len(ref) == len(ours) == 34
+    differing = _differing_cells(ref, ours)
+    assert set(differing) == {"PartitionedCall_Gather_1221_gatherv2_3:output:0", "trans_Cast_7:input:0"}
+    assert all(cells == [("OverFlow", "NO", "YES")] for cells in differing.values())

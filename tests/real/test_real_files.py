@@ -246,3 +246,43 @@ def test_assign_dump_pt_by_op_name(cli, tmp_path: Path, pb2) -> None:  # type: i
     shown = cli("pt", "Variable/Assign:output:0", data=case.root)
     assert shown.status == 0, shown.out + shown.err
     assert "shape  [64]" in shown.out and f"max    {float(initial.max()):g}" in shown.out
+
+
+# --- GE's ONNX-style Build dumps, twins of the text dumps of the same graphs (oam-tools asys run 370) ---
+ONNX = MORE / "ge_onnx"
+TWINS = [
+    (ONNX / "oam_asys370_ge_onnx_00000000_graph_1_Build.pbtxt", GE / "oam_asys370_ge_proto_00000000_Build.txt", 6),
+    (ONNX / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt", GE / "oam_asys370_ge_proto_00000001_Build.txt", 18),
+]
+
+
+def _rows(out: str) -> list[str]:
+    return [line.strip() for line in out.splitlines() if re.match(r"^ +\d+ ", line)]
+
+
+@pytest.mark.parametrize("onnx, proto, ops", TWINS, ids=lambda v: getattr(v, "stem", str(v))[:30])
+def test_onnx_dump_lists_the_ops_of_its_text_twin(cli, tmp_path: Path, onnx: Path, proto: Path, ops: int) -> None:
+    root = _graph_workspace(tmp_path, onnx, proto)
+    from_onnx = cli("ls", "-g", onnx.name, data=root)
+    from_text = cli("ls", "-g", proto.name, data=root)
+    assert from_onnx.status == 0, from_onnx.out + from_onnx.err
+    assert re.search(rf"^{ops} op\(s\)$", from_onnx.out, re.M), from_onnx.out
+    assert _rows(from_onnx.out) == _rows(from_text.out)
+    graphs = re.findall(r"^debug_0 · \S+ · (\S+)$", from_onnx.out, re.M)
+    assert graphs == re.findall(r"^debug_0 · \S+ · (\S+)$", from_text.out, re.M)
+
+
+@pytest.mark.parametrize("op", ["GatherV2", "Unique", "Variable"])
+def test_ni_on_onnx_dump_agrees_with_text_twin(cli, tmp_path: Path, op: str) -> None:
+    onnx, proto, _ = TWINS[1]
+    root = _graph_workspace(tmp_path, onnx, proto)
+    from_onnx = cli("ni", "-g", onnx.name, op, data=root)
+    from_text = cli("ni", "-g", proto.name, op, data=root)
+    assert from_onnx.status == 0, from_onnx.out + from_onnx.err
+
+    def facts(out: str) -> list[str]:  # type, id, inputs and outputs (kernel names are not in the ONNX dump)
+        keep = [line for line in out.splitlines() if re.match(r"^  (Type|Id|Stream|FusionPass|OriginalOps) ", line)
+                or re.match(r"^    \d+  DT_", line)]
+        return keep
+
+    assert facts(from_onnx.out) and facts(from_onnx.out) == facts(from_text.out)

@@ -1,0 +1,48 @@
+"""Tests on real files that wait for fixes other helpers are making (GE's ONNX-style graph dump).
+NOT collected by pytest (python_files is test_*.py / *_test.py): run it by name,
+    python3 -m pytest -q -p no:cacheprovider tests/real/pending_test_real_files.py
+and move each test into test_real_files.py once it passes on the committed code.
+(The listing and ni of the ONNX dumps with -g already pass: they are in test_real_files.py.)
+
+The ONNX-style dumps are the twins of the text dumps of the same graphs (oam-tools asys run 370):
+ge_onnx_00000000_graph_1_Build.pbtxt ↔ ge_proto_00000000_Build.txt (6 ops, one graph),
+ge_onnx_00000001_graph_11_Build.pbtxt ↔ ge_proto_00000001_Build.txt (18 ops, a root graph and 4 subgraphs),
+so every op listing and op description must agree between the two (kernel names are not in the ONNX dump).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from tests.real.realfiles import REAL
+
+ONNX = REAL / "more" / "ge_onnx"
+TWINS = [
+    (ONNX / "oam_asys370_ge_onnx_00000000_graph_1_Build.pbtxt", REAL / "ge_graph" / "oam_asys370_ge_proto_00000000_Build.txt", 6),
+    (ONNX / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt", REAL / "ge_graph" / "oam_asys370_ge_proto_00000001_Build.txt", 18),
+]
+
+
+def _workspace(tmp_path: Path, *files: Path) -> Path:
+    root = tmp_path / "precision_data"
+    graph_dir = root / "npu" / "debug_0" / "graph"
+    graph_dir.mkdir(parents=True)
+    for f in files:
+        shutil.copyfile(f, graph_dir / f.name)
+    return root
+
+
+def test_ls_finds_onnx_build_dumps_without_g(cli, tmp_path: Path) -> None:
+    """A run's graph folder holding only ge_onnx_*_Build.pbtxt is a folder of Build graphs."""
+    root = _workspace(tmp_path, *(onnx for onnx, _, _ in TWINS))
+    result = cli("ls", data=root)
+    assert result.status == 0, result.out + result.err
+    assert re.search(r"^24 op\(s\)$", result.out, re.M), result.out
+
+
+def test_ac_checks_onnx_build_graphs(cli, tmp_path: Path) -> None:
+    root = _workspace(tmp_path, *(onnx for onnx, _, _ in TWINS))
+    result = cli("ac", data=root, cwd=tmp_path)
+    assert "cast: no Cast op can lose information" in result.out, result.out

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.hostile import corpus, harness  # noqa: E402
+from tests.hostile import corpus, harness
 
 OTHER_GENERATORS = ("tests.graphs.hostile_graphs", "tests.real.hostile_real", "tests.stats.hostile_stats")
 
@@ -34,7 +34,7 @@ def _other_modules() -> list:
             continue
         try:
             module = importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001 - another helper's module: say it and go on
+        except Exception as exc:
             print(f"(skipping {name}: {type(exc).__name__}: {exc})")
             continue
         if all(hasattr(module, attr) for attr in ("KINDS", "generate", "runs")):

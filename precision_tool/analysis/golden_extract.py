@@ -179,7 +179,7 @@ def _v1_jobs(location: TfDumpLocation, selector: str | int, skipped: Counter,
 
 def _v2_jobs(traces: tfdbg_v2.V2Traces, selector: str | int,
              skipped: Counter) -> tuple[list[_Job], list[str]]:
-    from precision_tool.formats.tf_protos import FULL_TENSOR, decode_tensor_proto
+    from precision_tool.formats.tf_protos import FULL_TENSOR
 
     steps = _pick(traces.steps, selector, "step")
     wanted = set(steps)

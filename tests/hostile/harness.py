@@ -163,7 +163,7 @@ def _opdebug_unreadable(path: Path) -> bool:
         read_overflow_records(path)
     except FormatError:
         return True
-    except Exception:  # noqa: BLE001 - the reader itself failing counts as unreadable too
+    except Exception:
         return True
     return False
 

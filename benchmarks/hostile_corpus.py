@@ -4,16 +4,15 @@ usage: python3 benchmarks/hostile_corpus.py [--count 1000] [--kinds npu_dump,...
                                             [--seeds DIR] [--work DIR] [--list-bad N]
 
 Kinds: the dump-side kinds of tests/hostile/corpus.py (NPU dumps, nano dumps, Opdebug records, golden .npy,
-tfdbg v1 and v2 files; the tfdbg seeds come from a real TensorFlow run, cached in --seeds) and, when their
-generators exist, the graph / JSON / statistics kinds other modules define (tests/graphs/hostile_graphs.py,
-tests/stats/hostile_stats.py: each module's KINDS, generate(kind, count) and runs(case, ws) are used).
+tfdbg v1 and v2 files; the tfdbg seeds come from a real TensorFlow run, cached in --seeds). With --others,
+the corpora other modules define (tests/graphs/hostile_graphs.py, tests/real/hostile_fusion.py,
+tests/stats/hostile_stats.py) then run through their own runners and oracles, when present.
 Exit status 1 when any run ended badly (TRACEBACK, HANG, MEMORY, SILENT, UNNAMED).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import tempfile
 import time
@@ -24,51 +23,26 @@ sys.path.insert(0, str(ROOT))
 
 from tests.hostile import corpus, harness
 
-OTHER_GENERATORS = ("tests.graphs.hostile_graphs", "tests.real.hostile_real", "tests.stats.hostile_stats")
+# Other kinds' corpora (written by other modules, with their own oracles): run as they are, when present.
+OTHER_RUNNERS = (
+    ("tests/graphs/hostile_graphs.py", ["-m", "tests.graphs.hostile_graphs", "--all", "--count", "{count}"]),
+    ("tests/real/hostile_fusion.py", ["tests/real/hostile_fusion.py", "--count", "{count}", "--cli", "40"]),
+    ("tests/stats/hostile_stats.py", ["-m", "tests.stats.hostile_stats", "--count", "{count}"]),
+)
 
 
-def _other_modules() -> list:
-    found = []
-    for name in OTHER_GENERATORS:
-        if not (ROOT / (name.replace(".", "/") + ".py")).is_file():
+def _run_others(count: int) -> int:
+    """Each other corpus present in the checkout, through its own runner; its exit status (0 = clean)."""
+    import subprocess
+
+    worst = 0
+    for module, argv in OTHER_RUNNERS:
+        if not (ROOT / module).is_file():
             continue
-        try:
-            module = importlib.import_module(name)
-        except Exception as exc:
-            print(f"(skipping {name}: {type(exc).__name__}: {exc})")
-            continue
-        if all(hasattr(module, attr) for attr in ("KINDS", "generate", "runs")):
-            found.append(module)
-        else:
-            print(f"(skipping {name}: it lacks KINDS, generate(kind, count) or runs(case, ws))")
-    return found
-
-
-def _run_other(module, kinds, work: Path, count: int, every: int, timeout: float) -> list[harness.Verdict]:
-    """Other kinds: the module lays each case into a workspace and says which argv to run."""
-    import shutil
-
-    verdicts = []
-    worker = harness.Worker(timeout=timeout)
-    try:
-        for kind in kinds:
-            for n, case in enumerate(module.generate(kind, count)):
-                if n % every:
-                    continue
-                ws = Path(tempfile.mkdtemp(prefix="case_", dir=work))
-                try:
-                    path, argvs = module.runs(case, ws)
-                    for label, argv in argvs:
-                        run = harness.Run(label, argv)
-                        crash, rc, out, err = worker.run(argv)
-                        outcome, detail = harness.classify(run, {Path(path).name, str(path)}, crash, rc, out, err)
-                        verdicts.append(harness.Verdict(getattr(case, "name", f"{kind}-{n}"), kind, label, outcome,
-                                                        detail))
-                finally:
-                    shutil.rmtree(ws, ignore_errors=True)
-    finally:
-        worker.close()
-    return verdicts
+        print(f"\n=== {module} (its own runner and oracle)", flush=True)
+        done = subprocess.run([sys.executable, *(a.format(count=count) for a in argv)], cwd=ROOT, check=False)
+        worst = max(worst, done.returncode)
+    return worst
 
 
 def main() -> int:
@@ -83,6 +57,9 @@ def main() -> int:
                         help="folder caching the TensorFlow seed runs")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temp folder)")
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per run before it counts as a hang")
+    parser.add_argument("--others", action="store_true",
+                        help="then run the other kinds' corpora (GE graphs, atc JSON, fusion_result.json, statistics "
+                             "CSVs) through their own runners, when their modules exist")
     parser.add_argument("--list-bad", type=int, default=40, help="list this many bad runs (distinct reasons)")
     args = parser.parse_args()
 
@@ -111,9 +88,6 @@ def main() -> int:
 
     verdicts = harness.run_corpus(ours, work, seeds, args.count, every=args.every, vc_workspace=vc_ws,
                                   vc_every=args.vc_every, timeout=args.timeout, progress=tick)
-    for module in _other_modules():
-        theirs = [k for k in module.KINDS if k in kinds or args.kinds == ",".join(corpus.KINDS)]
-        verdicts += _run_other(module, theirs, work, args.count, args.every, args.timeout)
     seconds = time.monotonic() - started
 
     table = harness.summarize(verdicts)
@@ -145,7 +119,8 @@ def main() -> int:
         shown += 1
         print(f"  {v.case} [{v.command}] {v.outcome}: {v.detail[:200]}")
     print(f"\n{len(verdicts)} runs in {seconds:.0f} s")
-    return 1 if any(v.outcome != "RESULT" for v in verdicts) else 0
+    others = _run_others(args.count) if args.others else 0
+    return 1 if others or any(v.outcome != "RESULT" for v in verdicts) else 0
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -29,6 +30,7 @@ ID_KEYS = ("session_and_graph_id", "graphId")
 KEY_PREFIX = "session_and_graph_id_"
 # Real files are kilobytes (the largest seen: 76 KB for 30 graphs); far above that is not this file.
 MAX_BYTES = 256 * 1024 * 1024
+_GRAPH_ID = re.compile(r"[\w.:/+-]+")
 # The compiler counts in C++ integers; a larger count is damage, not a count.
 MAX_COUNT = 2**63 - 1
 # Pass names and graph ids are identifiers; a longer one is damage (and would swamp the table).
@@ -102,6 +104,9 @@ def _passes(path: Path, section: Any, where: str) -> tuple[PassCount, ...]:
         label = f"{where}.{_short(name) if len(name) > 80 else name}"
         if len(name) > MAX_NAME:
             raise FormatError(path, f"{label}: a pass name of {len(name)} characters; the file is damaged, {_ADVICE}")
+        if not name.isprintable():  # a newline or a terminal escape in a name is damage (and would garble output)
+            raise FormatError(path, f"{where}.{name!r}: a pass name with control characters; "
+                                    f"the file is damaged, {_ADVICE}")
         if not isinstance(counts, _Pairs):
             raise FormatError(path, f"{label} is not an object with match_times/effect_times; {_ADVICE}")
         found = {}
@@ -149,6 +154,9 @@ def _graph_id(path: Path, record: _Pairs, key: str | None, number: int) -> str:
         graph_id = str(number)
     if len(graph_id) > MAX_NAME:
         raise FormatError(path, f"a graph id of {len(graph_id)} characters: the file is damaged, {_ADVICE}")
+    if not _GRAPH_ID.fullmatch(graph_id):
+        # the compiler writes <session>_<graph> numbers; brackets, spaces or control characters are damage
+        raise FormatError(path, f"graph id {_short(graph_id)} is not a session_graph id; the file is damaged, {_ADVICE}")
     return graph_id
 
 

@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import random
+import re
 import subprocess
 import sys
 import time
@@ -195,6 +196,17 @@ def _shape_swap(rng: random.Random, data: bytes) -> bytes:
     return (",\n".join(json.dumps(r) for r in records)).encode()  # commas between, no list
 
 
+def _markup(rng: random.Random, data: bytes) -> bytes:
+    """Rich-markup-like text where the tool prints a graph id or a pass name (a title, a table cell)."""
+    tag = rng.choice(["[/x]", "[bold]", "[red]X[/red]", "[link=file:///etc/passwd]", "\x1b[31m", "a\nb"])
+    text = data.decode()
+    if rng.random() < 0.5:
+        for key in ('"session_and_graph_id": "', '"session_and_graph_id_'):
+            if key in text:
+                return text.replace(key, key + tag.replace("\\", "\\\\"), 1).encode()
+    return text.replace('Pass"', 'Pass' + json.dumps(tag)[1:-1] + '"', 1).encode()
+
+
 def _big_line(rng: random.Random, data: bytes) -> bytes:
     size = 50 * 1024 * 1024
     kind = rng.randrange(3)
@@ -208,7 +220,7 @@ def _big_line(rng: random.Random, data: bytes) -> bytes:
 MUTATIONS: list[tuple[str, Callable[[random.Random, bytes], bytes], int]] = [
     ("truncate", _truncate, 14), ("flip", _flip, 14), ("unbalance", _unbalance, 12),
     ("wrongtype", _wrong_type, 22), ("missingkey", _missing_key, 14), ("nonutf8", _non_utf8, 6),
-    ("deep", _deep, 4), ("hugenumber", _huge_number, 4), ("empty", _empty, 3), ("shape", _shape_swap, 6),
+    ("deep", _deep, 4), ("hugenumber", _huge_number, 4), ("empty", _empty, 3), ("shape", _shape_swap, 6), ("markup", _markup, 3),
 ]
 
 
@@ -332,7 +344,7 @@ def oracle(data: bytes) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
             gid = (key[len(PREFIX):] if key.startswith(PREFIX) and len(key) > len(PREFIX) else key).strip()
         if not gid:
             gid = str(number)
-        if len(gid) > 1000:
+        if len(gid) > 1000 or not re.fullmatch(r"[\w.:/+-]+", gid):
             raise Unreadable
         for section, label in (("graph_fusion", "graph"), ("UB", "UB")):
             section = "ub_fusion" if label == "UB" else section
@@ -343,7 +355,7 @@ def oracle(data: bytes) -> dict[tuple[str, str], list[tuple[str, int, int]]]:
             if not _is_obj(passes):
                 raise Unreadable
             for name, counts in _items(passes):
-                if len(name) > 1000 or not _is_obj(counts):
+                if len(name) > 1000 or not name.isprintable() or not _is_obj(counts):
                     raise Unreadable
                 he, effect = _get(counts, "effect_times")
                 hm, match = _get(counts, "match_times")

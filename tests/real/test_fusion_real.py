@@ -156,11 +156,26 @@ def test_other_shapes(tmp_path: Path, text: str, ids: list[str]) -> None:
     ('{"graph_fusion": {"A": {"effect_times": "1", "match_times": "1"}}, "ub_fusion": null}',
      "ub_fusion is null, not an object of passes"),
     ('{"graph_fusion": {"' + "P" * 2000 + '": {"effect_times": "1", "match_times": "1"}}}', "a pass name of 2000"),
+    # what the tool prints must not carry markup or terminal escapes from the file
+    ('{"session_and_graph_id_[/x]": {"graph_fusion": {}}}', "graph id '[/x]' is not a session_graph id"),
+    ('{"graph_fusion": {"A\\u001b[31m": {"effect_times": "1", "match_times": "1"}}}', "control characters"),
 ])
 def test_unreadable_shapes_name_the_file(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(FormatError) as caught:
         parse_fusion_result(_write(tmp_path, text))
     assert message in str(caught.value) and str(tmp_path / "fusion_result.json") in str(caught.value)
+
+
+def test_markup_in_a_graph_id_is_refused_not_a_crash(cli, tmp_path: Path) -> None:
+    """A title built from a graph id like '[/x]' made rich raise MarkupError ('unexpected error')."""
+    root = tmp_path / "precision_data"
+    (root / "fusion").mkdir(parents=True)
+    (root / "fusion" / "fusion_result.json").write_text(
+        '{"session_and_graph_id_[/x]": {"graph_fusion": {"P": {"effect_times": "1", "match_times": "1"}}}}')
+    result = cli("ac", data=root, cwd=tmp_path)
+    assert result.status == 1
+    assert "unexpected error" not in result.out + result.err
+    assert "fusion_result.json: graph id '[/x]' is not a session_graph id" in result.out + result.err
 
 
 def test_unknown_shape_through_ac_is_one_line_and_exit_1(cli, tmp_path: Path) -> None:

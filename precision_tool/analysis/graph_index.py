@@ -23,7 +23,7 @@ from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.ge_graph import Graph, Model, Op, data_edges, load_graph
 from precision_tool.workspace import Workspace
 
-CACHE_VERSION = 3  # 3: fusion_pass holds the UB fusion pass too
+CACHE_VERSION = 4  # 3: fusion_pass holds the UB fusion pass too; 4: list attributes as names, never a repr
 
 
 @dataclass(frozen=True)

@@ -394,7 +394,8 @@ def golden_seeds() -> list[tuple[str, str, bytes]]:
         "mask": rng.random((3, 3)) > 0.5,
         "fortran": np.asfortranarray(rng.standard_normal((3, 5))),
     }
-    return [(label, f"{label}.0.{1_700_000_000_000_000 + n:016d}.npy", _npy(a)) for n, (label, a) in enumerate(arrays.items())]
+    return [(label, f"{label}.0.{1_700_000_000_000_000 + n:016d}.npy", _npy(a))
+            for n, (label, a) in enumerate(arrays.items())]
 
 
 def npy_with_header(text: str, body: bytes = b"", version: bytes = b"\x01\x00", length: int | None = None) -> bytes:
@@ -429,10 +430,12 @@ def _npy_mutation(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     if choice == 8:
         return npy_with_header(header("<f4", (4,)), body, length=rng.choice([0, 1, 65535])), "header-len"
     if choice == 9:
-        return npy_with_header(header("<f4", (4,)), body, version=rng.choice([b"\x09\x00", b"\x02\x00", b"\x03\x00"])), "version"
+        version = rng.choice([b"\x09\x00", b"\x02\x00", b"\x03\x00"])
+        return npy_with_header(header("<f4", (4,)), body, version=version), "version"
     if choice == 10:
+        huge_number = "{'descr': '<f4', 'fortran_order': False, 'shape': (9" + "9" * 5000 + ",), }"
         return npy_with_header(rng.choice(["{'descr': '<f4'}", "[1, 2, 3]", "__import__('os')", "{" * 200,
-                                            "{'descr': '<f4', 'fortran_order': False, 'shape': (9" + "9" * 5000 + ",), }",
+                                            huge_number,
                                             "(" * 5000 + ")" * 5000]), body), "header-text"
     if choice == 11:
         buffer = io.BytesIO()

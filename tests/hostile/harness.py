@@ -149,6 +149,10 @@ def classify(run: Run, names: Iterable[str], crash: str | None, rc: int, out: st
     return "RESULT", ""
 
 
+def _skip_lines(text: str) -> list[str]:
+    return sorted(" ".join(line.split()) for line in text.splitlines() if line.strip().startswith("skipped"))
+
+
 def _last_line(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[-1][:300] if lines else ""
@@ -200,7 +204,7 @@ class Harness:
         self.commands = commands
         self.worker = Worker(memory_limit, timeout)
         self.vc_workspace = vc_workspace
-        self._v1_reference: set[str] | None = None
+        self._v1_reference: list[str] | None = None
 
     def close(self) -> None:
         self.worker.close()
@@ -288,7 +292,23 @@ class Harness:
             return False
         stem = safe_node_name("/".join([*parts[1:-1], parsed[0]]))
         written = any(f.name.startswith(f"{stem}.{parsed[1]}.") for f in out.glob("*.npy"))
-        return not written and "skipped" not in text
+        return not written and _skip_lines(text) == self._v1_reference_skips()
+
+    def _v1_reference_skips(self) -> list[str]:
+        """The `skipped` lines tf_dump prints for the undamaged seed run (a damaged tensor file that is
+        neither written, nor named, nor adds a skip reason has vanished silently)."""
+        if self._v1_reference is None:
+            assert self.seeds is not None
+            ws = Path(tempfile.mkdtemp(prefix="v1ref_", dir=self.work))
+            try:
+                run_dir = corpus.v1_run_dir(self.seeds)
+                shutil.copytree(run_dir, ws / "tf" / "tf_debug" / run_dir.name)
+                _, rc, out, err = self.worker.run(["--data", str(ws), "tf_dump", "--out", str(ws / "golden")])
+                assert rc == 0, out + err
+                self._v1_reference = _skip_lines(out + err)
+            finally:
+                shutil.rmtree(ws, ignore_errors=True)
+        return self._v1_reference
 
     def run_case(self, case: corpus.Case) -> list[Verdict]:
         ws = Path(tempfile.mkdtemp(prefix="case_", dir=self.work))

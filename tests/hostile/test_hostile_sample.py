@@ -122,7 +122,8 @@ def test_ac_fails_when_the_only_opdebug_record_is_unreadable(cli, tmp_path: Path
     record.write_bytes(data[:60])  # the header says more than the file holds
     result = cli("ac", data=tmp_path)
     assert result.status == 1, result.out
-    assert f"overflow: 1 of 1 overflow record file(s) could not be read (named above): {record}" in result.out + result.err
+    text = result.out + result.err
+    assert f"overflow: 1 of 1 overflow record file(s) could not be read (named above): {record}" in text
     assert "Traceback" not in result.err and "unexpected" not in result.err
 
 

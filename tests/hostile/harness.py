@@ -254,6 +254,8 @@ class Harness:
                 runs.append(Run("cp", base + ["cp", str(path), str(good)]))
             if self._want("vc") and self.vc_workspace is not None:
                 runs.append(Run("vc", ["--data", str(self.vc_workspace), "vc"]))
+            if self._want("ni") and self.vc_workspace is not None:  # ni shows the op's golden tensor too
+                runs.append(Run("ni", ["--data", str(self.vc_workspace), "ni", "bn2/Relu"]))
             return path, runs
         if case.kind == "tfdbg_v1":
             assert self.seeds is not None
@@ -331,9 +333,8 @@ class Harness:
         """vc / ni on the demo workspace with one of its files (a golden .npy, bn2/Relu's dump) replaced by
         the case's bytes, so the damaged file sits among good ones under a real Build graph."""
         assert self.vc_workspace is not None
-        if run.command == "vc":
-            candidates = sorted((self.vc_workspace / "tf" / "dump").glob("*.npy"))
-            target = next((g for g in candidates if "Relu" in g.name), candidates[0])
+        if case.kind == "golden_npy":
+            target = next((self.vc_workspace / "tf" / "dump").glob("bn2_Relu.0.*.npy"))
         else:
             target = next(self.vc_workspace.glob("npu/debug_0/dump/*/*/*/*/*/Relu.bn2_Relu.*"))
         original = target.read_bytes()

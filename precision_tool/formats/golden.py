@@ -89,6 +89,8 @@ NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 _MAX_HEADER = 1 << 16  # numpy writes at most a few hundred bytes; its own reader stops at 10,000 by default
 _MAX_RANK = 32
+_MAX_HEADER_TEXT = 10_000  # numpy's own reader's default limit
+_MAX_NESTING = 32  # a structured dtype nests a few levels; thousands would exhaust the parser's stack
 _MMAP_FROM = 256 << 20  # bigger data is mapped, not read: pages come in as the statistics touch them
 
 
@@ -152,8 +154,9 @@ def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtyp
     from precision_tool.errors import FormatError
 
     text = text.strip()
-    if len(text) > 4096 or text.count("(") + text.count("[") + text.count("{") > 64:
-        raise FormatError(path, "the .npy header is not the short dict numpy writes; the file is damaged")
+    if len(text) > _MAX_HEADER_TEXT or _nesting(text) > _MAX_NESTING:  # what could exhaust the parser's stack
+        raise FormatError(path, "the .npy header is not the short dict numpy writes (too long or too deeply "
+                                "nested); the file is damaged")
     try:
         header = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
@@ -177,6 +180,17 @@ def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtyp
     if dtype.itemsize == 0:
         raise FormatError(path, f"the .npy dtype {str(descr)[:60]} has no size; the file is damaged")
     return dtype, shape, fortran
+
+
+def _nesting(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in ")]}":
+            depth -= 1
+    return deepest
 
 
 def load_npy(path: str | os.PathLike[str]) -> "np.ndarray":

@@ -264,8 +264,9 @@ def test_read_npy_header_refuses_objects_deep_nesting_and_huge_numbers(tmp_path:
     path = tmp_path / "x.npy"
     cases = {
         "{'descr': '|O', 'fortran_order': False, 'shape': (2,), }": "needs pickle",
-        "(" * 5000 + ")" * 5000: "not the short dict",
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "9" * 5000 + ",), }": "not the short dict",
+        "(" * 5000 + ")" * 5000: "too deeply nested",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "9" * 5000 + ",), }": "does not parse",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (" + "9" * 4000 + ",), }": "truncated",
         "{'descr': '<f4', 'fortran_order': False, 'shape': (-1, 3), }": "impossible",
         "{'descr': 'bogus', 'fortran_order': False, 'shape': (2,), }": "not a numpy dtype",
         "{'descr': '<f4', 'fortran_order': 1, 'shape': (2,), }": "fortran_order",

@@ -180,8 +180,8 @@ class _Worker:
     def _plain_op_rows(self, group: GroupPlan, op: OpPlan) -> list[CompareRow]:
         from precision_tool.formats.npu_dump import read_dump_header
 
-        if op.inner and op.dump_path is None:
-            return [self._nan_row(group, op, f"[{op.name}] The op is inner node for multi to multi relation.Skip the op.")]
+        if op.skip_reason is not None:  # a group of inner nodes: msaccucmp skips them, dumped or not
+            return [self._nan_row(group, op, op.skip_reason)]
         if op.dump_path is None:
             return [self._nan_row(
                 group, op, f'[{op.name}] There is no dump file for my output operator "{op.name}". '

@@ -15,15 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from precision_tool.analysis.quant_filter import DEQUANT_NAME as _DEQUANT_NAME
+from precision_tool.analysis.quant_filter import QUANT_NAME as _QUANT_NAME
 from precision_tool.formats.npu_dump import DumpName, dump_name_of, sanitize_op_name
 from precision_tool.workspace import walk_files
 
 PASS_THROUGH_TYPES = ("Cast", "TransData")
 DEQUANT_NAME_ENDINGS = ("_dequant_layer", "AscendDequant", "_dequant")
 """An op whose name ends so (or of type AscendDequant) has its inputs skipped, as in msaccucmp."""
-_QUANT_NAME = re.compile(r"_quant_layer|/AscendQuant|/AscendWeightQuant|\.quant|\.weight_quant")
-_DEQUANT_NAME = re.compile(r"_dequant_layer|_anti_quant_layer|/AscendDequant|/AntiQuant|\.dequant|\.anti_quant")
-"""Ops whose outputs are compared with their producer's golden tensor (msaccucmp's SPECIAL_OPS_TYPE)."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +72,9 @@ class OpPlan:
     """An AscendQuant op: msaccucmp does not compare its int8 outputs."""
     sequence: int = 0
     """The graph op's id (msaccucmp's OpSequence; 0 when the graph gives none)."""
-    inner: bool = False
-    """An inner node of a multi-to-multi fusion (multi-op, no origin name on its outputs): never compared."""
+    skip_reason: str | None = None
+    """Set on the one op standing for a group msaccucmp does not compare (inner nodes of a multi-to-multi
+    fusion): the group's row is NaN with this reason."""
 
     def input_match(self, index: int) -> TensorMatch:
         if index < len(self.inputs):
@@ -245,6 +245,19 @@ def _l1_group(op: "Op") -> str | None:  # type: ignore[name-defined]  # noqa: F8
     return str(value)
 
 
+def _group_reason(members: Sequence["Op"], inner: set[str], graph: "_GraphIndex") -> str:  # type: ignore[name-defined]  # noqa: F821
+    reasons = []
+    for op in members:
+        if op.name in graph.quant_filtered:
+            continue
+        if op.name in inner:
+            reasons.append(f"[{op.name}] The op is inner node for multi to multi relation.Skip the op.")
+        else:
+            reasons.append(f'[{op.name}] There is no dump file for my output operator "{op.name}". '
+                           f"The type is {op.type}.")
+    return ",".join(reasons)
+
+
 def _ground_truth_names(op: "Op") -> str:  # type: ignore[name-defined]  # noqa: F821
     names = op.original_op_names
     if names is None:
@@ -260,11 +273,22 @@ def _is_inner_node(op: "Op") -> bool:  # type: ignore[name-defined]  # noqa: F82
 class _GraphIndex:
     def __init__(self, ops: Sequence["Op"]) -> None:  # type: ignore[name-defined]  # noqa: F821
         self.by_name = {op.name: op for op in ops}
+        self._ops = ops
+        self._filtered: set[str] | None = None
         sizes: dict[str | tuple[str, ...], int] = {}
         for op in ops:
             key = _group_key(op)
             sizes[key] = sizes.get(key, 0) + 1
         self.group_size = {op.name: sizes[_group_key(op)] for op in ops}
+
+    @property
+    def quant_filtered(self) -> set[str]:
+        """The ops msaccucmp's quant filter drops (computed when first asked: only inner-node groups ask)."""
+        if self._filtered is None:
+            from precision_tool.analysis.quant_filter import quant_filtered
+
+            self._filtered = quant_filtered(self._ops)
+        return self._filtered
 
     def output_golden(self, op: "Op", index: int, seen: int = 0) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
         if op.type in PASS_THROUGH_TYPES and seen < 64:
@@ -354,11 +378,13 @@ def plan_graph_compare(
             gt_text = ",".join(by_names.keys())
             inner = {op.name for op in members if _is_inner_node(op)}
             kept = [p for p in op_plans if p.dump_path is not None and p.name not in inner]
-            if not kept:
+            if not kept and inner:
                 import dataclasses
 
-                # msaccucmp's one NaN row for the group: an inner node is skipped, not "missing its dump"
-                kept = [dataclasses.replace(op_plans[0], inner=op_plans[0].name in inner)]
+                # msaccucmp's one NaN row: each op's reason (inner node / no dump), quant-filtered ops unsaid
+                kept = [dataclasses.replace(op_plans[0], skip_reason=_group_reason(members, inner, graph))]
+            elif not kept:
+                kept = [op_plans[0]]
         plans.append(GroupPlan(number, tuple(kept), npu_text, gt_text, tuple(int(op.id or 0) for op in members)))
     matched = len(used)
     unmatched = len(set(dumps.by_op.values()) - used)

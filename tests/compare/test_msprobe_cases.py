@@ -248,3 +248,73 @@ def test_overflow_in_a_streamed_tensor_is_found_past_the_first_chunk(tmp_path: P
     data[-1] = 1
     data.tofile(path)
     assert overflow_text(SimpleNamespace(data_type=FP16), lambda: source) == "NO"
+
+
+@pytest.mark.reference
+def test_a_group_of_inner_nodes_is_skipped_as_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two multi-op nodes sharing one original name and no origin name on their outputs (as the real
+    quantized ResNet-50's RequantHostCpuOp + dequantize pairs): both dumped, neither compared; one row
+    saying the first is an inner node."""
+    from precision_tool.formats import ge_graph as g
+    from precision_tool.formats.npu_dump import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    case = make()
+    value = np.arange(16, dtype=np.float32)
+    case.golden("scale_group", 0, value)
+    for name in ("Requant_1", "Requant_2"):
+        case.op(name, "RequantHostCpuOp", outputs=[nd_desc((16,))], original=["scale_group"])
+        case.ops[-1].attrs["_datadump_is_multiop"] = g.attr_bool(True)
+        case.dump("RequantHostCpuOp", name, [], [TensorSpec(value.astype(np.float16))])
+    case.golden("relu", 0, value)  # msaccucmp writes no CSV when nothing at all is compared
+    case.op("relu", "Relu", outputs=[nd_desc((16,))], original=["relu"])
+    case.dump("Relu", "relu", [], [TensorSpec(value.astype(np.float16))])
+    ours = case.run_ours()
+    assert ours == case.run_reference(reference_tool)
+    assert len(ours) == 3 and "[Requant_1] The op is inner node for multi to multi relation" in ours[1][-1]
+
+
+Q = __import__("precision_tool.analysis.quant_filter", fromlist=["x"])
+
+
+@pytest.mark.parametrize("kind, in_pairs, data_type, expected", [
+    (Q.QUANT, False, "DT_INT8", Q.QUANT), (Q.QUANT, True, "DT_INT8", Q.QUANT),
+    (Q.DEQUANT, False, "DT_INT8", Q.NORMAL), (Q.DEQUANT, True, "DT_INT8", Q.MIDDLE),
+    (Q.BOTH, False, "DT_INT8", Q.QUANT), (Q.BOTH, True, "DT_INT8", Q.QUANT),
+    (Q.NORMAL, False, "DT_INT8", Q.NORMAL), (Q.NORMAL, True, "DT_INT8", Q.MIDDLE),
+    (Q.QUANT, False, "DT_FLOAT16", Q.NORMAL), (Q.QUANT, True, "DT_FLOAT16", Q.MIDDLE),
+    (Q.DEQUANT, False, "DT_FLOAT16", Q.DEQUANT), (Q.DEQUANT, True, "DT_FLOAT16", Q.DEQUANT),
+    (Q.BOTH, False, "DT_FLOAT16", Q.DEQUANT), (Q.BOTH, True, "DT_FLOAT16", Q.DEQUANT),
+    (Q.NORMAL, False, "DT_FLOAT16", Q.NORMAL), (Q.NORMAL, True, "DT_FLOAT16", Q.MIDDLE),
+    (Q.NORMAL, False, "DT_INT32", Q.NORMAL), (Q.NORMAL, True, "DT_INT32", Q.MIDDLE),
+    (Q.QUANT, False, "DT_INT32", Q.NORMAL), (Q.QUANT, True, "DT_INT32", Q.MIDDLE),
+    (Q.DEQUANT, False, "DT_INT32", Q.NORMAL), (Q.DEQUANT, True, "DT_INT32", Q.MIDDLE),
+    (Q.BOTH, False, "DT_INT32", Q.NORMAL), (Q.BOTH, True, "DT_INT32", Q.MIDDLE),
+    # a dequantize op with an fp32 output (the real quantized ResNet-50) does not close the stretch
+    (Q.DEQUANT, True, "DT_FLOAT", Q.MIDDLE),
+])
+def test_quant_filter_output_types(kind: int, in_pairs: bool, data_type: str, expected: int) -> None:
+    assert Q._output_type(kind, in_pairs, data_type) == expected
+
+
+def test_quant_filter_drops_the_stretch_between_quantize_and_dequantize(tmp_path: Path) -> None:
+    def desc(dtype: str) -> dict:
+        return {"dtype": dtype, "layout": "ND", "shape": {"dim": [4]}}
+
+    from precision_tool.analysis.quant_filter import quant_filtered
+    from precision_tool.formats.ge_graph import load_graph
+
+    ops = [
+        {"name": "pool", "type": "Pooling", "id": 1, "output_desc": [desc("DT_FLOAT16")]},
+        {"name": "x_quant_layer", "type": "AscendQuant", "id": 2, "input": ["pool:0"], "output_desc": [desc("DT_INT8")]},
+        {"name": "conv", "type": "Conv2D", "id": 3, "input": ["x_quant_layer:0"], "output_desc": [desc("DT_INT32")]},
+        {"name": "x_dequant_layer", "type": "AscendDequant", "id": 4, "input": ["conv:0"],
+         "output_desc": [desc("DT_FLOAT16")]},
+        {"name": "relu", "type": "Relu", "id": 5, "input": ["x_dequant_layer:0"], "output_desc": [desc("DT_FLOAT16")]},
+    ]
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"name": "q", "graph": [{"name": "g", "op": ops}]}))
+    assert quant_filtered(load_graph(path).graphs[0].ops) == {"conv"}
+    ops[3]["output_desc"] = [desc("DT_FLOAT")]  # an fp32 dequantize: the stretch never closes
+    path.write_text(json.dumps({"name": "q", "graph": [{"name": "g", "op": ops}]}))
+    assert quant_filtered(load_graph(path).graphs[0].ops) == {"conv", "x_dequant_layer", "relu"}

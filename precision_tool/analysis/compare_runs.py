@@ -236,7 +236,7 @@ def _run_specs(
 
 def _selected(spec: RunSpec, plan: MatchPlan) -> tuple[MatchPlan, Columns, list[str]]:
     """The plan cut to the op range/selection of `spec`, and the optional columns its CSV gets."""
-    from precision_tool.analysis.matching import OpSelection, select_groups
+    from precision_tool.analysis.op_selection import OpSelection, select_groups
     from precision_tool.analysis.result_columns import opdebug_overflow_ops
 
     notes: list[str] = []

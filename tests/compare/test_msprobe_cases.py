@@ -196,10 +196,10 @@ def test_l1_groups_and_empty_original_names_as_msaccucmp(make_case, reference_to
     ("conv1conv1_relu", False, False),
 ])
 def test_quant_name_patterns(name: str, quant: bool, dequant: bool) -> None:
-    from precision_tool.analysis.matching import _DEQUANT_NAME, _QUANT_NAME
+    from precision_tool.analysis.quant_filter import DEQUANT_NAME, QUANT_NAME
 
-    assert bool(_QUANT_NAME.search(name)) is quant
-    assert bool(_DEQUANT_NAME.search(name)) is dequant
+    assert bool(QUANT_NAME.search(name)) is quant
+    assert bool(DEQUANT_NAME.search(name)) is dequant
 
 
 def test_what_is_skipped_for_quantized_ops(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from precision_tool.analysis.compare_engine import CompareInterrupted, Progress, execute_plan
+from precision_tool.analysis.stats_compare import stats_only
 from precision_tool.analysis.result_columns import Columns
 from precision_tool.analysis.matching import (
     MatchPlan,
@@ -212,6 +213,9 @@ def _run_specs(
         for spec in specs:
             started = time.perf_counter()
             csv_path = result_dir / spec.csv_name
+            if stats_only(spec.npu_dir):
+                runs.append(_stats_run(spec, csv_path, started, on_warning))
+                continue
             plan, golden = plan_run(spec)
             plan, columns, notes = _selected(spec, plan)
             for note in notes:
@@ -232,6 +236,27 @@ def _run_specs(
     except (CompareInterrupted, KeyboardInterrupt) as exc:
         raise _what_was_kept(result_dir, specs, exc) from None
     return runs
+
+
+def _stats_run(spec: RunSpec, csv_path: Path, started: float,
+               on_warning: Callable[[str], None] | None) -> CompareRun:
+    """A run whose NPU side dumped statistics CSVs only (dump_data="stats"): statistics are compared
+    instead of tensors, into a result CSV of their own header (stats_results.STATS_RESULT_HEADER)."""
+    from precision_tool.analysis.stats_compare import compare_statistics, compare_statistics_npu
+
+    if spec.npu_vs_npu:
+        summary = compare_statistics_npu(spec.npu_dir, spec.right_dir, csv_path, step=spec.step)
+    else:
+        summary = compare_statistics(spec.npu_dir, spec.golden_dir, spec.graph_path, csv_path,
+                                     graph_name=spec.graph_name, step=spec.step)
+    notes = list(summary.notes)
+    if spec.overflow_detection or spec.op_range is not None or spec.op_select is not None:
+        notes.append("-overflow_detection, -r and -s need tensors; they are ignored for a statistics dump")
+    for note in notes:
+        if on_warning:
+            on_warning(f"{spec.label}: {note}")
+    return CompareRun(spec, csv_path, summary, tuple(notes), summary.total, time.perf_counter() - started, 0,
+                      tuple(summary.unreadable_files))
 
 
 def _selected(spec: RunSpec, plan: MatchPlan) -> tuple[MatchPlan, Columns, list[str]]:

@@ -99,6 +99,23 @@ def counts_text(summary: CompareSummary) -> str:
             f"{len(summary.abnormal_ops)} abnormal (an output cosine ≤ {summary.threshold}{nan})")
 
 
+def _verdict_and_counts(summary: Any) -> tuple[Text, str]:
+    """The verdict and counts of one result line: a tensor compare, or a statistics compare (StatsSummary)."""
+    from precision_tool.analysis.stats_results import StatsSummary
+
+    if isinstance(summary, StatsSummary):
+        from precision_tool.render.stats import stats_counts_text
+
+        first = summary.first_failing
+        line = Text("statistics: first divergent tensor ")
+        if first is not None:
+            line.append(f"[{first.index}] {first.tensor_index}", style="op")
+        else:
+            line.append("none", style="dim")
+        return line, stats_counts_text(summary)
+    return _first_divergent(summary), counts_text(summary)
+
+
 def _first_divergent(summary: CompareSummary) -> Text:
     """`first divergent op [16] bn2/FusedBatchNormV3`, or why none is named."""
     line = Text("first divergent op ")
@@ -134,6 +151,24 @@ def overflow_lines(summary: CompareSummary, limit: int) -> list[Text]:
     if len(ops) > limit:
         lines.append(Text(f"  ... {len(ops) - limit} more (vcs -l N shows more)", style="dim"))
     return lines
+
+
+def result_view(summary: Any, limit: int, label: str | None = None, width: int | None = None, *,
+                overflow_only: bool = False, npu_vs_npu: bool = False, stats_rows: Sequence[Any] = ()) -> list[Any]:
+    """One result as vc/vcs/ac show it: a tensor compare's summary_view, or for a statistics compare
+    (StatsSummary) its summary and, given its rows (vcs), the warning and error rows up to `limit`."""
+    from precision_tool.analysis.stats_results import StatsSummary
+
+    if not isinstance(summary, StatsSummary):
+        return summary_view(summary, limit, label, width, overflow_only=overflow_only)
+    from precision_tool.analysis.stats_compare import filter_stats_rows
+    from precision_tool.render.stats import stats_summary, stats_table
+
+    right = "other run" if npu_vs_npu else "golden"
+    parts = list(stats_summary(summary, label, right))
+    if stats_rows:
+        parts.extend(stats_table(filter_stats_rows(stats_rows, results=["warning", "error"]), limit, right))
+    return parts
 
 
 def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
@@ -180,28 +215,29 @@ def run_lines(runs: Sequence[Any]) -> list[Text]:
     wrapped at words, so the path is never cut and copies whole)."""
     lines = [Text("comparison runs:", style="bold")]
     for run in runs:
-        s = run.summary
         # as ac's recap: the verdict first, then the counts
+        verdict, counts = _verdict_and_counts(run.summary)
         line = Text(f"  {run.label}: ")
-        line.append_text(_first_divergent(s))
-        line.append(f"; {counts_text(s)}; {run.elapsed_s:.1f} s: ")
+        line.append_text(verdict)
+        line.append(f"; {counts}; {run.elapsed_s:.1f} s: ")
         line.append(str(run.csv_path), style="path")
         lines.append(line)
     return lines
 
 
-def recap_lines(summaries: Sequence[CompareSummary], labels: Sequence[str]) -> list[Text]:
+def recap_lines(summaries: Sequence[Any], labels: Sequence[str]) -> list[Text]:
     """What `ac` ends with, right above the prompt: per result its verdict and counts, then every CSV path
-    on a line of its own."""
+    on a line of its own (summaries: CompareSummary, or StatsSummary for statistics dumps)."""
     lines = [Text("comparison recap:", style="bold")]
     for label, s in zip(labels, summaries):
+        verdict, counts = _verdict_and_counts(s)
         line = Text(f"  {label}: ")
-        line.append_text(_first_divergent(s))
-        line.append(f"; {counts_text(s)}" if s.ops else "; no rows")
+        line.append_text(verdict)
+        line.append(f"; {counts}" if getattr(s, "ops", True) else "; no rows")
         lines.append(line)
     # paths start their line (no indent), so more of them fit unfolded and each copies whole
     lines.append(Text("  result CSVs:"))
-    lines.extend(Text(str(s.path), style="path") for s in summaries)
+    lines.extend(Text(str(getattr(s, "path", None) or s.csv_path), style="path") for s in summaries)
     return lines
 
 

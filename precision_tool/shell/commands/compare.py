@@ -245,14 +245,14 @@ def unreadable_report(runs: list[Any]) -> list[Any]:
 
 
 def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
-    from precision_tool.render.compare import run_lines, summary_view
+    from precision_tool.render.compare import result_view, run_lines
     from precision_tool.render.console import shared_width
 
     runs = run_vc(args, ctx)
     width = shared_width(ctx.console)
     shown: list[Any] = []
     for run in runs:
-        shown.extend(summary_view(run.summary, 3, run.label, width))
+        shown.extend(result_view(run.summary, 3, run.label, width, npu_vs_npu=run.spec.npu_vs_npu))
     shown.extend(run_lines(runs))
     bad = unreadable_report(runs)
     if bad:
@@ -284,6 +284,9 @@ class Shown:
 
     label: str
     summary: Any
+    """CompareSummary, or StatsSummary for a statistics compare (dump_data="stats")."""
+    stats_rows: tuple[Any, ...] = ()
+    npu_vs_npu: bool = False
 
 
 def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
@@ -291,6 +294,7 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
     its newest), else the workspace's newest result folder. Ops are named as in the Build graph."""
     from precision_tool.analysis.compare_runs import result_spec, workspace_labeller
     from precision_tool.analysis.results import read_result_csv, result_files, summarize
+    from precision_tool.analysis.stats_compare import is_stats_result, read_stats_result, summarize_stats
     from precision_tool.errors import WorkspaceError
 
     if path is None:
@@ -310,9 +314,15 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
     for f in files:
         spec = result_spec(f)
         labels = labeller(spec) if spec is not None else None
+        label = spec.label if spec is not None else f.name
+        if is_stats_result(f):
+            rows = read_stats_result(f)
+            npu_vs_npu = spec.npu_vs_npu if spec is not None else any(r.ground_truth == r.tensor_index for r in rows)
+            shown.append(Shown(label, summarize_stats(rows, f), rows, npu_vs_npu))
+            continue
         summary = summarize(read_result_csv(f), threshold, name_only=spec is not None and spec.name_only,
                             labels=labels)
-        shown.append(Shown(spec.label if spec is not None else f.name, summary))
+        shown.append(Shown(label, summary, npu_vs_npu=spec is not None and spec.npu_vs_npu))
     return shown
 
 
@@ -371,23 +381,24 @@ def _holds_no_rows(csv_path: Path) -> bool:
 
 
 def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.render.compare import summary_view
+    from precision_tool.render.compare import result_view
     from precision_tool.render.console import Paged, shared_width
 
     threshold = args.threshold if args.threshold is not None else ctx.settings.COSINE_THRESHOLD
     width = shared_width(ctx.console)
     found = summaries(ctx, args.path, threshold)
     if getattr(args, "overflow", False):
-        missing = [s.summary.path for s in found if not s.summary.overflow_column]
+        missing = [s.summary.csv_path if s.stats_rows else s.summary.path for s in found
+                   if not getattr(s.summary, "overflow_column", False)]
         if len(missing) == len(found):
             from precision_tool.errors import UsageError
 
             raise UsageError(f"vcs --overflow: {missing[0]} has no OverFlow column; run `vc -overflow_detection` "
                              "(or msaccucmp with -overflow_detection) to write one")
-        found = [s for s in found if s.summary.overflow_column]
+        found = [s for s in found if getattr(s.summary, "overflow_column", False)]
     # `vcs -l 50` is taller than a terminal: the interactive shell pages it (as git does)
-    return Paged([summary_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False))
-                  for s in found])
+    return Paged([result_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False),
+                              npu_vs_npu=s.npu_vs_npu, stats_rows=s.stats_rows) for s in found])
 
 
 # --- cp ------------------------------------------------------------------------------------------
@@ -470,7 +481,7 @@ def _complete_path(request: Any) -> list[str]:
 # --- ac ------------------------------------------------------------------------------------------
 def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     """`ac`'s comparison section (`-c` runs `vc` first); its recap is shown by `ac` after every section."""
-    from precision_tool.render.compare import recap_lines, summary_view
+    from precision_tool.render.compare import recap_lines, result_view
     from precision_tool.render.console import shared_width
     from precision_tool.render.messages import note_line
     from precision_tool.shell.commands.auto_check import SectionResult
@@ -484,7 +495,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
     found = summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)
     width = shared_width(ctx.console)
-    shown = [summary_view(s.summary, args.limit, s.label, width) for s in found]
+    shown = [result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu) for s in found]
     return SectionResult(shown, recap_lines([s.summary for s in found], [s.label for s in found]))
 
 

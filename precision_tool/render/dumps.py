@@ -83,6 +83,14 @@ def decode_report(report: "DecodeReport", graph_layout_files: int = 0,
         out.append(note_line(
             f"{len(problems)} tensor(s) of {len(files)} file(s) written in their own layout, not converted "
             f"({reason}), e.g. {example.path.name} {example.label or ''}".rstrip()))
+    # converted, but worth a word: e.g. a short original shape ([1000]) read as NCHW [1,1000,1,1], padding cut
+    by_note: dict[str, list[Any]] = {}
+    for problem in getattr(report, "notes", ()):
+        by_note.setdefault(problem.message, []).append(problem)
+    for message, problems in by_note.items():
+        example = problems[0]
+        more = f" (and {len(problems) - 1} more tensor(s))" if len(problems) > 1 else ""
+        out.append(note_line(f"{example.path.name} {example.label or ''}: {message}{more}".replace(" :", ":")))
     for problem in report.failed[:_SHOW_PROBLEMS]:
         out.append(error_line(problem.line()))
     if len(report.failed) > _SHOW_PROBLEMS:

@@ -3,6 +3,7 @@ tensor whose original shape is shorter than NCHW ([1000] for the fc bias of a re
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -69,6 +70,8 @@ def test_dc_nchw_on_the_real_fc_bias_agrees_with_msaccucmp_convert_minus_its_pad
     dump = next(case.dump_dir.glob("TransData.trans_TransData_165.*"))
     result = cli("dc", str(dump), "-f", "NCHW", "-o", str(tmp_path / "ours"), data=case.root)
     assert result.status == 0, result.out + result.err
+    # the cut padding is said on screen, not only in the file name
+    assert re.search(rf"^{re.escape(dump.name)} output:0: .*\[1000\] read as NCHW \[1, 1000, 1, 1\]", result.out, re.M)
     ours = np.load(tmp_path / "ours" / f"{dump.name}.output.0.1x1000x1x1.npy")
     proc = subprocess.run([str(reference_tool), "convert", "-d", str(dump), "-f", "NCHW", "-out",
                            str(tmp_path / "ref")], capture_output=True, text=True, timeout=300)

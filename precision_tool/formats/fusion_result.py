@@ -30,7 +30,12 @@ ID_KEYS = ("session_and_graph_id", "graphId")
 KEY_PREFIX = "session_and_graph_id_"
 # Real files are kilobytes (the largest seen: 76 KB for 30 graphs); far above that is not this file.
 MAX_BYTES = 256 * 1024 * 1024
+_BETWEEN = re.compile(r"[ \t\r\n,]*")  # what may separate objects written back to back
 _GRAPH_ID = re.compile(r"[\w.:/+-]+")
+# Real files hold tens of graphs (the most seen: 32); `ac` shows two tables per graph.
+MAX_GRAPHS = 4096
+_TOO_MANY = (f"more than {MAX_GRAPHS} graph records: far more than a training compiles "
+             f"(real files hold tens); is it the right file?")
 # The compiler counts in C++ integers; a larger count is damage, not a count.
 MAX_COUNT = 2**63 - 1
 # Pass names and graph ids are identifiers; a longer one is damage (and would swamp the table).
@@ -203,8 +208,7 @@ def split_json_values(text: str, path: Path) -> list[Any]:
     position = 0
     length = len(text)
     while True:
-        while position < length and text[position] in " \t\r\n,":
-            position += 1
+        position = _BETWEEN.match(text, position).end()  # type: ignore[union-attr]
         if position >= length:
             break
         try:
@@ -246,9 +250,15 @@ def parse_fusion_result(path: str | os.PathLike[str]) -> list[GraphFusion]:
     text = _read_text(path)
     if not text.strip():
         raise FormatError(path, f"the file is empty; {_ADVICE}")
+    # every graph record holds one of these keys: count them before parsing half a million records
+    if max(text.count('"graph_fusion"'), text.count('"ub_fusion"')) > MAX_GRAPHS:
+        raise FormatError(path, _TOO_MANY)
     graphs = []
     for number, value in enumerate(split_json_values(text, path)):
         for record, key in _records(path, value, number):
+            if len(graphs) >= MAX_GRAPHS:
+                # `ac` prints a table per graph: a file of 500,000 graph records would print for hours
+                raise FormatError(path, _TOO_MANY)
             graphs.append(GraphFusion(_graph_id(path, record, key, len(graphs)),
                                       *(_passes(path, record.get(key), key) if record.has(key) else ()
                                         for key in SECTIONS)))

@@ -166,6 +166,15 @@ def test_unreadable_shapes_name_the_file(tmp_path: Path, text: str, message: str
     assert message in str(caught.value) and str(tmp_path / "fusion_result.json") in str(caught.value)
 
 
+def test_too_many_graph_records_is_refused_before_parsing(tmp_path: Path) -> None:
+    record = '"session_and_graph_id_0_%d": {"graph_fusion": {"P": {"effect_times": "1", "match_times": "1"}}}'
+    many = _write(tmp_path, "{" + ", ".join(record % i for i in range(4097)) + "}")
+    with pytest.raises(FormatError, match="more than 4096 graph records"):
+        parse_fusion_result(many)
+    enough = _write(tmp_path, "{" + ", ".join(record % i for i in range(4096)) + "}")
+    assert len(parse_fusion_result(enough)) == 4096
+
+
 def test_markup_in_a_graph_id_is_refused_not_a_crash(cli, tmp_path: Path) -> None:
     """A title built from a graph id like '[/x]' made rich raise MarkupError ('unexpected error')."""
     root = tmp_path / "precision_data"

@@ -6,7 +6,14 @@ import sys
 if __package__ in (None, ""):
     # Run as a script: make the checkout importable and stop the package folder from shadowing modules.
     here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+
+    def _shadows(entry: str) -> bool:
+        try:
+            return os.path.abspath(entry or ".") == here
+        except OSError:  # relative to a current folder that was deleted: useless, drop it (main() says why)
+            return True
+
+    sys.path[:] = [p for p in sys.path if not _shadows(p)]
     sys.path.insert(0, os.path.dirname(here))
 
 try:  # Ctrl-C while Python is still importing ends quietly, as it does once the shell is up

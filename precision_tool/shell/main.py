@@ -137,6 +137,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = top_parser(table).parse_args(argv)
     console = make_console()
     try:
+        os.getcwd()
+    except FileNotFoundError:  # the folder was deleted under a shell still sitting in it
+        show_error(console, "the current folder no longer exists (deleted or moved); `cd` to a folder that exists "
+                            "and start precision-tool again")
+        return 1
+    try:
         settings = load_settings(data_dir=args.data)
         workspace = Workspace(settings.root_dir)
     except PrecisionToolError as exc:

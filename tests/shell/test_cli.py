@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -164,3 +165,20 @@ def test_a_bad_top_level_option_is_one_line_and_status_1(tmp_path):
         proc = subprocess.run([sys.executable, str(cli), *args], capture_output=True, text=True, cwd=tmp_path)
         assert proc.returncode == 1
         assert proc.stderr == f"precision-tool: {said} (see `precision-tool -h`)\n" and proc.stdout == ""
+
+
+def test_a_deleted_current_folder_is_one_line(tmp_path):
+    """A shell still sitting in a folder that was deleted: one line saying so, no traceback."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = subprocess.run(["sh", "-c", f'cd "{gone}" && rmdir "{gone}" && exec "$0" "$1" ls',
+                           sys.executable, str(ROOT / "precision_tool" / "cli.py")],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "the current folder no longer exists (deleted or moved)" in proc.stdout + proc.stderr

@@ -114,6 +114,19 @@ def test_file_next_to_the_script_is_copied_and_read(cli, tmp_path: Path) -> None
     assert ("RandomDsaFusionPass", 1, 1) in fired_tables(result.out)[("19_19", "graph")]
 
 
+def test_file_under_ascend_work_path_is_found(cli, tmp_path: Path) -> None:
+    """Newer CANN writes $ASCEND_WORK_PATH/FE/<pid>/fusion_result.json when ASCEND_WORK_PATH is set."""
+    root = tmp_path / "precision_data"
+    root.mkdir()
+    written = tmp_path / "work" / "FE" / "4242" / "fusion_result.json"
+    written.parent.mkdir(parents=True)
+    shutil.copyfile(FUSION / "fusion_result_object_counts__bmzhong_ATC-CTPN.json", written)
+    result = cli("ac", data=root, cwd=root, env={"ASCEND_WORK_PATH": str(tmp_path / "work")})
+    assert result.status == 0, result.out + result.err
+    assert f"copied {written}" in result.out.replace("\n", "")
+    assert fired_tables(result.out)[("0_0", "UB")] == [("TbeCommonRules0FusionPass", 150, 150)]
+
+
 # --- shapes not (yet) seen in the wild, and shapes that are not this file at all -------------------
 def _write(tmp_path: Path, text: str | bytes) -> Path:
     path = tmp_path / "fusion_result.json"

@@ -226,16 +226,17 @@ class GraphIndex:
         files = self.workspace.graph_files(debug_id)
         build = set(self.workspace.build_graph_files(debug_id))
         chosen = [(p, True) for p in files if p in build]
+        # GE's ONNX-style dumps (ge_onnx_*.pbtxt): the Build ones stand for the compiled graph only when the
+        # folder has no ge_proto/JSON Build graph (a pbtxt never shadows the *_Build.txt of the same run);
+        # any of them when -g names it
+        folder = self.workspace.graph_dir(debug_id)
+        onnx = sorted(p for p in folder.glob("*.pbtxt") if p.is_file()) if folder.is_dir() else []
+        if not chosen:
+            chosen = [(p, True) for p in onnx if p.stem.endswith("_Build")]
         if graph_filter:
             needle = graph_filter.lower()
-            extra = [(p, False) for p in files if p not in build and needle in p.name.lower()]
-            chosen += extra
-            # GE's ONNX-style dumps (ge_onnx_*.pbtxt) only when -g names them: never a Build graph, so
-            # a pbtxt never shadows the ge_proto *_Build.txt of the same run
-            folder = self.workspace.graph_dir(debug_id)
-            if folder.is_dir():
-                chosen += sorted((p, False) for p in folder.glob("*.pbtxt")
-                                 if p.is_file() and needle in p.name.lower())
+            taken = {p for p, _ in chosen}
+            chosen += [(p, False) for p in files + onnx if p not in taken and needle in p.name.lower()]
         # a Build graph given both as .txt and .json: keep the text one (it has op offsets)
         stems = {p.stem for p, _ in chosen if p.suffix == ".txt"}
         return [(p, b) for p, b in chosen if not (p.suffix == ".json" and p.stem in stems)]

@@ -222,6 +222,17 @@ def test_ge_onnx_dump_through_ls_and_ni_never_shadows_the_build_graph(cli, tmp_p
     assert node.status == 0 and "NoOp" in node.out and "control ← Variable/Assign" in node.out
 
 
+def test_a_folder_of_only_ge_onnx_build_dumps_is_a_folder_of_build_graphs(cli, tmp_path: Path) -> None:
+    data = _workspace(tmp_path, ONNX_REAL / "oam_asys370_ge_onnx_00000000_graph_1_Build.pbtxt",
+                      "ge_onnx_00000000_graph_1_Build.pbtxt")
+    shutil.copyfile(ONNX_REAL / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt",
+                    data / "npu" / "debug_0" / "graph" / "ge_onnx_00000001_graph_11_Build.pbtxt")
+    listed = cli("ls", data=data)
+    assert listed.status == 0 and "\n24 op(s)" in listed.out, listed.out + listed.err
+    checked = cli("ac", data=data, cwd=tmp_path)
+    assert "cast: no Cast op can lose information" in checked.out, checked.out + checked.err
+
+
 def test_ge_onnx_dump_under_a_ge_proto_name_is_read_by_content(cli, tmp_path: Path) -> None:
     data = _workspace(tmp_path, ONNX_REAL / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt")
     listed = cli("ls", data=data)

@@ -204,7 +204,7 @@ class Harness:
         self.commands = commands
         self.worker = Worker(memory_limit, timeout)
         self.vc_workspace = vc_workspace
-        self._v1_reference: list[str] | None = None
+        self._v1_reference: tuple[list[str], set[str]] | None = None
 
     def close(self) -> None:
         self.worker.close()
@@ -284,21 +284,16 @@ class Harness:
         raise ValueError(case.kind)
 
     def _v1_silent(self, out: Path, rel: str, text: str) -> bool:
-        """Exit 0 but the damaged tensor file neither written nor named nor counted as skipped."""
-        from precision_tool.formats.golden import safe_node_name
-        from precision_tool.formats.tfdbg_v1 import parse_tensor_file_name
-
-        parts = Path(rel).parts
-        parsed = parse_tensor_file_name(parts[-1])
-        if parsed is None or parts[-1] in text:
+        """Exit 0 but a tensor the undamaged run writes is missing, with the damaged file not named and no
+        skip reason added: the tensor vanished silently."""
+        if Path(rel).name in text:
             return False
-        stem = safe_node_name("/".join([*parts[1:-1], parsed[0]]))
-        written = any(f.name.startswith(f"{stem}.{parsed[1]}.") for f in out.glob("*.npy"))
-        return not written and _skip_lines(text) == self._v1_reference_skips()
+        skips, names = self._v1_reference_run()
+        missing = names - {f.name for f in out.glob("*.npy")}
+        return bool(missing) and _skip_lines(text) == skips
 
-    def _v1_reference_skips(self) -> list[str]:
-        """The `skipped` lines tf_dump prints for the undamaged seed run (a damaged tensor file that is
-        neither written, nor named, nor adds a skip reason has vanished silently)."""
+    def _v1_reference_run(self) -> tuple[list[str], set[str]]:
+        """tf_dump on the undamaged seed run: its `skipped` lines and the golden files it writes."""
         if self._v1_reference is None:
             assert self.seeds is not None
             ws = Path(tempfile.mkdtemp(prefix="v1ref_", dir=self.work))
@@ -307,7 +302,7 @@ class Harness:
                 shutil.copytree(run_dir, ws / "tf" / "tf_debug" / run_dir.name)
                 _, rc, out, err = self.worker.run(["--data", str(ws), "tf_dump", "--out", str(ws / "golden")])
                 assert rc == 0, out + err
-                self._v1_reference = _skip_lines(out + err)
+                self._v1_reference = (_skip_lines(out + err), {f.name for f in (ws / "golden").glob("*.npy")})
             finally:
                 shutil.rmtree(ws, ignore_errors=True)
         return self._v1_reference

@@ -19,6 +19,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -262,6 +263,7 @@ def workspace_with(root: Path, name: str, data: bytes) -> Path:
     graph.mkdir(parents=True, exist_ok=True)
     for old in graph.iterdir():
         old.unlink()
+    shutil.rmtree(root / "temp", ignore_errors=True)  # no index cached for the previous file of that name
     (graph / name).write_bytes(data)
     return root
 

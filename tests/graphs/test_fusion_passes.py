@@ -52,7 +52,7 @@ def test_ub_pass_alone_and_list_valued_passes(cli, make_workspace, tf_ge_model: 
 
     (cache,) = (root / "temp" / "cache" / "graphs").glob("*.json")
     tree = json.loads(cache.read_text())
-    assert tree["version"] == 3
+    assert tree["version"] == 4
     tree["version"] = 2
     for row in tree["ops"]:
         row[5] = None if row[1] == "conv1/Relu" else row[5]  # what version 2 held: no UB pass

@@ -342,8 +342,10 @@ class Op:
 
     @property
     def fusion_pass(self) -> str | None:
-        """'GraphPass + UbPass' (each pass once), as `ls` and `ni` show it; None for no pass."""
-        return " + ".join(self.fusion_passes) or None
+        """The first pass that made the op (its graph pass, else its UB pass), a name, never a list's repr;
+        None for no pass. `fusion_passes` has them all (`ls` and `ni` show 'A + B')."""
+        passes = self.fusion_passes
+        return passes[0] if passes else None
 
     @property
     def kernel_name(self) -> str | None:

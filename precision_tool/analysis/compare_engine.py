@@ -51,19 +51,14 @@ class CompareInterrupted(CommandFailed):
 
 # --- reading tensors (worker side) ----------------------------------------------------------------
 def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
-    """(source, shape, dtype name) of a .npy without loading it; never unpickles."""
+    """(source, shape, dtype name) of a .npy without loading it; never unpickles. The header is read as data
+    and checked against the file's length (formats.golden.read_npy_header), so a damaged or hostile header is
+    one FormatError naming the golden file."""
     import numpy as np
 
-    try:
-        with open(path, "rb") as handle:
-            version = np.lib.format.read_magic(handle)
-            if version == (1, 0):
-                shape, fortran, dtype = np.lib.format.read_array_header_1_0(handle)
-            else:
-                shape, fortran, dtype = np.lib.format.read_array_header_2_0(handle)
-            offset = handle.tell()
-    except (OSError, ValueError) as exc:
-        raise FormatError(path, f"not a readable .npy file ({exc})") from None
+    from precision_tool.formats.golden import read_npy_header
+
+    dtype, shape, fortran, offset, _size = read_npy_header(path)
     if dtype.hasobject:
         raise FormatError(path, "holds Python objects; only numeric .npy files are compared (never unpickled)")
     if dtype.names is not None or dtype.subdtype is not None or dtype.kind not in "biufc":
@@ -73,10 +68,10 @@ def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
         raise FormatError(path, f"holds {what} data ({dtype.descr if dtype.names else dtype.str}), not numbers; "
                                 "save the golden tensor as a numeric array")
     count = int(np.prod(shape)) if shape else 1
-    if path.stat().st_size < offset + count * dtype.itemsize:
-        raise FormatError(path, "is shorter than its header says; the file is truncated")
     if fortran and len(shape) > 1:
-        array = np.load(path, allow_pickle=False)
+        from precision_tool.formats.golden import load_npy
+
+        array = load_npy(path)
         return ArraySource(np.ascontiguousarray(array).reshape(-1)), tuple(shape), array.dtype.name
     return FileSource(str(path), offset, dtype, count), tuple(shape), dtype.name
 

@@ -180,14 +180,15 @@ def golden_facts(workspace: Workspace, original_names: list[str]) -> tuple[Tenso
 
 
 def _npy_facts(label: str, path: Path) -> TensorFacts:
-    import numpy as np
 
     from precision_tool.analysis.tensor_stats import tensor_stats
 
+    from precision_tool.formats.golden import load_npy
+
     try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        return TensorFacts(label, path, "", "", (), None, f"cannot read: {exc}")
+        array = load_npy(path)
+    except FormatError as exc:
+        return TensorFacts(label, path, "", "", (), None, f"cannot read: {exc.problem}")
     try:
         stats = tensor_stats(array)
     except ValueError as exc:  # strings, records: shown, without statistics

@@ -86,17 +86,15 @@ def default_tolerances(dtypes: tuple[str, ...]) -> tuple[float, float, str]:
 
 def load_tensor(spec: str) -> LoadedTensor:
     """`x.npy`, or `DUMPFILE:output:0` / `DUMPFILE:input:1` (device layout, with its original shape)."""
-    import numpy as np
 
     from precision_tool.formats.npu_dump import format_name, read_dump_header, read_tensor
 
     path = Path(spec)
     if path.is_file() and path.suffix == ".npy":
-        try:
-            array = np.load(path, allow_pickle=False)
-            return LoadedTensor(as_compared(array), path.name, dtype=array.dtype.name)
-        except (OSError, ValueError) as exc:
-            raise FormatError(path, f"not a readable numeric .npy file ({exc})") from None
+        from precision_tool.formats.golden import load_npy
+
+        array = load_npy(path)  # FormatError naming the file for a damaged or hostile header
+        return LoadedTensor(as_compared(array), path.name, dtype=array.dtype.name)
     if path.is_file():
         dump = read_dump_header(path)
         if not dump.outputs:

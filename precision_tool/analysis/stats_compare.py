@@ -168,15 +168,13 @@ def padding_of(npu: StatsRow, golden_count: int) -> int:
 
 def golden_array(path: Path) -> "np.ndarray":
     """A golden .npy, checked as the tensor compare checks it (no objects, not truncated), memory-mapped."""
-    import numpy as np
 
     from precision_tool.analysis.compare_engine import npy_source
 
     npy_source(path)  # FormatError for object dtypes, truncated files, bad headers
-    try:
-        return np.load(path, allow_pickle=False, mmap_mode="r")
-    except (OSError, ValueError) as exc:
-        raise FormatError(path, f"not a readable .npy file ({exc})") from None
+    from precision_tool.formats.golden import load_npy
+
+    return load_npy(path)  # memory-mapped when big
 
 
 # --- a whole run ----------------------------------------------------------------------------------

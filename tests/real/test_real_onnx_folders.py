@@ -1,13 +1,9 @@
-"""Tests on real files that wait for fixes other helpers are making (GE's ONNX-style graph dump).
-NOT collected by pytest (python_files is test_*.py / *_test.py): run it by name,
-    python3 -m pytest -q -p no:cacheprovider tests/real/pending_test_real_files.py
-and move each test into test_real_files.py once it passes on the committed code.
-(The listing and ni of the ONNX dumps with -g already pass: they are in test_real_files.py.)
+"""A run whose graph folder holds only GE's ONNX-style Build dumps (ge_onnx_*_Build.pbtxt): ls and ac read
+them as its Build graphs (the listing and ni of the same files with -g are in test_real_files.py).
 
 The ONNX-style dumps are the twins of the text dumps of the same graphs (oam-tools asys run 370):
 ge_onnx_00000000_graph_1_Build.pbtxt ↔ ge_proto_00000000_Build.txt (6 ops, one graph),
-ge_onnx_00000001_graph_11_Build.pbtxt ↔ ge_proto_00000001_Build.txt (18 ops, a root graph and 4 subgraphs),
-so every op listing and op description must agree between the two (kernel names are not in the ONNX dump).
+ge_onnx_00000001_graph_11_Build.pbtxt ↔ ge_proto_00000001_Build.txt (18 ops, a root graph and 4 subgraphs).
 """
 
 from __future__ import annotations

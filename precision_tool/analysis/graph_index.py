@@ -224,15 +224,11 @@ class GraphIndex:
         """(file, is_build) to use for one debug id: its Build graphs, or with -g the files whose name
         (or graph name, checked later) matches, Build or not."""
         files = self.workspace.graph_files(debug_id)
-        build = set(self.workspace.build_graph_files(debug_id))
-        chosen = [(p, True) for p in files if p in build]
-        # GE's ONNX-style dumps (ge_onnx_*.pbtxt): the Build ones stand for the compiled graph only when the
-        # folder has no ge_proto/JSON Build graph (a pbtxt never shadows the *_Build.txt of the same run);
-        # any of them when -g names it
+        # the Build graphs (GE's ONNX-style ge_onnx_*_Build.pbtxt only when there is no ge_proto/JSON one);
+        # with -g any graph file whose name matches, ONNX-style ones included
+        chosen = [(p, True) for p in self.workspace.build_graph_files(debug_id)]
         folder = self.workspace.graph_dir(debug_id)
         onnx = sorted(p for p in folder.glob("*.pbtxt") if p.is_file()) if folder.is_dir() else []
-        if not chosen:
-            chosen = [(p, True) for p in onnx if p.stem.endswith("_Build")]
         if graph_filter:
             needle = graph_filter.lower()
             taken = {p for p, _ in chosen}

@@ -104,6 +104,5 @@ def fused_ops(root: Path) -> list[FusedOp]:
         for _graph, op in load_graph(path).iter_ops():
             names = op.original_op_names or []
             if op.fusion_pass and len(names) > 1:
-                passes = [p for p in (op.attrs.get("pass_name"), op.attrs.get("pass_name_ub")) if p]
-                found.append(FusedOp(op.name, op.type, " + ".join(str(p) for p in passes), tuple(names)))
+                found.append(FusedOp(op.name, op.type, " + ".join(op.fusion_passes), tuple(names)))
     return found

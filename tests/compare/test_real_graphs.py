@@ -9,6 +9,7 @@ written. The few rows where the reference gives no usable reason are listed with
 from __future__ import annotations
 
 import csv
+import shutil
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,32 @@ def test_quantized_resnet50_agrees_on_every_row_msaccucmp_writes(tmp_path: Path,
     assert len(inner) == 21
     compared = [row for row in extra if row[9] not in ("NaN", "")]
     assert len(compared) == 8  # the sampled int8/int32 stretch: compared here, dropped by msaccucmp
+
+
+def test_vc_reads_an_onnx_only_run_as_its_ge_proto_twin(tmp_path: Path, pb2, cli) -> None:  # type: ignore[no-untyped-def]
+    """A run whose graph folder holds only GE's ONNX-style Build dump (ge_onnx_*_Build.pbtxt) is compared
+    through it, by plain `vc` and with `-g`: the same rows as through its ge_proto twin (oam-tools run 370)."""
+    onnx = real_dumps.REAL / "more" / "ge_onnx" / "oam_asys370_ge_onnx_00000001_graph_11_Build.pbtxt"
+    case = real_dumps.unique_case(pb2, tmp_path / "precision_data")
+    results = case.root / "temp" / "vector_compare"
+    plain, whole = [], []
+    for graph in (real_dumps.UNIQUE_GRAPH, onnx):
+        for old in case.graph.parent.iterdir():
+            old.unlink()
+        copied = case.graph.parent / graph.name
+        copied.write_bytes(graph.read_bytes())
+        for rows, args in ((plain, ()), (whole, ("-lt", str(case.dump_dir), "-rt", str(case.golden_dir),
+                                                 "-g", str(copied)))):
+            result = cli("vc", "-j", "1", *args, data=case.root)
+            assert result.status == 0, result.out + result.err
+            rows.append(_rows(next(results.glob("*/result_*.csv"))))
+            shutil.rmtree(results)
+    # the level-2 ONNX dump drops string-list attributes, so the NetOutput's empty original-names list (GroundTruth
+    # `*` in the ge_proto dump) is absent there and the op's own name stands in; it has no dump either way
+    for rows in (plain, whole):
+        assert len(rows[0]) == len(rows[1]) > 1
+        for a, b in zip(*rows):
+            if a != b:
+                assert a[2] == "Node_Output" and (a[5], b[5]) == ("*", "Node_Output") and a[:5] + a[6:] == b[:5] + b[6:]
+    assert len(whole[0]) == 24  # as many as msaccucmp writes (test_ge_build_graphs_csv_identical)
+    assert sum(1 for row in whole[1][1:] if row[9] not in ("NaN", "")) >= 4

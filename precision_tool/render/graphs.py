@@ -120,19 +120,27 @@ def attr_text(value: Any) -> str:
 
 
 def fusion_tables(summary: Any) -> list[Any]:
+    """Per graph: the graph and UB fusion passes that fired, with counts; where none fired, how many matched
+    without firing (a bare "(none fired)" only when no pass was even tried). Titles are plain text: a graph
+    id from the file is never read as markup."""
     out: list[Any] = []
     if summary.copied_from is not None:
         out.append(Text(f"copied {summary.copied_from} to {summary.path}", style="dim"))
     for graph in summary.graphs:
         for ub, title in ((False, "graph fusion"), (True, "UB fusion")):
             fired = summary.fired(graph, ub)
-            table = Table(title=f"graph {graph.graph_id}: {title} passes that fired", title_justify="left")
+            table = Table(title=Text(f"graph {graph.graph_id}: {title} passes that fired"), title_justify="left")
             table.add_column("pass")
             table.add_column("effect times", justify="right", no_wrap=True)
             table.add_column("match times", justify="right", no_wrap=True)
             for p in fired:
                 table.add_row(Text(p.name), str(p.effect_times), str(p.match_times))
-            if not fired:
+            matched = summary.matched_only(graph, ub) if not fired else ()
+            if matched:
+                names = ", ".join(p.name for p in matched[:3]) + (", ..." if len(matched) > 3 else "")
+                table.add_row(Text(f"(none fired; {len(matched)} matched without firing: {names})", style="dim"),
+                              "", "")
+            elif not fired:
                 table.add_row(Text("(none fired)", style="dim"), "", "")
             out.append(table)
     if not summary.graphs:

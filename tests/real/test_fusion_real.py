@@ -60,6 +60,9 @@ def test_keyed_file_is_not_a_false_all_clear(cli, tmp_path: Path) -> None:
     out = cli("ac", data=fusion_workspace(tmp_path, path), cwd=tmp_path).out
     assert "graph 0_0: graph fusion passes that fired" in out
     assert "graph 0: " not in out
+    # "none fired" is never bare when passes were tried: it says how many matched without firing
+    flat = " ".join(line.strip(" │") for line in out.splitlines())
+    assert "(none fired; 4 matched without firing: RefreshInt64ToInt32FusionPass, TransdataCastFusionPass," in flat
 
 
 def test_keyed_file_with_32_graphs(cli, tmp_path: Path) -> None:

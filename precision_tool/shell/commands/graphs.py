@@ -263,7 +263,11 @@ def _fusion_check(args: argparse.Namespace, ctx: Context) -> Any:
 
     summary = fusion_summary(ctx.workspace)
     if summary is None:
-        return note_line(f"fusion: no fusion_result.json (looked in {ctx.workspace.fusion_file} and ./)")
+        import os
+
+        work = os.environ.get("ASCEND_WORK_PATH")
+        where = f"{ctx.workspace.fusion_file}, ./" + (f" and {work}/FE/*/" if work else "")
+        return note_line(f"fusion: no fusion_result.json (looked in {where})")
     return fusion_tables(summary)
 
 

@@ -220,7 +220,7 @@ def _group_key(op: "Op") -> str | tuple[str, ...]:  # type: ignore[name-defined]
     """msaccucmp's fusion-op name: the L1 group number, else the single original name, else the op's own
     name (attribute absent, empty, or ['']), all in one string namespace — so an op without the attribute
     and an op whose only original name is that op share a group. Several original names: their own key."""
-    group = _l1_group(op)
+    group = op.fusion_group
     if group is not None:
         return group
     names = op.original_op_names
@@ -229,19 +229,6 @@ def _group_key(op: "Op") -> str | tuple[str, ...]:  # type: ignore[name-defined]
     if len(names) == 1:
         return names[0]
     return ("multi", *names)
-
-
-def _l1_group(op: "Op") -> str | None:  # type: ignore[name-defined]  # noqa: F821
-    """`_L1_fusion_sub_graph_no` as text: msaccucmp reads it as a string attribute (any text, 'A' too), GE
-    may also write a number; absent or empty: no L1 group."""
-    value = op.attrs.get("_L1_fusion_sub_graph_no")
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if value is None or isinstance(value, (list, dict)) or str(value) == "":
-        return None
-    return str(value)
 
 
 def _group_reason(members: Sequence["Op"], inner: set[str], graph: "_GraphIndex") -> str:  # type: ignore[name-defined]  # noqa: F821

@@ -356,8 +356,17 @@ class Op:
         return _str_attr(self.attrs, "_ge_attr_op_kernel_lib_name")
 
     @property
-    def fusion_group(self) -> int | None:
-        return _int_attr(self.attrs, "_L1_fusion_sub_graph_no")
+    def fusion_group(self) -> str | None:
+        """`_L1_fusion_sub_graph_no` as text: msaccucmp reads it as a string attribute (any text, 'A' too), GE
+        may also write a number; absent or empty: no L1 group."""
+        value = self.attrs.get("_L1_fusion_sub_graph_no")
+        if isinstance(value, list) and len(value) == 1:
+            value = value[0]
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if value is None or isinstance(value, (list, dict)) or str(value) == "":
+            return None
+        return str(value)
 
     @property
     def parent_node_index(self) -> int | None:

@@ -47,7 +47,7 @@ def test_hand_checked_doc_example(tmp_path: Path) -> None:
     assert op.control_inputs == ["init"]
     assert op.original_op_names == ["conv1/Conv2D", "conv1/BiasAdd"]
     assert op.fusion_pass == "TbeConvBiasaddFusionPass"
-    assert op.kernel_name == "te_conv2d_1" and op.kernel_lib == "AIcoreEngine" and op.fusion_group == 3
+    assert op.kernel_name == "te_conv2d_1" and op.kernel_lib == "AIcoreEngine" and op.fusion_group == "3"
     assert op.input_descs[0].shape == (1, 1, 8, 8, 16) and op.input_descs[0].origin_format == "NHWC"
     out = op.output_descs[0]
     assert (out.dtype, out.layout, out.shape) == ("DT_FLOAT16", "NC1HWC0", ())

@@ -213,7 +213,18 @@ def _run_specs(
         for spec in specs:
             started = time.perf_counter()
             csv_path = result_dir / spec.csv_name
-            if stats_only(spec.npu_dir):
+            left_stats = stats_only(spec.npu_dir)
+            if spec.npu_vs_npu and left_stats != stats_only(spec.right_dir):
+                # statistics against tensors: nothing to pair; the other runs still go ahead
+                kinds = ("statistics CSVs", "tensors") if left_stats else ("tensors", "statistics CSVs")
+                why = (f"{spec.label}: not compared: {spec.npu_dir} holds {kinds[0]} and {spec.right_dir} "
+                       f"{kinds[1]} (dump_data differs between the runs)")
+                if len(specs) == 1:
+                    raise WorkspaceError(why)
+                if on_warning:
+                    on_warning(why)
+                continue
+            if left_stats:
                 runs.append(_stats_run(spec, csv_path, started, on_warning))
                 continue
             plan, golden = plan_run(spec)

@@ -126,9 +126,15 @@ def one_tensor_of(ref: TensorRef, text: str, *, verb: str, command: str = "") ->
     if ref.kind is not None:
         return ref
     prefix = f"{command}: " if command else ""
+    if Path(ref.path).name.lower().endswith(".csv"):
+        raise UsageError(f"{prefix}{ref.path} is a statistics CSV (dump_data=\"stats\"): max/min/mean per tensor, "
+                         "no tensor data; `ni OP` shows its numbers next to the golden tensor, `vc` compares them")
     try:
         inputs, outputs = count_dump_tensors(ref.path)
     except FormatError as exc:
+        if _starts_with(ref.path, b"PK\x03\x04"):
+            raise UsageError(f"{prefix}{ref.path} is an .npz archive (several arrays), not one tensor; unpack one "
+                             "array with numpy (np.load(f)[name]) and save it with np.save") from None
         raise UsageError(f"{prefix}{ref.path} is neither a .npy file nor a readable NPU dump ({exc.problem})") from None
     if outputs:
         kind, note = "output", f"{text} is a dump file: {verb} its output:0"
@@ -359,6 +365,10 @@ def _no_op(op_name: str, tensor: str | None, scanned: list, runs: list, prefix: 
     lowered = wanted.lower()
     similar = sorted({e.name.op_name for _, entries in scanned for e in entries if lowered in e.name.op_name.lower()})
     named = f"{op_name}:{tensor}" if tensor else op_name
+    stats = _stats_files_of(wanted, runs)
+    if stats:
+        return (f"{prefix}{named}: op {wanted} dumped statistics only (dump_data=\"stats\"), no tensors; `ni "
+                f"{op_name}` shows them next to the golden tensor, `vc` compares them: {stats[0]}")
     text = f"{prefix}{named}: no dump of op {wanted} in {where}"
     if fused_into is None:
         fused_into = _fused_into(op_name, workspace)
@@ -456,10 +466,34 @@ def _dump_places(workspace: "Workspace") -> str:
     return ", ".join(places) if places else f"{workspace.root} (it has no NPU dumps)"
 
 
+def _starts_with(path: "str | os.PathLike[str]", magic: bytes) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
+def _stats_files_of(op_name: str, runs: list) -> list[str]:
+    """The statistics CSVs (dump_data="stats": the dump file's name plus .csv) of one op in the runs' folders."""
+    found = []
+    for _, folder in runs:
+        for dirpath, _dirs, files in os.walk(folder):
+            for base in sorted(files):
+                if base.endswith(".csv"):
+                    name = parse_dump_name(base[:-4])
+                    if name is not None and name.op_name == op_name:
+                        found.append(os.path.join(dirpath, base))
+    return found
+
+
 def _nothing_named(text: str, workspace: "Workspace", prefix: str) -> str:
     """A bare word that is no file: maybe an op name without a tensor."""
     from precision_tool.analysis.dump_files import scan_dump_folder, workspace_dump_folders
 
+    if text.lower().endswith(".csv"):
+        return (f"{prefix}{text}: a statistics CSV (dump_data=\"stats\") holds max/min/mean, not a tensor; "
+                "`ni OP` shows its numbers next to the golden tensor, `vc` compares them")
     wanted = sanitize_op_name(text)
     key = _GOLDEN_KEY.match(text)
     if key is not None:  # a golden key with no file: the keys of that op that there are

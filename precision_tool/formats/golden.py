@@ -105,10 +105,10 @@ def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int
             size = os.fstat(handle.fileno()).st_size
             head = handle.read(12)
             if head[:4] == _ZIP_MAGIC:
-                raise FormatError(path, "is an .npz archive (several arrays), not a .npy file; unpack one array "
+                raise FormatError(path, "an .npz archive (several arrays), not a .npy file; unpack one array "
                                         "with numpy (np.load(f)[name]) and save it with np.save")
             if head[:6] != NPY_MAGIC:
-                raise FormatError(path, "is not a .npy file (it does not start with the .npy magic \\x93NUMPY)")
+                raise FormatError(path, "not a .npy file (it does not start with the .npy magic \\x93NUMPY)")
             if len(head) < 10:
                 raise FormatError(path, f"the .npy header is cut short ({size} bytes in all); the file is truncated")
             major = head[6]
@@ -167,8 +167,9 @@ def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtyp
     if not isinstance(shape, tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
         raise FormatError(path, f"the .npy header's shape {str(shape)[:60]} is not a tuple of whole numbers")
     if len(shape) > _MAX_RANK or any(d < 0 for d in shape):
-        raise FormatError(path, f"the .npy header's shape {list(shape)[:8]} is impossible (negative or rank "
-                                f"{len(shape)}); the file is damaged")
+        why = f"rank {len(shape)}" if len(shape) > _MAX_RANK else "a negative dimension"
+        raise FormatError(path, f"the .npy header's shape {list(shape)[:8]} is impossible ({why}); the file is "
+                                "damaged")
     if not isinstance(fortran, bool):
         raise FormatError(path, "the .npy header's fortran_order is not True or False; the file is damaged")
     try:

@@ -304,7 +304,7 @@ def overflow_report(report: "OverflowReport") -> list[RenderableType]:
             parts.append(Text(f"    {record.unit}: {'; '.join(record.describe())} ({ids}, "
                               f"status 0x{record.status:x})"))
         if finding.problem:
-            parts.append(warning_line(f"    {finding.problem}"))
+            parts.append(Text(f"    warning: {finding.problem}", style="warning"))
         if finding.op_dump is not None:
             parts.append(note_line("    its dump (pt, cp and dc take this path; `ni` the op name above):"))
             parts.append(Text(str(finding.op_dump), style="path"))  # not indented: fits more often, copies whole
@@ -323,7 +323,8 @@ def _tensor_parts(tensors: Sequence["TensorSummary"]) -> list[RenderableType]:
     parts: list[RenderableType] = [TensorTables(readable)] if readable else []
     for t in tensors:
         if t.stats is None:
-            parts.append(warning_line(f"    {t.label} ({t.data_type}) could not be read: {t.note or 'unreadable'}"))
+            parts.append(Text(f"    warning: {t.label} ({t.data_type}) could not be read: {t.note or 'unreadable'}",
+                              style="warning"))
         elif t.note:
             parts.append(note_line(f"    {t.label}: {t.note}"))
     return parts

@@ -140,6 +140,8 @@ def fusion_tables(summary: Any) -> list[Any]:
                 names = ", ".join(p.name for p in matched[:3]) + (", ..." if len(matched) > 3 else "")
                 table.add_row(Text(f"(none fired; {len(matched)} matched without firing: {names})", style="dim"),
                               "", "")
+            elif not fired and not (graph.ub_fusion if ub else graph.graph_fusion):
+                table.add_row(Text("(no pass recorded for this graph)", style="dim"), "", "")
             elif not fired:
                 table.add_row(Text("(none fired)", style="dim"), "", "")
             out.append(table)

@@ -189,3 +189,13 @@ def test_dc_empty_folder_and_unwritable_output(cli, tmp_path: Path, dump_workspa
     text = result.out + result.err
     assert result.status == 1 and f"cannot write the output folder (-o DIR) {blocker / 'sub'}: " in text
     assert "choose another with `dc net/conv1 -o DIR`" in text and len(text.strip().splitlines()) == 1
+
+
+def test_pt_on_an_npz_archive_under_its_own_name(tmp_path, cli):
+    import numpy as np
+
+    np.savez(tmp_path / "pair.npz", a=np.zeros(3), b=np.ones(2))
+    result = cli("pt", str(tmp_path / "pair.npz"), data=tmp_path)
+    assert result.status == 1
+    assert f"pt: {tmp_path / 'pair.npz'} is an .npz archive (several arrays), not one tensor; unpack one array" \
+        in result.out + result.err

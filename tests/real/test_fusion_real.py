@@ -221,3 +221,13 @@ def test_written_shapes_read_back(tmp_path: Path, shape: str) -> None:
         graphs.append(GraphFusion("0_2", (PassCount("B", 1, 0),), ()))
     write_fusion_result(graphs, tmp_path / "f.json", shape)
     assert parse_fusion_result(tmp_path / "f.json") == graphs
+
+
+def test_a_graph_with_no_pass_recorded_is_not_an_all_clear(cli, tmp_path: Path) -> None:
+    """`"graph_fusion": {}` lists no pass at all: the table says nothing was recorded, not "none fired"."""
+    source = tmp_path / "fusion_result.json"
+    source.write_text('{"session_and_graph_id": "0_0", "graph_fusion": {}}')
+    result = cli("ac", data=fusion_workspace(tmp_path, source), cwd=tmp_path)
+    assert "Traceback" not in result.out + result.err
+    assert "(no pass recorded for this graph)" in result.out
+    assert "(none fired)" not in result.out

@@ -65,3 +65,34 @@ def test_vc_statistics_ignores_tensor_only_options_out_loud(stats_workspace, cli
     assert result.status == 0, result.out + result.err
     assert "-overflow_detection, -r and -s need tensors; they are ignored for a statistics dump" in \
         result.out + result.err
+
+
+def test_vc_with_one_run_of_statistics_and_one_of_tensors(stats_workspace, cli, demo_workspace):
+    """debug_0 dumped statistics, debug_1 tensors: the golden run is compared, the NPU-vs-NPU one is said to be
+    impossible (nothing to pair), and vc still succeeds with the rows it could write."""
+    root = stats_workspace()
+    import shutil
+
+    shutil.copytree(demo_workspace / "npu" / "debug_1", root / "npu" / "debug_1", symlinks=True)
+    result = cli("vc", data=root)
+    assert result.status == 0, result.out + result.err
+    assert "debug_0 vs debug_1: not compared: " in result.out + result.err
+    assert "holds statistics CSVs and " in result.out + result.err and "dump_data differs between the runs" in \
+        result.out + result.err
+    assert len(_result_csvs(root)) == 1
+    alone = cli("vc", "-lt", str(root / "npu" / "debug_0" / "dump"), "-rt", str(root / "npu" / "debug_1" / "dump"),
+                data=root)
+    assert alone.status == 1 and "dump_data differs between the runs" in alone.out + alone.err
+    assert "Traceback" not in alone.out + alone.err
+
+
+def test_pt_on_statistics_says_what_they_are(shared_stats_workspace, cli):
+    root = shared_stats_workspace
+    op = cli("pt", "bn2/Relu:output:0", data=root)
+    assert op.status == 1
+    assert 'op bn2_Relu dumped statistics only (dump_data="stats"), no tensors; `ni bn2/Relu` shows them' in op.out + op.err
+    csv_file = next((root / "npu" / "debug_0" / "dump").rglob("Relu.bn2_Relu.*.csv"))
+    for spelling in (str(csv_file), csv_file.name):
+        shown = cli("pt", spelling, data=root)
+        assert shown.status == 1 and 'statistics CSV (dump_data="stats")' in shown.out + shown.err
+        assert "Traceback" not in shown.out + shown.err

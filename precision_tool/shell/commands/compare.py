@@ -130,7 +130,7 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
             specs = nc.workspace_specs(ws, "{stamp}", notes, step)
         else:
             specs = _explicit_specs(ws, npu_dir, golden_dir, graph, step, notes)
-        specs = _with_columns(specs, args, ws)
+        specs = _with_columns(specs, args, ws, notes)
         for note in notes:
             warn(note)
         result_dir = new_result_dir(root, getattr(args, "write_hint", None) or RESULTS_WRITE_HINT)
@@ -157,8 +157,9 @@ def _wants_columns(args: argparse.Namespace) -> bool:
                 or getattr(args, "op_select", None) is not None)
 
 
-def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any) -> list[Any]:
-    """The runs with vc's -overflow_detection / -r / -s (recorded in run.json, so --resume keeps them)."""
+def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any, notes: list[str]) -> list[Any]:
+    """The runs with vc's -overflow_detection / -r / -s (recorded in run.json, so --resume keeps them).
+    -r/-s pick graph ops by id: runs matched by name (NPU vs NPU) are left out, with a note."""
     from precision_tool.analysis import network_compare as nc
     from precision_tool.errors import UsageError
 
@@ -170,9 +171,14 @@ def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any) -> list[A
         if ws.overflow_root.is_dir():
             changes["overflow_dir"] = str(ws.overflow_root)
     if getattr(args, "op_range", None) is not None or getattr(args, "op_select", None) is not None:
-        if any(s.graph_path is None for s in specs):
+        if all(s.graph_path is None for s in specs):
             raise UsageError("vc -r/-s pick graph ops by their id: give the compiled graph with -g GRAPH "
                              "(the run's *_Build.txt or atc JSON)")
+        for spec in specs:
+            if spec.graph_path is None:
+                notes.append(f"{spec.label}: not compared: -r/-s pick ops by graph id and this run is matched "
+                             "by op name (vc without -r/-s compares it)")
+        specs = [s for s in specs if s.graph_path is not None]
         changes["op_range"] = getattr(args, "op_range", None)
         changes["op_select"] = getattr(args, "op_select", None)
     return [nc.RunSpec(**{**s.__dict__, **changes}) for s in specs]

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from precision_tool.analysis.compare_engine import CompareInterrupted, Progress, execute_plan
-from precision_tool.analysis.stats_compare import stats_only
+from precision_tool.analysis.stats_compare import dump_kinds, stats_only
 from precision_tool.analysis.result_columns import Columns
 from precision_tool.analysis.matching import (
     MatchPlan,
@@ -227,6 +227,10 @@ def _run_specs(
             if left_stats:
                 runs.append(_stats_run(spec, csv_path, started, on_warning))
                 continue
+            stats_files, _ = dump_kinds(spec.npu_dir)
+            if stats_files and on_warning:  # a folder of both kinds: the tensors are compared, say what is not
+                on_warning(f"{spec.label}: {stats_files} statistics CSV(s) beside the tensor dumps are not compared "
+                           "(vc compares statistics when a run dumped statistics only; `ni OP` shows them)")
             plan, golden = plan_run(spec)
             plan, columns, notes = _selected(spec, plan)
             for note in notes:

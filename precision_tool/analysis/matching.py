@@ -159,7 +159,7 @@ def dump_iterations(folder: Path) -> dict[int, list[Path]]:
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         dirnames.sort()
         here = Path(dirpath)
-        if filenames and here != Path(folder) and here.name.isdigit() and here.parent.name.isdigit():
+        if filenames and here != Path(folder) and here.name.isascii() and here.name.isdigit() and here.parent.name.isdigit():
             found.setdefault(int(here.name), []).append(here)
     return dict(sorted(found.items()))
 

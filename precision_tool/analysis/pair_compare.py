@@ -103,7 +103,7 @@ def load_tensor(spec: str) -> LoadedTensor:
     else:
         head, sep, index = spec.rpartition(":")
         file_part, sep2, kind = head.rpartition(":")
-        if not (sep and sep2 and kind in ("input", "output") and index.isdigit()):
+        if not (sep and sep2 and kind in ("input", "output") and index.isascii() and index.isdigit()):
             raise FormatError(spec, "is neither a file nor FILE:input:N / FILE:output:N")
         dump = read_dump_header(file_part)
         tensor, name = dump.tensor(kind, int(index)), f"{Path(file_part).name}:{kind}:{index}"

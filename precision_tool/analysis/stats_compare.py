@@ -56,16 +56,25 @@ _PLAIN_LAYOUTS = {"", "-", "ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC
 # --- the dump folder ------------------------------------------------------------------------------
 def stats_only(folder: str | os.PathLike[str]) -> bool:
     """True when `folder` (searched recursively) holds statistics CSVs and no tensor dump files."""
-    found_stats = False
+    stats, tensors = dump_kinds(folder, stop_at_tensor=True)
+    return stats > 0 and tensors == 0
+
+
+def dump_kinds(folder: str | os.PathLike[str], *, stop_at_tensor: bool = False) -> tuple[int, int]:
+    """(statistics CSVs, tensor dump files) under `folder`; with `stop_at_tensor`, counting ends at the
+    first tensor dump (enough to tell a statistics-only folder)."""
+    stats = tensors = 0
     for path in walk_files(Path(folder)):
         base = path.name
         if base.startswith(".") or base == MAPPING_FILE:
             continue
         if base.lower().endswith(".csv"):
-            found_stats = found_stats or stats_name_of(path)[0] is not None
+            stats += stats_name_of(path)[0] is not None
         elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) and dump_name_of(path) is not None:
-            return False
-    return found_stats
+            tensors += 1
+            if stop_at_tensor:
+                break
+    return stats, tensors
 
 
 def index_stats(folder: Path, *, with_graph: bool = False, step: int | None = None) -> DumpIndex:

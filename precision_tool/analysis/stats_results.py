@@ -149,7 +149,7 @@ def rows_from_text(text: str, path: Path) -> tuple[StatsResultRow, ...]:
             raise FormatError(path, f"line {number}: {len(record)} fields, the header has {len(header)}")
         cells = dict(zip(header, record))
         index_text = record[at["Index"]]
-        if not index_text.isdigit():
+        if not (index_text.isascii() and index_text.isdigit() and len(index_text) <= 18):
             raise FormatError(path, f"line {number}, column 'Index': {index_text[:40]!r} is not a number")
         result = record[at["Result"]]
         if result not in _RESULTS:

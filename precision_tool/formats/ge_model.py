@@ -377,7 +377,9 @@ class Op:
 def split_input(text: str) -> tuple[str, int]:
     """"producer:idx" → (producer, idx); a bare name is output 0. Names may contain ':' themselves."""
     name, sep, index = text.rpartition(":")
-    if sep and (index.isdigit() or (index.startswith("-") and index[1:].isdigit())):
+    digits = index[1:] if index.startswith("-") else index
+    # ASCII digits only (int() also takes '²' and others), and short: an output index, not a 5,000-digit number
+    if sep and digits.isascii() and digits.isdigit() and len(digits) <= 9:
         return name, int(index)
     return text, 0
 

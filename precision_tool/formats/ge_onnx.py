@@ -42,6 +42,14 @@ def looks_like_onnx(text: str) -> bool:
 
 def parse_onnx_text(text: str, path: Path) -> Model:
     """The model of a ge_onnx dump; FormatError (file, line, what) when it is not readable."""
+    try:
+        return _parse(text, path)
+    except (ValueError, OverflowError, RecursionError) as exc:  # a value no GE dump holds; never a traceback
+        raise FormatError(path, f"an ONNX-style graph dump (ge_onnx) with a value that cannot be read ({exc}); "
+                                "the file is damaged") from None
+
+
+def _parse(text: str, path: Path) -> Model:
     tree = _tree(text, path)
     graphs_in = tree.get("graph", [])
     if not graphs_in or not isinstance(graphs_in[0], dict):
@@ -164,7 +172,7 @@ def _place(op: Op, key: str, value: Any, descs: dict[str, dict[int, TensorDesc]]
     for side in ("input", "output"):
         prefix = f"{side}_desc_"
         field, sep, number = key.rpartition(":")
-        if key.startswith(prefix) and sep and number.isdigit():
+        if key.startswith(prefix) and sep and number.isascii() and number.isdigit() and len(number) <= 6:
             desc = descs[side].setdefault(int(number), TensorDesc())
             field = field[len(prefix):]
             if field.startswith("attr_"):

@@ -328,7 +328,7 @@ class FlatReader(TreeReader):
 
 def _int_of(text: str) -> int:
     """An integer field's value: plain decimals directly, anything else by the text-format rules."""
-    if text.isdigit() and (text[0] != "0" or len(text) == 1):
+    if text.isascii() and text.isdigit() and (text[0] != "0" or len(text) == 1):
         return int(text)
     return _parse_int(text)
 

@@ -79,7 +79,7 @@ def _parse_int(text: str) -> int:
     body = text.lstrip("+-")
     if body.lower().startswith("0x"):
         return sign * int(body[2:], 16)
-    if len(body) > 1 and body.startswith("0") and body.isdigit():
+    if len(body) > 1 and body.startswith("0") and body.isascii() and body.isdigit():
         return sign * int(body, 8)
     try:
         return sign * int(body)

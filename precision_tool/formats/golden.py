@@ -97,7 +97,8 @@ _MMAP_FROM = 256 << 20  # bigger data is mapped, not read: pages come in as the 
 def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int, ...], bool, int, int]:
     """(dtype, shape, fortran order, data offset, file size) of a .npy, checked against the file's length
     BEFORE anything is allocated. FormatError (one line naming the file) for anything else: an .npz or
-    other file, a cut or unreadable header, object or structured dtypes, a shape the file cannot hold."""
+    other file, a cut or unreadable header, object dtypes, a shape the file cannot hold. Structured and
+    text dtypes are returned: each caller says what it can use."""
     from precision_tool.errors import FormatError
 
     try:
@@ -166,8 +167,13 @@ def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtyp
     shape, fortran, descr = header["shape"], header["fortran_order"], header["descr"]
     if not isinstance(shape, tuple) or not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
         raise FormatError(path, f"the .npy header's shape {str(shape)[:60]} is not a tuple of whole numbers")
-    if len(shape) > _MAX_RANK or any(d < 0 for d in shape):
-        why = f"rank {len(shape)}" if len(shape) > _MAX_RANK else "a negative dimension"
+    # numpy cannot even describe an array whose dimensions (zeros aside) multiply past 2**63 bytes
+    span = 1
+    for d in shape:
+        span *= max(d, 1)
+    if len(shape) > _MAX_RANK or any(d < 0 for d in shape) or span >= 2 ** 62:
+        why = f"rank {len(shape)}" if len(shape) > _MAX_RANK else \
+            "a negative dimension" if any(d < 0 for d in shape) else "dimensions no array can have"
         raise FormatError(path, f"the .npy header's shape {list(shape)[:8]} is impossible ({why}); the file is "
                                 "damaged")
     if not isinstance(fortran, bool):

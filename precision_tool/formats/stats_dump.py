@@ -167,6 +167,9 @@ def read_stats_csv(path: str | os.PathLike[str]) -> StatsFile:
     text = text.removeprefix("\ufeff")
     if "\x00" in text:
         raise FormatError(path, "holds NUL bytes; not a statistics CSV")
+    if not text.strip():  # a byte-order mark or blank lines only
+        raise FormatError(path, "holds no header; a statistics CSV starts with the header "
+                                f"{','.join(DEVICE_HEADER[:3])},...")
     lines = text.splitlines()
     try:
         records = list(csv.reader(lines))

@@ -8,6 +8,7 @@ k-th time the same op output of the same graph appears belongs to step k.
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 from dataclasses import dataclass
@@ -225,6 +226,10 @@ def read_traces(folder: Path) -> V2Traces:
             if not event.HasField("graph_execution_trace"):
                 continue
             trace = event.graph_execution_trace
+            if not math.isfinite(event.wall_time) or abs(event.wall_time) > 1e12:
+                problems.append((path, f"record at byte {offset}: its wall_time {event.wall_time} is not a time; "
+                                       "the record is damaged"))
+                break
             key = (trace.tfdbg_context_id, trace.op_name, int(trace.output_slot))
             step = seen.get(key, 0)
             seen[key] = step + 1

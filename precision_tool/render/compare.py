@@ -276,8 +276,8 @@ def unreadable_lines(runs: Sequence[Any], list_path: Any = None, limit: int = UN
     if len(found) > limit:
         lines.append(Text(f"warning: ... and {len(found) - limit} more unreadable files", style="warning"))
     if found:
-        lines.append(Text(f"{len(found)} file(s) could not be read; their rows have NaN metrics (see "
-                          "CompareFailReason in the CSV)", style="warning"))
+        lines.append(Text(f"{len(found)} file(s) could not be read; their rows in the CSV say why "
+                          "(CompareFailReason; Reason in a statistics compare)", style="warning"))
         if list_path is not None:
             lines.append(Text("the whole list (file and reason):", style="warning"))
             lines.append(Text(str(list_path), style="path"))

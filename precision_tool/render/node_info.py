@@ -232,7 +232,7 @@ def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
 
 def _number(label: str) -> int:
     tail = label.rsplit(" ", 1)[-1]
-    return int(tail) if tail.isdigit() else 0
+    return int(tail) if tail.isascii() and tail.isdigit() else 0
 
 
 def _merge_identical(rows: list[tuple[str, TensorFacts]]) -> list[tuple[str, TensorFacts]]:

@@ -8,13 +8,12 @@ from typing import TYPE_CHECKING, Sequence
 from rich.console import RenderableType
 from rich.text import Text
 
-from precision_tool.render.messages import error_line, note_line, warning_line
+from precision_tool.render.messages import note_line, warning_line
 
 if TYPE_CHECKING:
     from precision_tool.analysis.stats_compare import StatsResultRow, StatsSummary
 
 _STYLE = {"pass": "ok", "warning": "warning", "error": "error"}
-_UNREADABLE_SHOWN = 10
 
 
 def stats_counts_text(summary: "StatsSummary") -> str:
@@ -47,6 +46,9 @@ def stats_summary(summary: "StatsSummary", label: str | None = None,
         if summary.compared:
             out.append(Text(f"no tensor's statistics differ from the {right_label}'s beyond 1% "
                             "(statistics cannot prove a match: a tensor compare can)", style="ok"))
+        elif summary.unreadable:
+            out.append(warning_line(f"no tensor could be compared: {summary.unreadable} row(s) name a statistics "
+                                    f"CSV or {right_label} file that could not be read"))
         else:
             out.append(warning_line(f"no tensor could be compared: no {right_label} tensor matched any statistics "
                                     "row"))
@@ -60,10 +62,6 @@ def stats_summary(summary: "StatsSummary", label: str | None = None,
             out.append(Text(f"  {error.reason}", style="error"))
     for note in summary.notes:
         out.append(warning_line(note))
-    for path, problem in summary.unreadable_files[:_UNREADABLE_SHOWN]:
-        out.append(error_line(f"{path}: {problem}"))
-    if len(summary.unreadable_files) > _UNREADABLE_SHOWN:
-        out.append(error_line(f"... and {len(summary.unreadable_files) - _UNREADABLE_SHOWN} more unreadable files"))
     out.append(note_line("warning: max, min or mean differ by more than 1% of their magnitude; error: by more "
                          "than 50%, or NaN/Inf/element counts differ"))
     if summary.csv_path is not None:

@@ -168,8 +168,9 @@ def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any, notes: li
     changes: dict[str, Any] = {}
     if getattr(args, "overflow_detection", False):
         changes["overflow_detection"] = True
-        if ws.overflow_root.is_dir():
-            changes["overflow_dir"] = str(ws.overflow_root)
+        newest = ws.newest_overflow_dir()  # the newest overflow capture, as ac's overflow check reads
+        if newest is not None:
+            changes["overflow_dir"] = str(newest)
     if getattr(args, "op_range", None) is not None or getattr(args, "op_select", None) is not None:
         if all(s.graph_path is None for s in specs):
             raise UsageError("vc -r/-s pick graph ops by their id: give the compiled graph with -g GRAPH "
@@ -485,6 +486,11 @@ def _complete_path(request: Any) -> list[str]:
 
 
 # --- ac ------------------------------------------------------------------------------------------
+def _compared(summary: Any) -> int:
+    """How many tensors a result compared (a tensor compare's CompareSummary or a StatsSummary)."""
+    return summary.compared if hasattr(summary, "compared") else summary.tensors_compared
+
+
 def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     """`ac`'s comparison section (`-c` runs `vc` first); its recap is shown by `ac` after every section."""
     from precision_tool.render.compare import recap_lines, result_view
@@ -497,6 +503,12 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
         runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint), ctx)
         for line in unreadable_report(runs):
             ctx.note(line)
+        blind = [run.label for run in runs if run.unreadable and not _compared(run.summary)]
+        if blind:  # every file a run needed was unreadable: not an all-clear
+            from precision_tool.errors import CommandFailed
+
+            raise CommandFailed(f"nothing could be compared in {', '.join(blind)}: the files it needed could not "
+                                "be read (listed above)")
     elif ctx.workspace.newest_result_dir() is None:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
     found = summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)

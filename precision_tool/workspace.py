@@ -121,20 +121,13 @@ class Workspace:
         folder = self.graph_dir(debug_id)
         if not folder.is_dir():
             return []
-        return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".txt", ".json"))
+        return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in (".txt", ".json", ".pbtxt"))
 
     def build_graph_files(self, debug_id: int = 0) -> list[Path]:
         """The compiled graphs that dumps belong to: any `*_Build.txt` (or its `*_Build.json`); when there is
         none, GE's ONNX-style Build dumps (`ge_onnx_*_Build.pbtxt`), which never shadow a ge_proto one."""
         build = [p for p in self.graph_files(debug_id) if p.stem.endswith("_Build")]
-        return build or self.onnx_build_files(debug_id)
-
-    def onnx_build_files(self, debug_id: int = 0) -> list[Path]:
-        """GE's ONNX-style Build dumps (`ge_onnx_<n>_graph_<g>_Build.pbtxt`) of one debug run."""
-        folder = self.graph_dir(debug_id)
-        if not folder.is_dir():
-            return []
-        return sorted(p for p in folder.glob("*_Build.pbtxt") if p.is_file())
+        return [p for p in build if p.suffix != ".pbtxt"] or build
 
     # --- overflow, fusion -------------------------------------------------------------------------
     @property

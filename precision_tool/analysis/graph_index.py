@@ -227,12 +227,10 @@ class GraphIndex:
         # the Build graphs (GE's ONNX-style ge_onnx_*_Build.pbtxt only when there is no ge_proto/JSON one);
         # with -g any graph file whose name matches, ONNX-style ones included
         chosen = [(p, True) for p in self.workspace.build_graph_files(debug_id)]
-        folder = self.workspace.graph_dir(debug_id)
-        onnx = sorted(p for p in folder.glob("*.pbtxt") if p.is_file()) if folder.is_dir() else []
         if graph_filter:
             needle = graph_filter.lower()
             taken = {p for p, _ in chosen}
-            chosen += [(p, False) for p in files + onnx if p not in taken and needle in p.name.lower()]
+            chosen += [(p, False) for p in files if p not in taken and needle in p.name.lower()]
         # a Build graph given both as .txt and .json: keep the text one (it has op offsets)
         stems = {p.stem for p, _ in chosen if p.suffix == ".txt"}
         return [(p, b) for p, b in chosen if not (p.suffix == ".json" and p.stem in stems)]
@@ -273,7 +271,7 @@ class GraphIndex:
         where = self.workspace.graph_dir(0)
         if not found:
             return (f"no GE graphs in {where}; run the NPU training with DUMP_GE_GRAPH=2 "
-                    f"(tf_config sets it) to get ge_proto_*_Build.txt")
+                    f"(tf_config sets it) to get ge_proto_*_Build.txt (or ge_onnx_*_Build.pbtxt)")
         shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
         return (f"no *_Build.txt graph in the graph folders; found {shown}. Use -g to pick one, or dump "
                 f"with DUMP_GRAPH_LEVEL=3 so the compiled graph is written")

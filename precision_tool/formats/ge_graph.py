@@ -80,13 +80,15 @@ def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
     if not model.graphs:
         # any JSON parses (`{}`, a fusion_result.json): a file with no graph at all is not a GE graph,
         # and treating it as one with 0 ops would let `vc -g` "compare" nothing and report success
-        raise FormatError(path, "not a GE graph: no graph or op found; give a ge_proto_*.txt or an atc "
-                                "JSON graph (atc --mode=1 / --json)")
+        raise FormatError(path, "not a GE graph: no graph or op found; give a ge_proto_*.txt, a "
+                                "ge_onnx_*.pbtxt or an atc JSON graph (atc --mode=1 / --json)")
     if not any(graph.ops for graph in model.graphs):
         # a file of another message that happens to have a `graph { }` block (an ONNX or TF GraphDef
         # text) reads as graphs of unknown fields: 0 ops is never a graph worth answering from
-        raise FormatError(path, "not a GE graph: its graphs hold no op (unknown fields: "
-                                f"{_unknown(model)}); give a ge_proto_*.txt or an atc JSON graph")
+        unknown = _unknown(model)
+        raise FormatError(path, "not a GE graph: its graphs hold no op"
+                                + (f" (unknown fields: {unknown})" if unknown and unknown != "none" else "")
+                                + "; give a ge_proto_*.txt, a ge_onnx_*.pbtxt or an atc JSON graph")
     return model
 
 

@@ -98,7 +98,8 @@ def _parse_text(text: str, path: Path, light: bool) -> Model:
     try:
         return reader.model(tree, path)
     except (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError) as exc:
-        raise FormatError(path, f"not a GE graph: {str(exc)[:200]}") from None
+        # Python's own wording may advise sys.set_int_max_str_digits(): keep the first sentence only
+        raise FormatError(path, f"not a GE graph: {str(exc).split(';')[0][:200]}") from None
     except RecursionError:
         raise FormatError(path, "not a GE graph: graphs nested in attributes deeper than any GE graph; "
                                 "the file is damaged") from None

@@ -174,8 +174,9 @@ def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtyp
     if len(shape) > _MAX_RANK or any(d < 0 for d in shape) or span >= 2 ** 62:
         why = f"rank {len(shape)}" if len(shape) > _MAX_RANK else \
             "a negative dimension" if any(d < 0 for d in shape) else "dimensions no array can have"
-        raise FormatError(path, f"the .npy header's shape {list(shape)[:8]} is impossible ({why}); the file is "
-                                "damaged")
+        shown = ", ".join(str(d) if len(str(d)) <= 20 else f"{str(d)[:8]}...({len(str(d))} digits)" for d in shape[:8])
+        raise FormatError(path, f"the .npy header's shape [{shown}{', ...' if len(shape) > 8 else ''}] is impossible "
+                                f"({why}); the file is damaged")
     if not isinstance(fortran, bool):
         raise FormatError(path, "the .npy header's fortran_order is not True or False; the file is damaged")
     try:

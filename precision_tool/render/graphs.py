@@ -141,7 +141,7 @@ def fusion_tables(summary: Any) -> list[Any]:
                 table.add_row(Text(f"(none fired; {len(matched)} matched without firing: {names})", style="dim"),
                               "", "")
             elif not fired and not (graph.ub_fusion if ub else graph.graph_fusion):
-                table.add_row(Text("(no pass recorded for this graph)", style="dim"), "", "")
+                table.add_row(Text("(none recorded)", style="dim"), "", "")
             elif not fired:
                 table.add_row(Text("(none fired)", style="dim"), "", "")
             out.append(table)

@@ -229,5 +229,5 @@ def test_a_graph_with_no_pass_recorded_is_not_an_all_clear(cli, tmp_path: Path) 
     source.write_text('{"session_and_graph_id": "0_0", "graph_fusion": {}}')
     result = cli("ac", data=fusion_workspace(tmp_path, source), cwd=tmp_path)
     assert "Traceback" not in result.out + result.err
-    assert "(no pass recorded for this graph)" in result.out
+    assert "(none recorded)" in result.out
     assert "(none fired)" not in result.out

@@ -165,9 +165,10 @@ def dump_iterations(folder: Path) -> dict[int, list[Path]]:
 
 
 def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = False,
-                step: int | None = None) -> DumpIndex:
+                step: int | None = None, stats: bool = False) -> DumpIndex:
     """Index the dump files of `folder` by op (`with_graph`: the op names are matched to a graph's;
-    `step`: only files of that iteration folder, so iterations are never mixed)."""
+    `step`: only files of that iteration folder, so iterations are never mixed; `stats`: the statistics
+    CSVs of a dump_data="stats" run instead of tensor dumps, named by their dump name without `.csv`)."""
     index = DumpIndex()
     best: dict[str, tuple[int, str, Path]] = {}
     files: Iterable[Path]
@@ -180,9 +181,16 @@ def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = Fals
         if any(p.parent.name.isdigit() and p.parent.parent.name.isdigit() for p in files):
             files = [p for p in files if p.parent.name == str(step) and p.parent.parent.name.isdigit()]
     for path in files:
-        if path.name == "mapping.csv" or path.suffix in (".npy", ".txt", ".json", ".csv", ".partial"):
+        if stats:
+            if path.name == "mapping.csv" or not path.name.lower().endswith(".csv"):
+                continue
+            from precision_tool.formats.stats_dump import stats_name_of
+
+            name = stats_name_of(path)[0]
+        elif path.name == "mapping.csv" or path.suffix in (".npy", ".txt", ".json", ".csv", ".partial"):
             continue
-        name = dump_name_of(path)
+        else:
+            name = dump_name_of(path)
         if name is None:
             index.ignored.append(path.name)
             continue

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from precision_tool.analysis.matching import (
-    DumpIndex, MatchPlan, TensorMatch, dump_op_key, plan_graph_compare, plan_name_compare,
+    DumpIndex, MatchPlan, TensorMatch, index_dumps, plan_graph_compare, plan_name_compare,
 )
 from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.npu_dump import MAPPING_FILE, dump_name_of
@@ -78,32 +78,8 @@ def dump_kinds(folder: str | os.PathLike[str], *, stop_at_tensor: bool = False) 
 
 
 def index_stats(folder: Path, *, with_graph: bool = False, step: int | None = None) -> DumpIndex:
-    """The statistics CSVs of a dump tree by op (as matching.index_dumps indexes tensor dumps); paths are the
-    CSVs, names are the dump names without `.csv`. The latest timestamp of an op wins."""
-    index = DumpIndex()
-    best: dict[str, tuple[int, str, Path]] = {}
-    files = list(walk_files(Path(folder)))
-    if step is not None and any(p.parent.name.isdigit() and p.parent.parent.name.isdigit() for p in files):
-        files = [p for p in files if p.parent.name == str(step) and p.parent.parent.name.isdigit()]
-    for path in files:
-        if not path.name.lower().endswith(".csv") or path.name == MAPPING_FILE:
-            continue
-        name = stats_name_of(path)[0]
-        if name is None:
-            continue
-        if name.is_opdebug or (name.extra and name.task_type not in (None, 0, 1, 4)):
-            continue
-        op_key = dump_op_key(name.op_name, with_graph=with_graph)
-        if op_key is None:
-            index.ignored.append(path.name)
-            continue
-        index.names[path] = name
-        rank = (name.timestamp_us, path.name, path)
-        current = best.get(op_key)
-        if current is None or rank[:2] > current[:2]:
-            best[op_key] = rank
-    index.by_op = {op: value[2] for op, value in best.items()}
-    return index
+    """The statistics CSVs of a dump tree by op, indexed as tensor dumps are (the latest timestamp wins)."""
+    return index_dumps(Path(folder), with_graph=with_graph, step=step, stats=True)
 
 
 # --- judging one tensor ---------------------------------------------------------------------------

@@ -15,6 +15,16 @@ FUSION_FILES = sorted((REAL / "fusion_result").glob("*.json"))
 _TITLE = re.compile(r"^graph (.+?): (graph|UB) fusion passes that +fired")
 
 
+def graph_workspace(tmp_path: Path, *files: Path) -> Path:
+    """A workspace whose debug_0 graph folder holds byte copies of `files`."""
+    root = tmp_path / "precision_data"
+    graph_dir = root / "npu" / "debug_0" / "graph"
+    graph_dir.mkdir(parents=True)
+    for f in files:
+        shutil.copyfile(f, graph_dir / f.name)
+    return root
+
+
 def fusion_workspace(tmp_path: Path, source: Path) -> Path:
     """A workspace holding only this fusion_result.json, where `ac` looks for it."""
     root = tmp_path / "precision_data"

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.real.realfiles import REAL, fired_tables, fusion_workspace, oracle_fired
+from tests.real.realfiles import REAL, fired_tables, fusion_workspace, graph_workspace, oracle_fired
 
 
 @dataclass(frozen=True)
@@ -69,15 +69,6 @@ GRAPHS = [
 ]
 
 
-def _graph_workspace(tmp_path: Path, *files: Path) -> Path:
-    root = tmp_path / "precision_data"
-    graph_dir = root / "npu" / "debug_0" / "graph"
-    graph_dir.mkdir(parents=True)
-    for f in files:
-        shutil.copyfile(f, graph_dir / f.name)
-    return root
-
-
 def _total(out: str) -> int:
     found = re.findall(r"^(\d+) op\(s\)$", out, re.M)
     assert found, out[-2000:]
@@ -96,7 +87,7 @@ def test_every_real_file_has_facts() -> None:
 
 @pytest.mark.parametrize("facts", GRAPHS, ids=lambda g: g.path.stem[:40])
 def test_ls_of_the_real_graph(cli, tmp_path: Path, facts: GraphFacts) -> None:
-    root = _graph_workspace(tmp_path, facts.path)
+    root = graph_workspace(tmp_path, facts.path)
     pick = () if facts.build else ("-g", facts.path.name)
     listing = cli("ls", *pick, data=root)
     assert listing.status == 0, listing.out + listing.err
@@ -114,7 +105,7 @@ def test_ls_of_the_real_graph(cli, tmp_path: Path, facts: GraphFacts) -> None:
 def test_ls_by_fusion_pass(cli, tmp_path: Path, facts: GraphFacts) -> None:
     """pass_name (a string in text graphs, a list of strings in atc JSON): `ls -f` matches each name and
     shows the names, never a repr of the list."""
-    root = _graph_workspace(tmp_path, facts.path)
+    root = graph_workspace(tmp_path, facts.path)
     result = cli("ls", "-g", facts.path.name, "-f", facts.fusion[0], data=root)
     assert result.status == 0, result.out + result.err
     assert _total(result.out) == facts.fusion[1]
@@ -128,7 +119,7 @@ def test_ls_by_fusion_pass(cli, tmp_path: Path, facts: GraphFacts) -> None:
 
 @pytest.mark.parametrize("facts", GRAPHS, ids=lambda g: g.path.stem[:40])
 def test_ni_on_a_known_op(cli, tmp_path: Path, facts: GraphFacts) -> None:
-    root = _graph_workspace(tmp_path, facts.path)
+    root = graph_workspace(tmp_path, facts.path)
     result = cli("ni", "-g", facts.path.name, facts.op, data=root)
     assert result.status == 0, result.out + result.err
     assert re.search(rf"^  Type +{re.escape(facts.op_type)}$", result.out, re.M), result.out
@@ -139,7 +130,7 @@ def test_ni_on_a_known_op(cli, tmp_path: Path, facts: GraphFacts) -> None:
 
 def test_ni_finds_an_op_fused_away(cli, tmp_path: Path) -> None:
     """ResNet-50: res2a_branch1 was fused into a Conv2D; ni names the op that holds it and its passes."""
-    root = _graph_workspace(tmp_path, GE / "oam_resnet50_ge_proto_00000062_Build.txt")
+    root = graph_workspace(tmp_path, GE / "oam_resnet50_ge_proto_00000062_Build.txt")
     result = cli("ni", "res2a_branch1", data=root)
     assert result.status == 0, result.out + result.err
     assert "res2a_branch1 was fused into res2a_branch1res2ares2a_relu" in result.out
@@ -149,7 +140,7 @@ def test_ni_finds_an_op_fused_away(cli, tmp_path: Path) -> None:
 
 def test_bn_pass_names_in_ni(cli, tmp_path: Path) -> None:
     """msit's test.om.json: BNInferenceD ops carry three fusion passes; ni lists them as names."""
-    root = _graph_workspace(tmp_path, MORE / "atc_json" / "msit_analyze_test_om.json")
+    root = graph_workspace(tmp_path, MORE / "atc_json" / "msit_analyze_test_om.json")
     result = cli("ni", "-g", "test_om", "BatchNormalization_60_BNInferenceD", data=root)
     assert re.search(r"^  FusionPass +BatchNormPreprocessFusionPass.+BatchNormBnInferFusionPass.+HostBNFusionPass",
                      result.out, re.M), result.out
@@ -158,7 +149,7 @@ def test_bn_pass_names_in_ni(cli, tmp_path: Path) -> None:
 def test_ac_on_the_real_build_graphs(cli, tmp_path: Path) -> None:
     """ac's graph checks read all the real Build graphs (none has a lossy Cast), and its fusion check
     reads the real fusion file next to them; nothing is reported unreadable."""
-    root = _graph_workspace(tmp_path, *(g.path for g in GRAPHS if g.build))
+    root = graph_workspace(tmp_path, *(g.path for g in GRAPHS if g.build))
     fusion = REAL / "fusion_result" / "fusion_result_object_counts__bmzhong_ATC-CTPN.json"
     shutil.copytree(fusion_workspace(tmp_path / "f", fusion) / "fusion", root / "fusion")
     result = cli("ac", data=root, cwd=tmp_path)
@@ -169,7 +160,7 @@ def test_ac_on_the_real_build_graphs(cli, tmp_path: Path) -> None:
 
 
 def test_ls_reads_all_real_build_graphs_together(cli, tmp_path: Path) -> None:
-    root = _graph_workspace(tmp_path, *(g.path for g in GRAPHS if g.build))
+    root = graph_workspace(tmp_path, *(g.path for g in GRAPHS if g.build))
     result = cli("ls", data=root)
     assert _total(result.out) == sum(g.ops for g in GRAPHS if g.build)
     gathers = cli("ls", "-n", "GatherV2", "-g", "oam_", data=root)
@@ -262,7 +253,7 @@ def _rows(out: str) -> list[str]:
 
 @pytest.mark.parametrize("onnx, proto, ops", TWINS, ids=lambda v: getattr(v, "stem", str(v))[:30])
 def test_onnx_dump_lists_the_ops_of_its_text_twin(cli, tmp_path: Path, onnx: Path, proto: Path, ops: int) -> None:
-    root = _graph_workspace(tmp_path, onnx, proto)
+    root = graph_workspace(tmp_path, onnx, proto)
     from_onnx = cli("ls", "-g", onnx.name, data=root)
     from_text = cli("ls", "-g", proto.name, data=root)
     assert from_onnx.status == 0, from_onnx.out + from_onnx.err
@@ -275,7 +266,7 @@ def test_onnx_dump_lists_the_ops_of_its_text_twin(cli, tmp_path: Path, onnx: Pat
 @pytest.mark.parametrize("op", ["GatherV2", "Unique", "Variable"])
 def test_ni_on_onnx_dump_agrees_with_text_twin(cli, tmp_path: Path, op: str) -> None:
     onnx, proto, _ = TWINS[1]
-    root = _graph_workspace(tmp_path, onnx, proto)
+    root = graph_workspace(tmp_path, onnx, proto)
     from_onnx = cli("ni", "-g", onnx.name, op, data=root)
     from_text = cli("ni", "-g", proto.name, op, data=root)
     assert from_onnx.status == 0, from_onnx.out + from_onnx.err

@@ -9,10 +9,9 @@ ge_onnx_00000001_graph_11_Build.pbtxt ↔ ge_proto_00000001_Build.txt (18 ops, a
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
-from tests.real.realfiles import REAL
+from tests.real.realfiles import REAL, graph_workspace
 
 ONNX = REAL / "more" / "ge_onnx"
 TWINS = [
@@ -21,24 +20,15 @@ TWINS = [
 ]
 
 
-def _workspace(tmp_path: Path, *files: Path) -> Path:
-    root = tmp_path / "precision_data"
-    graph_dir = root / "npu" / "debug_0" / "graph"
-    graph_dir.mkdir(parents=True)
-    for f in files:
-        shutil.copyfile(f, graph_dir / f.name)
-    return root
-
-
 def test_ls_finds_onnx_build_dumps_without_g(cli, tmp_path: Path) -> None:
     """A run's graph folder holding only ge_onnx_*_Build.pbtxt is a folder of Build graphs."""
-    root = _workspace(tmp_path, *(onnx for onnx, _, _ in TWINS))
+    root = graph_workspace(tmp_path, *(onnx for onnx, _, _ in TWINS))
     result = cli("ls", data=root)
     assert result.status == 0, result.out + result.err
     assert re.search(r"^24 op\(s\)$", result.out, re.M), result.out
 
 
 def test_ac_checks_onnx_build_graphs(cli, tmp_path: Path) -> None:
-    root = _workspace(tmp_path, *(onnx for onnx, _, _ in TWINS))
+    root = graph_workspace(tmp_path, *(onnx for onnx, _, _ in TWINS))
     result = cli("ac", data=root, cwd=tmp_path)
     assert "cast: no Cast op can lose information" in result.out, result.out

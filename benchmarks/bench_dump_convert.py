@@ -26,7 +26,8 @@ def make_dumps(folder: Path, count: int) -> None:
     import numpy as np
 
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import Format, dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(0)
     shape = (16, 20, 28, 28)

@@ -52,3 +52,11 @@ def reference_tool(tmp_path_factory) -> Path:
     if proc.returncode != 0:
         raise RuntimeError(f"anchor setup failed: {proc.stderr[-2000:]}")
     return Path(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def pb2(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """Ascend's own dump proto (tests/tools/AclDumpMsg.proto) compiled with protoc, once per run."""
+    from tests.tools import real_dumps
+
+    return real_dumps.compile_proto(tmp_path_factory.mktemp("proto"))

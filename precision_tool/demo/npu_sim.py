@@ -303,7 +303,8 @@ def ge_model(graph: NpuGraph, *, fixed_kernel: bool = False) -> Any:
 
 # --- dump files --------------------------------------------------------------------------------------
 def _spec(array: Any, tensor: NpuTensor, *, output: bool) -> Any:
-    from precision_tool.formats.npu_dump import Format, TensorSpec
+    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     return TensorSpec(array=device_array(array, tensor), format=int(Format[tensor.layout]),
                       original_shape=tuple(tensor.shape),
@@ -332,7 +333,8 @@ def task_table(graph: NpuGraph, start_us: int) -> dict[str, TaskInfo]:
 
 
 def write_op_dump(folder: Path, op: NpuOp, graph: NpuGraph, values: Values, task: TaskInfo) -> Path:
-    from precision_tool.formats.npu_dump import dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu_dump_write import write_dump
 
     producer_of = {o.name: o for o in graph.ops}
     inputs = [_spec(values[ref], producer_of[ref[0]].outputs[ref[1]], output=False) for ref in op.inputs]
@@ -394,7 +396,8 @@ def write_overflow_run(overflow_root: Path, graph: NpuGraph, values: Values, *, 
     """What overflow detection leaves: per overflowing task, an Opdebug record and that op's dump."""
     import numpy as np
 
-    from precision_tool.formats.npu_dump import TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
     from precision_tool.formats.opdebug import old_layout_payload
 
     findings = find_overflows(graph, values)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from rich.text import Text
 
@@ -200,14 +200,23 @@ def _golden_key(op: Op, i: int) -> str:
     return golden_key(desc.origin_name, desc.origin_output_index or 0) if desc.origin_name else golden_key(op.name, i)
 
 
+def _dump_sources(report: OpReport) -> list[tuple[str, Path, Any]]:
+    """(label, path, facts) of each dump of the op: `debug_0`, `debug_0 #2` when a run has several, and
+    ` stats` for a statistics CSV; the tensor rows and the Files list name them alike."""
+    several = len(report.dump_files) > 1
+    out = []
+    for number, (path, facts) in enumerate(report.dump_files, 1):
+        label = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
+        if facts and facts[0].statistics:
+            label += " stats"
+        out.append((label, path, facts))
+    return out
+
+
 def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
     groups: dict[str, _Group] = {}
     for report in reports:
-        several = len(report.dump_files) > 1
-        for number, (_, facts) in enumerate(report.dump_files, 1):
-            source = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
-            if facts and facts[0].statistics:
-                source += " stats"
+        for source, _, facts in _dump_sources(report):
             for fact in facts:
                 groups.setdefault(fact.label, _Group(fact.label, [])).rows.append((source, fact))
     for group in groups.values():
@@ -332,11 +341,7 @@ def _file_lines(reports: Sequence[OpReport]) -> Text:
     text = Text()
     seen: set[Path] = set()
     for report in reports:
-        several = len(report.dump_files) > 1
-        for number, (path, facts) in enumerate(report.dump_files, 1):
-            label = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
-            if facts and facts[0].statistics:
-                label += " stats"
+        for label, path, _facts in _dump_sources(report):
             text.append(f"    {label}: ", style="dim").append(str(path) + "\n")
     for report in reports:
         for fact in report.golden:

@@ -52,7 +52,8 @@ def make_network(root: Path, *, corrupt: bool = False, chain: int = 0, elements:
     from precision_tool.formats import ge_graph as g
     from precision_tool.formats.golden import golden_file_name
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import Format, dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(seed)
     dump_dir = root / "npu" / "debug_0" / "dump" / "20240101000000" / "0" / GRAPH_NAME / "1" / "0"
@@ -286,7 +287,8 @@ class Case:
         np.save(self.golden_dir / golden_file_name(name, slot, self.clock), array)
 
     def dump(self, op_type: str, name: str, inputs, outputs, folder: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
-        from precision_tool.formats.npu_dump import dump_file_name, write_dump
+        from precision_tool.formats.npu_dump import dump_file_name
+        from precision_tool.formats.npu_dump_write import write_dump
 
         self.clock += 10
         self.task += 1

@@ -13,7 +13,8 @@ from precision_tool.errors import UsageError
 
 
 def _write_dump(folder: Path, name: str, outputs, inputs=(), op_type: str = "Relu", ts: int = 1) -> Path:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump import dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu_dump_write import write_dump
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / dump_file_name(op_type, name, 1, 0, ts)
@@ -34,7 +35,8 @@ def test_cp_converts_a_device_layout_dump_to_the_golden_layout(
     tmp_path: Path, host: str, device: str, shape: tuple[int, ...], wanted: str, cli  # type: ignore[no-untyped-def]
 ) -> None:
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, TensorSpec
+    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     rng = np.random.default_rng(1)
     value = rng.standard_normal(shape).astype(np.float16)
@@ -52,7 +54,8 @@ def test_cp_converts_a_device_layout_dump_to_the_golden_layout(
 
 def test_cp_refuses_when_converted_shapes_differ(tmp_path: Path) -> None:
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, TensorSpec
+    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     value = np.ones((1, 16, 4, 4), np.float16)
     dump = _write_dump(tmp_path / "d", "op/x", [TensorSpec(to_device(value, "NCHW", "NC1HWC0"), Format.NC1HWC0,
@@ -76,7 +79,7 @@ def _noisy(rng, array: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def
 def test_sgt_and_lxslice_dump_names_match_their_graph_ops_like_msaccucmp(
     make_case, reference_tool: Path  # type: ignore[no-untyped-def]
 ) -> None:
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(3)
@@ -105,7 +108,7 @@ def test_dump_op_key_rules() -> None:
 
 def test_npu_vs_npu_matches_sgt_and_lxslice_names(make_case) -> None:  # type: ignore[no-untyped-def]
     from precision_tool.analysis import network_compare as nc
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, _, _, read_rows = make_case
     case = make()
@@ -125,7 +128,7 @@ def test_npu_vs_npu_matches_sgt_and_lxslice_names(make_case) -> None:  # type: i
 
 # --- 3. fusion-group keys share one namespace --------------------------------------------------------
 def test_fusion_groups_are_keyed_like_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(6)
@@ -151,7 +154,7 @@ def test_fusion_groups_are_keyed_like_msaccucmp(make_case, reference_tool: Path)
 # --- 4. one dump iteration per run -------------------------------------------------------------------
 def _two_iterations(make_case, debug_1: bool = False):  # type: ignore[no-untyped-def]
     """debug_0 dumped at iterations 0 and 5 (5 is the negated data); optionally debug_1 the same."""
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()
@@ -204,7 +207,7 @@ def test_debug_1_is_compared_at_one_common_iteration(make_case) -> None:  # type
 
 # --- 5. empty tensors ----------------------------------------------------------------------------------
 def test_empty_tensors_rows_equal_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()
@@ -224,7 +227,8 @@ def test_npu_vs_npu_csv_equals_msaccucmp(make_case, reference_tool: Path) -> Non
     import subprocess
 
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, TensorSpec
+    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, _, _, read_rows = make_case
     case = make()
@@ -269,7 +273,7 @@ def test_quant_outputs_and_dequant_inputs_are_skipped_like_msaccucmp(
     make_case, reference_tool: Path  # type: ignore[no-untyped-def]
 ) -> None:
     from precision_tool.analysis.matching import index_dumps, plan_graph_compare
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(12)
@@ -299,7 +303,7 @@ def test_quant_outputs_and_dequant_inputs_are_skipped_like_msaccucmp(
 # --- 8. NaN/Inf data never passes ----------------------------------------------------------------------
 def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  # type: ignore[no-untyped-def]
     from precision_tool.analysis.results import read_result_csv, summarize
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()
@@ -326,7 +330,7 @@ def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  
 def test_output_desc_without_attributes_is_paired_by_index_with_a_warning(make_case) -> None:  # type: ignore[no-untyped-def]
     from precision_tool.analysis.matching import index_dumps, plan_graph_compare
     from precision_tool.formats import ge_graph as g
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, read_rows = make_case
     case = make()

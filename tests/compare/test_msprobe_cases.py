@@ -166,7 +166,7 @@ def test_malformed_graph_json_is_one_line(tmp_path: Path, text: str, says: str, 
 
 @pytest.mark.reference
 def test_l1_groups_and_empty_original_names_as_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(5)
@@ -256,7 +256,7 @@ def test_a_group_of_inner_nodes_is_skipped_as_msaccucmp(make_case, reference_too
     quantized ResNet-50's RequantHostCpuOp + dequantize pairs): both dumped, neither compared; one row
     saying the first is an inner node."""
     from precision_tool.formats import ge_graph as g
-    from precision_tool.formats.npu_dump import TensorSpec
+    from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()

@@ -8,25 +8,15 @@ written. The few rows where the reference gives no usable reason are listed with
 
 from __future__ import annotations
 
-import csv
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.compare.conftest import read_rows
 from tests.tools import real_dumps
 
 pytestmark = pytest.mark.reference
-
-
-@pytest.fixture(scope="module")
-def pb2(tmp_path_factory):  # type: ignore[no-untyped-def]
-    return real_dumps.compile_proto(tmp_path_factory.mktemp("proto"))
-
-
-def _rows(path: Path) -> list[list[str]]:
-    with open(path, newline="") as handle:
-        return list(csv.reader(handle))
 
 
 def _run_both(case: real_dumps.RealCase, tmp_path: Path, reference_tool: Path, cli, reference_helpers):  # type: ignore[no-untyped-def]
@@ -37,7 +27,7 @@ def _run_both(case: real_dumps.RealCase, tmp_path: Path, reference_tool: Path, c
     assert result.status == 0, result.out + result.err
     ours = sorted((case.root / "temp" / "vector_compare").glob("*/result_*.csv"))
     assert len(ours) == 1
-    return _rows(ref_csv), _rows(ours[0])
+    return read_rows(ref_csv), read_rows(ours[0])
 
 
 def _differences(ref: list[list[str]], ours: list[list[str]]) -> dict[str, tuple[list[str], list[str]]]:
@@ -146,7 +136,7 @@ def test_vc_reads_an_onnx_only_run_as_its_ge_proto_twin(tmp_path: Path, pb2, cli
                                                  "-g", str(copied)))):
             result = cli("vc", "-j", "1", *args, data=case.root)
             assert result.status == 0, result.out + result.err
-            rows.append(_rows(next(results.glob("*/result_*.csv"))))
+            rows.append(read_rows(next(results.glob("*/result_*.csv"))))
             shutil.rmtree(results)
     # the level-2 ONNX dump drops string-list attributes, so the NetOutput's empty original-names list (GroundTruth
     # `*` in the ge_proto dump) is absent there and the op's own name stands in; it has no dump either way

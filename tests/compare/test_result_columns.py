@@ -4,25 +4,15 @@ by Ascend's proto; `vcs` reads both (from either tool) and `vcs --overflow` list
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
 
+from tests.compare.conftest import read_rows
 from tests.tools import real_dumps
 
 # msaccucmp refuses the input name "onnx::Gather_1764_0:0" (two colons); the row is NaN both ways
 KNOWN_REASON_ROW = "PartitionedCall_Gather_1221_gatherv2_3:input:1"
-
-
-@pytest.fixture(scope="module")
-def pb2(tmp_path_factory):  # type: ignore[no-untyped-def]
-    return real_dumps.compile_proto(tmp_path_factory.mktemp("proto"))
-
-
-def _rows(path: Path) -> list[list[str]]:
-    with open(path, newline="") as handle:
-        return list(csv.reader(handle))
 
 
 def _both(tmp_path: Path, pb2, reference_tool: Path, cli, options: list[str], overflow: bool = False):  # type: ignore[no-untyped-def]
@@ -38,7 +28,7 @@ def _both(tmp_path: Path, pb2, reference_tool: Path, cli, options: list[str], ov
                  "-g", str(case.graph), *options, data=case.root)
     assert result.status == 0, result.out + result.err
     ours = next((case.root / "temp" / "vector_compare").glob("*/result_*.csv"))
-    return case, ref_csv, _rows(ref_csv), ours, _rows(ours), result
+    return case, ref_csv, read_rows(ref_csv), ours, read_rows(ours), result
 
 
 def _differing_cells(ref: list[list[str]], ours: list[list[str]]) -> dict[str, list[tuple[str, str, str]]]:
@@ -107,7 +97,7 @@ def test_opdebug_records_make_the_op_outputs_yes(tmp_path: Path, cli) -> None:  
     assert result.status == 0, result.out + result.err
     newest = sorted(p for p in (root / "temp" / "vector_compare").iterdir() if p.is_dir())[-1]
     golden_csv = next(p for p in newest.glob("result_*.csv") if "npu_vs_npu" not in p.name)
-    rows = _rows(golden_csv)
+    rows = read_rows(golden_csv)
     header = rows[0]
     cells = {r[header.index("TensorIndex")]: r[header.index("OverFlow")] for r in rows[1:]}
     assert cells["gradients/fc2/MatMul_grad/MatMul_1:output:0"] == "YES"
@@ -155,11 +145,11 @@ def test_overflow_column_npu_vs_npu_as_msaccucmp(tmp_path: Path, pb2, reference_
     out.mkdir()
     subprocess.run([str(reference_tool), "compare", "-m", str(left.dump_dir), "-g", str(right.dump_dir), "-out",
                     str(out), "-overflow_detection"], capture_output=True, timeout=600)
-    ref = _rows(next(out.glob("result_*.csv")))
+    ref = read_rows(next(out.glob("result_*.csv")))
     result = cli("vc", "--backend", "native", "-j", "1", "-lt", str(left.dump_dir), "-rt", str(right.dump_dir),
                  "-overflow_detection", data=left.root)
     assert result.status == 0, result.out + result.err
-    ours = _rows(next((left.root / "temp" / "vector_compare").glob("*/result_*.csv")))
+    ours = read_rows(next((left.root / "temp" / "vector_compare").glob("*/result_*.csv")))
     assert ours[0].count("Address") == 2 and ours[0][ours[0].index("Shape") + 1] == "OverFlow"
     assert len(ref) == len(ours) == 34
     differing = _differing_cells(ref, ours)

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 
 from precision_tool.errors import FormatError
 from precision_tool.formats.npu_dump import (
-    DataType, DumpName, Format, TensorSpec, count_dump_tensors, dump_file_name, dump_name_of, parse_dump_name,
-    read_dump_header, read_mapping, read_tensor, write_dump,
+    DataType, DumpName, Format, count_dump_tensors, dump_file_name, dump_name_of, parse_dump_name,
+    read_dump_header, read_mapping, read_tensor,
 )
+from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
 ELEMENT_TYPES = {
     DataType.FLOAT: np.float32, DataType.FLOAT16: np.float16, DataType.DOUBLE: np.float64,

@@ -41,7 +41,8 @@ def test_ni_panel_dump_and_golden(cli, make_workspace, tf_ge_model: Model) -> No
     import numpy as np
 
     from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.npu_dump import TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     root = make_workspace({0: tf_ge_model})
     dump_dir = root / "npu" / "debug_0" / "dump" / "20240613143502" / "0" / "ge_default_1" / "1" / "0"

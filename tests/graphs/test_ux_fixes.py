@@ -35,7 +35,8 @@ def test_ni_stats_cut_device_padding(cli, make_workspace, tf_ge_model: Model) ->
 
     from precision_tool.formats.golden import golden_file_name
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import Format, dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     root = make_workspace({0: tf_ge_model})
     dump_dir = root / "npu" / "debug_0" / "dump" / "20240613143502" / "0" / "ge_default_1" / "1" / "0"
@@ -116,7 +117,8 @@ def test_cast_table_shows_every_name_and_ni_paths_copy_whole(cli, make_workspace
 
     import numpy as np
 
-    from precision_tool.formats.npu_dump import TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     model = copy.deepcopy(tf_ge_model)
     graph = model.graphs[0]

@@ -130,11 +130,9 @@ def _dump_seeds(variant: str) -> list[tuple[str, str, bytes]]:
 
     from precision_tool.formats.layouts import to_device
     from precision_tool.formats.npu_dump import (
-        Format,
-        TensorSpec,
-        dump_file_name,
-        write_dump,
+        Format, dump_file_name,
     )
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
@@ -308,7 +306,8 @@ OPDEBUG_TASK = 34
 def opdebug_seeds() -> list[tuple[str, str, bytes]]:
     import tempfile
 
-    from precision_tool.formats.npu_dump import TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
     from precision_tool.formats.opdebug import new_layout_payload, old_layout_payload
 
     payloads = {
@@ -331,7 +330,8 @@ def opdebug_seeds() -> list[tuple[str, str, bytes]]:
 
 def opdebug_neighbour(folder: Path) -> Path:
     """The overflowing op's own dump (task 34, stream 0) that an Opdebug record points at."""
-    from precision_tool.formats.npu_dump import TensorSpec, dump_file_name, write_dump
+    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(3)
     name = dump_file_name("MatMulV2", "fc2/MatMul", OPDEBUG_TASK, 0, 1_700_000_000_000_000)
@@ -346,7 +346,7 @@ def _payload_mutation(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     import tempfile
 
     from precision_tool.formats.dump_proto import dump_data_class
-    from precision_tool.formats.npu_dump import TensorSpec, write_dump
+    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     header, blocks = _split_dump(data)
     message = dump_data_class().FromString(header)

@@ -17,11 +17,9 @@ import pytest
 from precision_tool.errors import FormatError
 from precision_tool.formats.golden import load_npy, read_npy_header
 from precision_tool.formats.npu_dump import (
-    TensorSpec,
-    dump_file_name,
-    read_dump_header,
-    write_dump,
+    dump_file_name, read_dump_header,
 )
+from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 from precision_tool.formats.tfdbg_v2 import _crc32c
 from tests.hostile import corpus, harness
 

@@ -168,14 +168,7 @@ def test_ls_reads_all_real_build_graphs_together(cli, tmp_path: Path) -> None:
     assert re.search(r"^ +4 +GatherV2 +GatherV2$", gathers.out, re.M)    # asys370 graph 11, subgraph 2
 
 
-# --- dumps written for the real graphs with Ascend's own dump_data proto ------------------------------
-@pytest.fixture(scope="module")
-def pb2(tmp_path_factory):  # type: ignore[no-untyped-def]
-    from tests.tools import real_dumps
-
-    return real_dumps.compile_proto(tmp_path_factory.mktemp("proto"))
-
-
+# --- dumps written for the real graphs with Ascend's own dump proto (the `pb2` fixture) ---------------
 def test_gather_dump_ls_pt_dc_ni(cli, tmp_path: Path, pb2) -> None:  # type: ignore[no-untyped-def]
     """oam-tools' training graph (GatherV2D of a [32,32] fp32 table by 16 indices), its dump."""
     from tests.tools import real_dumps

@@ -117,6 +117,10 @@ class Workspace:
     def graph_dir(self, debug_id: int = 0) -> Path:
         return self.debug_dir(debug_id) / "graph"
 
+    def profiling_dir(self, debug_id: int = 0) -> Path:
+        """Where the NPU run's profiling data goes (`profiling_options` "output"), as the original put it."""
+        return self.debug_dir(debug_id) / "prof"
+
     def graph_files(self, debug_id: int = 0) -> list[Path]:
         folder = self.graph_dir(debug_id)
         if not folder.is_dir():
@@ -141,6 +145,17 @@ class Workspace:
     def fusion_file(self) -> Path:
         return self.root / "fusion" / "fusion_result.json"
 
+    @property
+    def fusion_off_file(self) -> Path:
+        """The switch file that turns every fusion pass off (`train -a fusion_off`, action 'fusion_off')."""
+        return self.root / "fusion" / "fusion_off.cfg"
+
+    @property
+    def fusion_switch_file(self) -> Path:
+        """The fusion switch file an NPU run is pointed at (`fusion_switch_file`); written by the tool,
+        edited by the user when bisecting fusion passes (never a file inside the installed package)."""
+        return self.root / "fusion" / "fusion_switch.cfg"
+
     # --- TensorFlow side --------------------------------------------------------------------------
     @property
     def tf_debug_dir(self) -> Path:
@@ -149,6 +164,11 @@ class Workspace:
     @property
     def golden_dir(self) -> Path:
         return self.root / "tf" / "dump"
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        """tf/checkpoints: the captured step (checkpoint, fed inputs, manifest) that `train` replays."""
+        return self.root / "tf" / "checkpoints"
 
     # --- results and scratch ----------------------------------------------------------------------
     @property

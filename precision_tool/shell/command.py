@@ -136,6 +136,9 @@ class Command:
     completer: Completer | None = None
     aliases: tuple[str, ...] = ()
     description: str = ""
+    # As a one-shot from a terminal (`cli.py data DIR`, `cli.py infer DIR`), open the shell afterwards,
+    # on the workspace the command leaves in ctx.workspace, as the original tool did.
+    opens_shell: bool = False
 
     def parser(self, prog: str | None = None) -> CommandParser:
         """A fresh parser; `prog` is the name the user typed (an alias reads better in errors)."""

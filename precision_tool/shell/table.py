@@ -19,6 +19,9 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.ls",
     "precision_tool.shell.commands.dumps",
     "precision_tool.shell.commands.tf",
+    "precision_tool.shell.commands.capture",
+    "precision_tool.shell.commands.train",
+    "precision_tool.shell.commands.infer",
     "precision_tool.shell.commands.demo",
 )
 

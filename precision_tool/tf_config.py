@@ -1,18 +1,21 @@
 """Hooks for training scripts: `import precision_tool.tf_config as npu_tf_config` (the original's API).
 
-Import it at the top of the training script, BEFORE tensorflow, so that a CPU/GPU golden run keeps every
-original tensor (formats.md §6.1): importing sets `TF_ENABLE_ONEDNN_OPTS=0` (oneDNN would fuse
-Conv2D+BiasAdd+Relu) and, when Huawei's npu_bridge is absent (a golden run), turns TensorFlow's graph
-rewriter off for the sessions created afterwards (grappler would fuse MatMul+BiasAdd, etc.). It also
-seeds python, numpy and TensorFlow and points GE graph dumps (DUMP_GE_GRAPH...) into the workspace.
-
-Actions for the NPU run, combined with '|': dump, overflow, fusion_off, fusion_switch, prof.
+This module's whole point is TensorFlow, so it imports it. Import it at the top of the training script,
+BEFORE tensorflow (and before npu_device). Importing:
+- sets `TF_ENABLE_ONEDNN_OPTS=0` (oneDNN would fuse Conv2D+BiasAdd+Relu on CPU) and, when Huawei's
+  npu_bridge is absent (a CPU/GPU golden run), turns grappler off for the sessions created afterwards, so
+  the golden dump keeps every original tensor (formats.md §6.1);
+- sets the graph-dump variables (DUMP_GE_GRAPH=2, DUMP_GRAPH_LEVEL=3, DUMP_GRAPH_PATH, NPU_DUMP_GRAPH=true)
+  where the user has not set them, so GE's Build graph lands in the workspace;
+- seeds python, numpy and TensorFlow with 2022 ($PRECISION_TOOL_SEED overrides) and turns on TensorFlow's
+  op determinism, so the golden run repeats itself.
+The helpers apply capture/options.py's maps for the actions dump, overflow, fusion_off, fusion_switch,
+prof (combined with '|'; dump and overflow never together) — docs/capture.md lists every option and why.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import random
 import sys
@@ -20,6 +23,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from precision_tool.capture import options as capture_options
+from precision_tool.capture.fusion_switch import fusion_switch_note, write_fusion_off, write_fusion_switch
 from precision_tool.config import load_settings
 from precision_tool.errors import ConfigError, UsageError, WorkspaceError
 from precision_tool.workspace import Workspace
@@ -32,27 +37,37 @@ else:
                   "Conv2D+BiasAdd on CPU, so the golden dump may lack tensors such as conv/Conv2D:0; "
                   "import precision_tool.tf_config before tensorflow", stacklevel=2)
 
-import tensorflow as tf  # noqa: E402  (TensorFlow is the point of this module; env must be set first)
-
-ACTIONS = ("dump", "overflow", "fusion_off", "fusion_switch", "prof")
-DEFAULT_SEED = 0
-_PACKAGE_DIR = Path(__file__).resolve().parent
-FUSION_OFF_FILE = str(_PACKAGE_DIR / "fusion_switch" / "fusion_off.json")
-FUSION_SWITCH_FILE = str(_PACKAGE_DIR / "fusion_switch" / "fusion_switch.json")
+ACTIONS = capture_options.ACTIONS
+DEFAULT_SEED = capture_options.DEFAULT_SEED
+DUMP_FLAG = capture_options.DUMP_ENV
+OVERFLOW_FLAG = capture_options.OVERFLOW_ENV
 
 _settings = load_settings()
 _workspace = Workspace(_settings.root_dir.resolve())
 TF_DEBUG_DUMP_DIR = str(_workspace.tf_debug_dir)
+NPU_DEBUG_DIR = str(_workspace.debug_dir(0))
 NPU_DUMP_DIR = str(_workspace.dump_root(0))
 NPU_GRAPH_DIR = str(_workspace.graph_dir(0))
 OVERFLOW_DUMP_DIR = str(_workspace.overflow_root)
-PROFILING_DIR = str(_workspace.root / "profiling")
+PROFILING_DIR = str(_workspace.profiling_dir(0))
+FUSION_OFF_FILE = str(_workspace.fusion_off_file)  # written by the fusion_off action, never shipped
+FUSION_SWITCH_FILE = str(_workspace.fusion_switch_file)  # a template of the run's passes; the user edits it
 NPU_BRIDGE_PRESENT = importlib.util.find_spec("npu_bridge") is not None
 
-# GE writes its graphs where these say (read when the NPU session starts); the user's values win.
-os.environ.setdefault("DUMP_GE_GRAPH", "2")
-os.environ.setdefault("DUMP_GRAPH_LEVEL", "3")
-os.environ.setdefault("DUMP_GRAPH_PATH", NPU_GRAPH_DIR)
+
+def _say(text: str) -> None:
+    print(f"[PrecisionTool] {text}", file=sys.stderr, flush=True)  # noqa: T201 (a training-script hook)
+
+
+# Graph dumps: read by GE when the NPU session starts and by npu_device when it is imported (so now).
+_graph_env, _graph_warnings = capture_options.graph_dump_env(_workspace)
+os.environ.update(_graph_env)
+for _warning in _graph_warnings:
+    _say(_warning)
+_SEED = capture_options.seed_from_env()
+os.environ["PYTHONHASHSEED"] = str(_SEED)  # for child processes; this one's hashing is fixed at start-up
+
+import tensorflow as tf  # noqa: E402  (TensorFlow is the point of this module; env must be set first)
 
 
 def disable_graph_rewriter() -> None:
@@ -64,34 +79,60 @@ if not NPU_BRIDGE_PRESENT:  # a CPU/GPU golden run; on the NPU the NpuOptimizer 
     disable_graph_rewriter()
 
 
-def seed_everything(seed: int = DEFAULT_SEED) -> None:
-    """Same seed for python, numpy and TensorFlow, so the golden and the NPU run start alike."""
+def seed_everything(seed: int | None = None) -> int:
+    """Same seed for python, numpy and TensorFlow (default $PRECISION_TOOL_SEED, else 2022), and op
+    determinism on where TensorFlow has it (2.9+); returns the seed."""
     import numpy as np
 
-    random.seed(seed)
+    seed = capture_options.seed_from_env() if seed is None else seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise UsageError(f"seed_everything: seed must be an integer in 0..4294967295, not {seed!r}")
     os.environ["PYTHONHASHSEED"] = str(seed)
+    random.seed(seed)
     np.random.seed(seed)
-    tf.random.set_seed(seed)
+    if hasattr(tf.random, "set_seed"):
+        tf.random.set_seed(seed)
+    else:  # TensorFlow 1.15 (the NPU adapter's TF1)
+        tf.compat.v1.set_random_seed(seed)
+    enable = getattr(getattr(tf.config, "experimental", None), "enable_op_determinism", None)
+    if enable is not None:
+        enable()
+    return seed
 
 
-seed_everything()
+seed_everything(_SEED)
 
 
 def parse_actions(action: str | None) -> set[str]:
     """'dump|fusion_off' → {'dump', 'fusion_off'}; unknown words are an error naming the known ones."""
-    if not action:
-        return set()
-    words = {word.strip() for word in action.split("|") if word.strip()}
-    unknown = sorted(words - set(ACTIONS))
-    if unknown:
-        raise UsageError(f"tf_config: unknown action {', '.join(unknown)}; use {', '.join(ACTIONS)} "
-                         "combined with '|', e.g. 'dump|fusion_off'")
-    return words
+    return set(capture_options.parse_actions(action))
 
 
-def _ensure(path: str) -> str:
-    Workspace.ensure_dir(Path(path))
-    return path
+def _plan(action: str | None, dump_layer: str | None = None) -> capture_options.CapturePlan:
+    """The checked plan for `action`; then its folders and fusion file, in that order (a refused plan
+    writes nothing)."""
+    plan = capture_options.plan(_workspace, action, _settings.TF_DUMP_STEP, dump_layer)
+    if plan.selected_by:
+        _say(f"{plan.selected_by}=True: {', '.join(sorted(plan.actions))} on")
+    return plan
+
+
+def _prepare(plan: capture_options.CapturePlan) -> None:
+    for folder in plan.folders:
+        Workspace.ensure_dir(folder, "capture folder")
+    if os.environ.get("DUMP_GRAPH_PATH") == NPU_GRAPH_DIR:
+        Workspace.ensure_dir(Path(NPU_GRAPH_DIR), "graph folder")
+    if plan.fusion_file == "fusion_off":
+        _say(f"fusion switch file {write_fusion_off(_workspace)}: every fusion pass off")
+    elif plan.fusion_file == "fusion_switch":
+        _say(fusion_switch_note(write_fusion_switch(_workspace)))
+
+
+def _refuse_both_dumps(data_dump_on: bool, overflow_on: bool, plan: capture_options.CapturePlan, where: str) -> None:
+    """The caller's own config may already switch on the other dump: refuse that pair too."""
+    if ("dump" in plan.actions and overflow_on) or ("overflow" in plan.actions and data_dump_on):
+        raise UsageError(f"{where} already has {'enable_dump_debug' if overflow_on else 'enable_dump'} on: "
+                         + capture_options._BOTH_DUMPS)
 
 
 def sess_dump(sess: Any) -> Any:
@@ -114,42 +155,31 @@ def estimator_dump() -> Any:
 
 
 def update_custom_op(custom_op: Any, action: str | None = None, dump_layer: str | None = None) -> Any:
-    """Fill the NpuOptimizer custom optimizer's parameter map for the chosen actions; returns it."""
-    actions = parse_actions(action)
+    """Fill the NpuOptimizer custom optimizer's parameter map for `action` (None: the environment flags
+    PRECISION_TOOL_DUMP / PRECISION_TOOL_OVERFLOW decide); returns it."""
+    plan = _plan(action, dump_layer)
     params = custom_op.parameter_map
-    params["use_off_line"].b = True
-    if "dump" in actions:
-        params["enable_dump"].b = True
-        params["dump_path"].s = tf.compat.as_bytes(_ensure(NPU_DUMP_DIR))
-        params["dump_step"].s = tf.compat.as_bytes(_settings.TF_DUMP_STEP)
-        params["dump_mode"].s = b"all"
-        if dump_layer:
-            params["dump_layer"].s = tf.compat.as_bytes(dump_layer)
-    if "overflow" in actions:
-        params["enable_dump_debug"].b = True
-        params["dump_path"].s = tf.compat.as_bytes(_ensure(OVERFLOW_DUMP_DIR))
-        params["dump_debug_mode"].s = b"all"
-        params["op_debug_level"].i = 2
-    if "fusion_off" in actions:
-        params["fusion_switch_file"].s = tf.compat.as_bytes(FUSION_OFF_FILE)
-    if "fusion_switch" in actions:
-        params["fusion_switch_file"].s = tf.compat.as_bytes(FUSION_SWITCH_FILE)
-    if "prof" in actions:
-        params["profiling_mode"].b = True
-        params["profiling_options"].s = tf.compat.as_bytes(json.dumps(
-            {"output": _ensure(PROFILING_DIR), "training_trace": "on", "task_trace": "on", "aicpu": "on",
-             "fp_point": "", "bp_point": ""}))
-    if actions & {"dump", "overflow"}:
-        _ensure(NPU_GRAPH_DIR)
+    _refuse_both_dumps("enable_dump" in params and params["enable_dump"].b,
+                       "enable_dump_debug" in params and params["enable_dump_debug"].b, plan,
+                       "the session config's NpuOptimizer")
+    _prepare(plan)
+    for key, (kind, value) in plan.parameter_map.items():
+        if kind == "s":
+            params[key].s = tf.compat.as_bytes(value)
+        elif kind == "b":
+            params[key].b = value
+        else:
+            params[key].i = value
     return custom_op
 
 
 def session_dump_config(session_config: Any = None, action: str | None = None,
                         dump_layer: str | None = None) -> Any:
-    """A ConfigProto with the NpuOptimizer custom optimizer set up for `action` (the original's API)."""
-    from tensorflow.core.protobuf import rewriter_config_pb2
+    """A ConfigProto with the NpuOptimizer custom optimizer set up for `action` (the original's API); a
+    given config is updated in place (its NpuOptimizer reused) and returned."""
+    from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
 
-    config = session_config if session_config is not None else tf.compat.v1.ConfigProto()
+    config = session_config if isinstance(session_config, config_pb2.ConfigProto) else config_pb2.ConfigProto()
     rewrite = config.graph_options.rewrite_options
     custom_op = next((op for op in rewrite.custom_optimizers if op.name == "NpuOptimizer"), None)
     if custom_op is None:
@@ -160,73 +190,116 @@ def session_dump_config(session_config: Any = None, action: str | None = None,
     return config
 
 
-def estimator_dump_config(action: str | None = None) -> Any:
-    """npu_bridge's DumpConfig for NPUEstimator; needs Huawei's npu_bridge package."""
-    actions = parse_actions(action)
+def _npu_bridge_class(name: str) -> Any:
     if not NPU_BRIDGE_PRESENT:
-        raise ConfigError("estimator_dump_config needs Huawei's npu_bridge package (the CANN TensorFlow "
-                          "adapter), which is not installed; use session_dump_config on CPU-only machines")
-    from npu_bridge.npu_init import DumpConfig  # type: ignore[import-not-found]
+        raise ConfigError(f"{name} comes from Huawei's npu_bridge package (the CANN TensorFlow adapter), which "
+                          "is not installed; use session_dump_config on CPU-only machines")
+    import npu_bridge.npu_init as npu_init  # type: ignore[import-not-found]
 
-    if "dump" in actions:
-        return DumpConfig(enable_dump=True, dump_path=_ensure(NPU_DUMP_DIR), dump_step=_settings.TF_DUMP_STEP,
-                          dump_mode="all")
-    if "overflow" in actions:
-        return DumpConfig(enable_dump_debug=True, dump_path=_ensure(OVERFLOW_DUMP_DIR), dump_debug_mode="all")
-    return DumpConfig()
+    return getattr(npu_init, name)
 
 
-def npu_device_dump_config(npu_device: Any, action: str | None) -> Any:
-    """Set dump options on a TF2 `npu_device` (its global_options()); returns the device."""
-    actions = parse_actions(action)
+def _construct(cls: Any, name: str, kwargs: dict[str, Any]) -> Any:
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:  # an older adapter lacking an argument (dump_layer: TFA21)
+        raise ConfigError(f"npu_bridge {name}({', '.join(kwargs)}) refused: {exc}; is the CANN TensorFlow "
+                          "adapter older than these options?") from None
+
+
+def estimator_dump_config(action: str | None = None, dump_layer: str | None = None) -> Any:
+    """npu_bridge's DumpConfig for `NPURunConfig(dump_config=...)`; needs Huawei's npu_bridge package.
+    For op_debug_level, debug_dir, the fusion switch file and profiling use estimator_run_config_kwargs."""
+    cls = _npu_bridge_class("DumpConfig")
+    plan = _plan(action, dump_layer)
+    _prepare(plan)
+    return _construct(cls, "DumpConfig", plan.estimator_kwargs("DumpConfig"))
+
+
+def estimator_run_config_kwargs(action: str | None = None, dump_layer: str | None = None) -> dict[str, Any]:
+    """Every NPURunConfig keyword argument for `action`: `NPURunConfig(**kwargs, session_config=...)` —
+    dump_config, debug_dir, op_debug_level, fusion_switch_file and profiling_config."""
+    dump_cls = _npu_bridge_class("DumpConfig")
+    plan = _plan(action, dump_layer)
+    _prepare(plan)
+    kwargs: dict[str, Any] = dict(plan.estimator_kwargs("NPURunConfig"))
+    kwargs["dump_config"] = _construct(dump_cls, "DumpConfig", plan.estimator_kwargs("DumpConfig"))
+    profiling = plan.estimator_kwargs("ProfilingConfig")
+    if profiling:
+        kwargs["profiling_config"] = _construct(_npu_bridge_class("ProfilingConfig"), "ProfilingConfig", profiling)
+    return kwargs
+
+
+def npu_device_dump_config(npu_device: Any, action: str | None = None, dump_layer: str | None = None) -> Any:
+    """TF2: set `npu_device.global_options()` for `action` (dump, overflow, fusion switch, profiling)
+    before `npu_device.open()`; returns the module."""
     if npu_device is None or not hasattr(npu_device, "global_options"):
         raise UsageError("npu_device_dump_config needs the npu_device module (import npu_device) as its "
                          "first argument")
+    plan = _plan(action, dump_layer)
     options = npu_device.global_options()
-    if "dump" in actions:
-        options.dump_config.enable_dump = True
-        options.dump_config.dump_path = _ensure(NPU_DUMP_DIR)
-        options.dump_config.dump_step = _settings.TF_DUMP_STEP
-        options.dump_config.dump_mode = "all"
-    if "overflow" in actions:
-        options.dump_config.enable_dump_debug = True
-        options.dump_config.dump_path = _ensure(OVERFLOW_DUMP_DIR)
-        options.dump_config.dump_debug_mode = "all"
-    if "fusion_off" in actions:
-        options.fusion_switch_file = FUSION_OFF_FILE
-    if "fusion_switch" in actions:
-        options.fusion_switch_file = FUSION_SWITCH_FILE
-    if "prof" in actions:
-        options.profiling_config.enable_profiling = True
-        options.profiling_config.profiling_options = json.dumps(
-            {"output": _ensure(PROFILING_DIR), "training_trace": "on", "task_trace": "on"})
-    if actions & {"dump", "overflow"}:
-        _ensure(NPU_GRAPH_DIR)
+    dump = getattr(options, "dump_config", None)
+    _refuse_both_dumps(_option_on(dump, "enable_dump"), _option_on(dump, "enable_dump_debug"), plan,
+                       "npu_device.global_options().dump_config")
+    _prepare(plan)
+    for path, value in plan.global_options.items():
+        *parents, name = path.split(".")
+        target = options
+        try:
+            for parent in parents:
+                target = getattr(target, parent)
+            setattr(target, name, value)
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise ConfigError(f"npu_device.global_options().{path} = {value!r} refused: {exc}; is the CANN "
+                              "TensorFlow adapter older than this option?") from None
     return npu_device
 
 
+def _option_on(config: Any, name: str) -> bool:
+    """Whether an npu_device option is already on (its OptionValue reads '1'), tolerating other shapes."""
+    option = getattr(config, name, None)
+    value = getattr(option, "value", option)
+    return value in (True, "1", "True")
+
+
+def _numpy_of(value: Any) -> Any:
+    return value.numpy() if hasattr(value, "numpy") else value
+
+
 def _loss_scale_of(optimizer: Any) -> Any:
-    for name in ("dynamic_scale", "loss_scale", "loss_scale_factor"):
-        value = getattr(optimizer, name, None)
-        if value is not None:
+    """NPU/Keras 2: `loss_scale`; Keras 3: `dynamic_scale` (a variable; `loss_scale_factor` reads it)."""
+    for name in ("loss_scale", "dynamic_scale", "loss_scale_factor"):
+        try:
+            value = getattr(optimizer, name, None)
+        except (AttributeError, ValueError, RuntimeError):  # a property failing before the first step
+            value = None
+        if value is not None and not callable(value):
             return value
     return None
 
 
 class NpuPrintLossScaleCallBack(tf.keras.callbacks.Callback):
-    """Prints the loss scale (and loss) at each batch: a shrinking scale means overflow on the NPU."""
+    """Every `every` batches, prints the loss scale and whether the step just done was finite
+    (`last_step_finite`, the original's not_overflow_status); 'n/a' for what the optimizer lacks."""
 
-    def __init__(self, optimizer: Any, loss: Any = None) -> None:
+    def __init__(self, optimizer: Any, loss: Any = None, every: int = 1) -> None:
         super().__init__()
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise UsageError(f"NpuPrintLossScaleCallBack: every must be a positive number of batches, not {every!r}")
         self.optimizer = optimizer
         self.loss = loss
+        self.every = every
 
-    def on_train_batch_begin(self, batch: int, logs: dict | None = None) -> None:
+    def line(self, batch: int, logs: dict | None = None) -> str:
         scale = _loss_scale_of(self.optimizer)
-        if scale is not None:
-            value = scale.numpy() if hasattr(scale, "numpy") else scale
-            print(f"Npu loss scale at batch {batch}: {value}")  # noqa: T201 (a training-script hook)
+        finite = getattr(self.optimizer, "last_step_finite", None)
+        scale_text = "n/a" if scale is None else f"{float(_numpy_of(scale)):.3f}"
+        finite_text = "n/a" if finite is None else str(bool(_numpy_of(finite)))
+        text = f"PrecisionTool: step {batch}, loss_scale={scale_text}, last_step_finite={finite_text}"
+        if logs and "loss" in logs:
+            text += f", loss={float(logs['loss']):.6g}"
+        return text
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
-        if logs and "loss" in logs:
-            print(f"Npu loss at batch {batch}: {logs['loss']}")  # noqa: T201
+        if batch % self.every == 0:
+            print(self.line(batch, logs), flush=True)  # noqa: T201 (a training-script hook)

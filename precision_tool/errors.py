@@ -45,7 +45,13 @@ class CommandFailed(PrecisionToolError):
     """A command ran but some of its work failed (e.g. some files in a folder were bad).
 
     The command has already shown what succeeded; this makes the exit status say that something failed.
+    `exit_status` sets the one-shot's exit status (a training command's own status, 130 for Ctrl-C);
+    None means the usual 1.
     """
+
+    def __init__(self, message: str = "", *, exit_status: int | None = None) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
 
 
 class CommandInterrupted(CommandFailed):

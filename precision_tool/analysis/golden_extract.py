@@ -10,15 +10,16 @@ from __future__ import annotations
 import errno
 import os
 import shlex
+import signal
 import subprocess
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from precision_tool.atomic import atomic_path
-from precision_tool.errors import FormatError, UsageError, WorkspaceError
+from precision_tool.errors import CommandInterrupted, FormatError, UsageError, WorkspaceError
 from precision_tool.formats import tfdbg_v1, tfdbg_v2
 from precision_tool.formats.golden import golden_file_name
 from precision_tool.workspace import Workspace
@@ -332,26 +333,65 @@ def _tick(progress: ProgressCallback | None, done: int, total: int) -> None:
 
 
 # --- running the training script ----------------------------------------------------------------------
-def run_training(command_line: str, workspace_root: Path, cwd: Path | None = None) -> int:
-    """Run the user's training command (no shell), output going to the terminal; returns its exit status.
+# The original's environment flags (its lib/config/config.py): configs built with action=None in tf_config
+# dump (PRECISION_TOOL_DUMP=True) or detect overflow (PRECISION_TOOL_OVERFLOW=True).
+DUMP_FLAG = "PRECISION_TOOL_DUMP"
+OVERFLOW_FLAG = "PRECISION_TOOL_OVERFLOW"
+CAPTURE_FLAGS = (DUMP_FLAG, OVERFLOW_FLAG)
 
-    The child sees PRECISION_DATA (so tf_config dumps into this workspace) and can import precision_tool
-    even when it is not installed (the checkout is put on PYTHONPATH), as next to the original's scripts.
+
+def run_training(command_line: str, workspace_root: Path, cwd: Path | None = None,
+                 flags: Mapping[str, str] | None = None) -> int:
+    """Run the user's training command (no shell), its output going straight to the terminal; returns its
+    exit status as a shell gives it (128+N when signal N ended it).
+
+    The child sees PRECISION_DATA (so tf_config writes into this workspace), `flags` set and the other
+    capture flags unset (as the original's npu_dump/npu_overflow did), and can import precision_tool even
+    when it is not installed (the checkout is put on PYTHONPATH), as next to the original's scripts.
+    Ctrl-C reaches the child (it is in our process group); we wait for it to end, then raise
+    CommandInterrupted carrying status 130.
     """
     try:
         words = shlex.split(command_line)
     except ValueError as exc:
         raise UsageError(f"cannot read the training command {command_line!r}: {exc}") from None
     if not words:
-        raise UsageError("the training command is empty")
+        raise UsageError("the training command is empty; give it quoted, e.g. \"python3 train.py\"")
     env = dict(os.environ)
+    for name in CAPTURE_FLAGS:
+        env.pop(name, None)
+    env.update(flags or {})
     env["PRECISION_DATA"] = str(workspace_root)
     checkout = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (checkout, env.get("PYTHONPATH", "")) if p)
+    interrupted = []
+    previous = _catch_interrupts(interrupted)
     try:
-        return subprocess.call(words, cwd=cwd, env=env)
-    except FileNotFoundError:
-        raise UsageError(f"cannot run {words[0]!r}: no such program") from None
+        try:
+            child = subprocess.Popen(words, cwd=cwd, env=env)
+        except FileNotFoundError:
+            raise UsageError(f"cannot run {words[0]!r}: no such program") from None
+        except PermissionError:
+            raise UsageError(f"cannot run {words[0]!r}: not executable (permission denied)") from None
+        status = child.wait()
+    finally:
+        _restore_interrupts(previous)
+    if interrupted or status == -signal.SIGINT:
+        raise CommandInterrupted(f"`{command_line}` was interrupted (Ctrl-C)", exit_status=130)
+    return 128 - status if status < 0 else status
+
+
+def _catch_interrupts(seen: list[int]) -> Any:
+    """While the child runs, Ctrl-C is the child's to handle: we only note it (and keep waiting)."""
+    try:
+        return signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum))
+    except ValueError:  # not the main thread: leave signals alone
+        return None
+
+
+def _restore_interrupts(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
 
 
 def dump_is_empty(path: Path) -> bool:

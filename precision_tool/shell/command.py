@@ -80,6 +80,7 @@ def user_words(message: str) -> str:
 _ARGPARSE_PHRASES = [
     (re.compile(r"^argument (\S+): expected one argument$"), r"\1 needs a value"),
     (re.compile(r"^argument (\S+): expected at least one argument$"), r"\1 needs at least one value"),
+    (re.compile(r"^argument (\S+): expected (\d+) arguments$"), r"\1 needs \2 values"),
     (re.compile(r"^argument (\S+): ignored explicit argument (.*)$"), r"\1 takes no value (got \2)"),
     (re.compile(r"^argument (\S+): not allowed with argument (\S+)$"), r"\1 and \2 do not go together"),
     (re.compile(r"invalid int value: ('.*')$"), r"\1 is not a whole number"),
@@ -97,6 +98,14 @@ class Context:
     console: "Console"
     table: "CommandTable"
     notes: list[Any] = field(default_factory=list)
+
+    def use_workspace(self, workspace: "Workspace") -> None:
+        """Switch the workspace the following commands use (`data DIR`, `infer DIR`); in a one-shot with
+        opens_shell, the shell then opens on it. The settings' ROOT_DIR follows, as `--data DIR` sets it."""
+        import dataclasses
+
+        self.workspace = workspace
+        self.settings = dataclasses.replace(self.settings, ROOT_DIR=str(workspace.root))
 
     def note(self, renderable: Any) -> None:
         """Show something now (warnings during a long run); final results are returned instead."""

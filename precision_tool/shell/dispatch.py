@@ -23,6 +23,14 @@ log = logging.getLogger("precision_tool")
 class Outcome:
     ok: bool
     exit_requested: bool = False
+    status: int | None = None  # the exit status a command asked for (CommandFailed.exit_status)
+
+    @property
+    def exit_status(self) -> int:
+        """What a one-shot exits with: the status the command set, else 0 or 1."""
+        if self.status is not None:
+            return self.status
+        return 0 if self.ok else 1
 
 
 class ExitShell(Exception):
@@ -110,6 +118,7 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
         args = parser.parse_args(rest)
         # What follows the command name, as typed (for `run`, which hands it to a shell).
         args.raw_line = line.strip()[len(name):].strip()
+        args.invoked_as = name  # the name or alias typed (`compare` for `cp`), for messages
         show(console, command.handler(args, ctx))
         return Outcome(ok=True)
     except ExitShell:
@@ -117,7 +126,7 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
     except CommandFailed as exc:
         if str(exc):
             show_error(console, str(exc))
-        return Outcome(ok=False)
+        return Outcome(ok=False, status=exc.exit_status)
     except PrecisionToolError as exc:
         show_error(console, str(exc))
         return Outcome(ok=False)

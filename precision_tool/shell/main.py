@@ -132,6 +132,11 @@ def _missing_workspace_warning(workspace: Workspace, args: argparse.Namespace) -
             f"create it (`demo {workspace.root}` builds an example there)")
 
 
+# One-shots that open the shell and, like the plain shell, read commands from stdin when it is not a
+# terminal (`data DIR` is `--data DIR`); other opens_shell commands (`infer DIR`) then just do their work.
+SHELL_FROM_STDIN = frozenset({"data"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     table = build_table()
     args = top_parser(table).parse_args(argv)
@@ -157,12 +162,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The user's shell has already split the words; `run "ls | wc"` keeps its text as given.
         line = " ".join(args.command)
         outcome = execute(line, ctx, debug=args.debug, passthrough=False, words=list(args.command))
-        return 0 if outcome.ok else 1
+        command = table.get(args.command[0])
+        if not outcome.ok or command is None or not command.opens_shell or _asked_for_help(args.command):
+            return outcome.exit_status
+        if ctx.workspace is not workspace:  # the command moved to another workspace: log there
+            setup_logging(ctx.workspace, settings.LOG_LEVEL)
+        if not sys.stdin.isatty() and command.name not in SHELL_FROM_STDIN:
+            return 0  # `infer DIR` from a script: the import is the whole job
     from precision_tool.shell import repl
 
     if sys.stdin.isatty():
         return repl.interactive(ctx, debug=args.debug)
     return repl.scripted(ctx, sys.stdin, debug=args.debug)
+
+
+def _asked_for_help(words: Sequence[str]) -> bool:
+    """`data -h`: the help was the whole answer, no shell follows."""
+    return "-h" in words[1:] or "--help" in words[1:]
 
 
 def run() -> None:

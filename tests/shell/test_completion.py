@@ -12,8 +12,9 @@ def _suggest(tmp_path, text: str) -> list[str]:
 
 
 def test_command_names_options_and_fixed_values(tmp_path):
-    assert _suggest(tmp_path, "v") == ["vc", "vcs"]
-    assert _suggest(tmp_path, "help v") == ["vc", "vcs"]
+    # the original's spelling `vector_compare` (an alias of vc) completes too
+    assert _suggest(tmp_path, "v") == ["vc", "vcs", "vector_compare"]
+    assert _suggest(tmp_path, "help v") == ["vc", "vcs", "vector_compare"]
     assert _suggest(tmp_path, "ac --l") == ["--limit"]
     assert _suggest(tmp_path, "vc --backend ") == ["auto", "native", "cann"]
     assert _suggest(tmp_path, "vc --backend n") == ["native"]

@@ -144,7 +144,8 @@ def test_choice_and_value_messages(cli, tmp_path):
         ("ls", "|"): "ls: `|` is shell syntax, and the tool's commands do not go through a shell; from bash: "
                      f"precision-tool --data {tmp_path} ls |",
         ("ls", "bogus"): "ls: 'bogus' is not one of: dump (see `ls -h`)",
-        ("dc",): "dc: the following arguments are required: TARGET (see `dc -h`)",
+        ("dc",): "dc: give one dump file, folder or op name: `dc NAME` or `dc -n NAME` (see `dc -h`)",
+        ("cp", "-n", "a"): "cp: -n/--name needs 2 values (see `cp -h`)",
         ("tf_dump", "--format", "v3"): "tf_dump: --format takes one of: auto, v1, v2; not 'v3' (see `tf_dump -h`)",
         ("tf_dump", "--force=3"): "tf_dump: --force takes no value (got '3') (see `tf_dump -h`)",
         ("ac", "-l"): "ac: -l/--limit needs a value (see `ac -h`)",

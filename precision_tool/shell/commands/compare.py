@@ -9,17 +9,18 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+from precision_tool.errors import UsageError
 from precision_tool.shell.arg_types import cosine_threshold, non_negative_float, non_negative_int, positive_int
 from precision_tool.shell.command import AcSection, Command, CommandParser, Context
 
 
 # --- vc ------------------------------------------------------------------------------------------
 def _vc_parser(parser: CommandParser) -> None:
-    parser.add_argument("-lt", dest="npu_dir", metavar="NPU_DIR",
+    parser.add_argument("-lt", "--left", dest="npu_dir", metavar="NPU_DIR",
                         help="NPU dump folder (default: the newest npu/debug_0/dump/<time>)")
-    parser.add_argument("-rt", dest="golden_dir", metavar="GOLDEN_DIR",
+    parser.add_argument("-rt", "--right", dest="golden_dir", metavar="GOLDEN_DIR",
                         help="golden .npy folder (default tf/dump), or another NPU dump folder for NPU vs NPU")
-    parser.add_argument("-g", dest="graph", metavar="GRAPH",
+    parser.add_argument("-g", "--graph", dest="graph", metavar="GRAPH",
                         help="compiled graph (ge_proto *_Build.txt or atc JSON); without it NPU dumps are "
                              "matched to golden tensors by name only")
     parser.add_argument("-j", dest="workers", type=positive_int, metavar="N",
@@ -137,8 +138,6 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
                  for s in specs]
         if command is not None and _wants_columns(args):
             if getattr(args, "backend", "auto") == "cann":
-                from precision_tool.errors import UsageError
-
                 raise UsageError("vc --backend cann: -overflow_detection, -r and -s are not passed on to msaccucmp; "
                                  "use --backend native (or leave --backend out)")
             command = None  # auto: the native engine writes these columns
@@ -273,11 +272,11 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
 
 # --- vcs -----------------------------------------------------------------------------------------
 def _vcs_parser(parser: CommandParser) -> None:
-    parser.add_argument("-f", dest="path", metavar="FILE|DIR",
+    parser.add_argument("-f", "--file", dest="path", metavar="FILE|DIR",
                         help="result CSV or folder (default: the newest vector_compare result folder)")
-    parser.add_argument("-c", dest="threshold", type=cosine_threshold, metavar="THRESHOLD",
+    parser.add_argument("-c", "--cos_sim", dest="threshold", type=cosine_threshold, metavar="THRESHOLD",
                         help="cosine at or below this is abnormal (default: COSINE_THRESHOLD, 0.98)")
-    parser.add_argument("-l", dest="limit", type=positive_int, default=3, metavar="LIMIT",
+    parser.add_argument("-l", "--limit", dest="limit", type=positive_int, default=3, metavar="LIMIT",
                         help="how many abnormal ops to show (default 3)")
     parser.add_argument("--overflow", action="store_true",
                         help="show the ops whose OverFlow cell is YES instead of the abnormal ones (the CSV needs "
@@ -308,20 +307,32 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
 
 # --- cp ------------------------------------------------------------------------------------------
 def _cp_parser(parser: CommandParser) -> None:
-    parser.add_argument("left", metavar="A", help="tensor A, in any spelling pt takes: a .npy or dump file (path or "
-                        "bare name), DUMPFILE:output:0 / DUMPFILE:input:1, OP:output:0 (its NPU dump), OP:0 (its "
-                        "golden tensor)")
-    parser.add_argument("right", metavar="B", help="tensor B (the reference side), same forms as A")
-    parser.add_argument("-p", dest="items", type=positive_int, default=20, metavar="N",
+    parser.add_argument("left", metavar="A", nargs="?",
+                        help="tensor A, in any spelling pt takes: a .npy or dump file (path or bare name), "
+                             "DUMPFILE:output:0 / DUMPFILE:input:1, OP:output:0 (its NPU dump), OP:0 (its golden "
+                             "tensor)")
+    parser.add_argument("right", metavar="B", nargs="?", help="tensor B (the reference side), same forms as A")
+    parser.add_argument("-n", "--name", dest="names", nargs=2, metavar=("A", "B"),
+                        help="A and B as an option, as the original tool spelled it: cp -n A B")
+    parser.add_argument("-p", "--print", dest="items", type=positive_int, default=20, metavar="N",
                         help="how many error items and first items to list (default 20)")
-    parser.add_argument("-al", dest="atol", type=non_negative_float, metavar="ATOL",
+    parser.add_argument("-al", "--atol", dest="atol", type=non_negative_float, metavar="ATOL",
                         help="absolute tolerance (default: by dtype: 1e-3 for float16, 1e-2 for bfloat16, "
                              "1e-8 for float32 as numpy; the less precise tensor decides)")
-    parser.add_argument("-rl", dest="rtol", type=non_negative_float, metavar="RTOL",
+    parser.add_argument("-rl", "--rtol", dest="rtol", type=non_negative_float, metavar="RTOL",
                         help="relative tolerance (default: by dtype: 1e-3 for float16, 1e-2 for bfloat16, "
                              "1e-5 for float32 as numpy)")
-    parser.add_argument("-s", dest="save", action="store_true",
+    parser.add_argument("-s", "--save", dest="save", action="store_true",
                         help="also save both tensors as .txt under temp/tensor_compare")
+
+
+def _cp_pair(args: argparse.Namespace, name: str) -> tuple[str, str]:
+    """A and B, given as `cp A B` or as the original's `cp -n A B` (never both)."""
+    given = [t for t in (args.left, args.right) if t is not None] + list(args.names or [])
+    if len(given) != 2:
+        how = f"got {len(given)}" if given else "got none"
+        raise UsageError(f"{name}: give two tensors, `{name} A B` or `{name} -n A B` ({how}; see `{name} -h`)")
+    return given[0], given[1]
 
 
 def _cp(args: argparse.Namespace, ctx: Context) -> Any:
@@ -334,7 +345,8 @@ def _cp(args: argparse.Namespace, ctx: Context) -> Any:
     if save_dir is not None:  # before comparing: a folder that cannot be written is said at once
         Workspace.ensure_dir(save_dir, "cp -s folder", hint="run cp without -s (nothing else is written), "
                                                           "or choose another workspace with --data DIR")
-    left, right = resolve_tensor_arg(args.left, ctx), resolve_tensor_arg(args.right, ctx)
+    left_text, right_text = _cp_pair(args, getattr(args, "invoked_as", "cp"))
+    left, right = resolve_tensor_arg(left_text, ctx), resolve_tensor_arg(right_text, ctx)
     report = compare_pair(left.spec, right.spec, items=args.items, atol=args.atol, rtol=args.rtol,
                           save_dir=save_dir, graph_layouts=_graph_layouts((left, right), ctx))
     return pair_view(report)
@@ -358,11 +370,12 @@ def resolve_tensor_arg(text: str, ctx: Context) -> Any:
     """`cp`'s A/B in any spelling `pt` takes (analysis/tensor_ref.py lists them): a path, a bare dump or
     golden file name, DUMPFILE:output:N, OP:output:N, a TF tensor OP:N. Notes (which file was picked)
     are shown as they come."""
-    from precision_tool.analysis.tensor_ref import one_tensor_of, resolve_tensor
+    from precision_tool.analysis.tensor_ref import one_tensor_of
     from precision_tool.render.messages import note_line
+    from precision_tool.shell.commands.dumps import resolve_any_tensor
 
     # A whole dump file stands for its output 0 (as in pt), said so that a user who meant another knows
-    ref = one_tensor_of(resolve_tensor(text, ctx.workspace, command="cp"), text, verb="comparing", command="cp")
+    ref = one_tensor_of(resolve_any_tensor(text, ctx.workspace, "cp"), text, verb="comparing", command="cp")
     for note in ref.notes:
         ctx.note(note_line(note))
     return ref
@@ -418,7 +431,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
 
 COMMANDS = [
     Command("vc", "compare the whole network: NPU dumps vs golden tensors (or vs another NPU run)",
-            _vc_parser, _vc, completer=_complete_path,
+            _vc_parser, _vc, completer=_complete_path, aliases=("vector_compare",),
             # one paragraph, no hard line breaks: the help formatter wraps it to the terminal
             description="Compare every NPU op with its golden tensors through the compiled graph; rows go to "
                         "temp/vector_compare/<time>/result_<time>.csv (msaccucmp's format; -o DIR writes "
@@ -429,7 +442,11 @@ COMMANDS = [
     Command("vcs", "summarise comparison results: abnormal ops and the first divergent op",
             _vcs_parser, _vcs, completer=_complete_path),
     Command("cp", "compare two tensors (files, OP:output:0 or OP:0): errors, items, the ten metrics",
-            _cp_parser, _cp, completer=_complete_cp),
+            _cp_parser, _cp, completer=_complete_cp, aliases=("compare",),
+            description="Compare tensor A with tensor B (the reference): error items, first items and the ten "
+                        "metrics. `compare` and the original's `cp -n A B` spell the same.\n"
+                        "examples:\n  cp conv1/Conv2D:output:0 conv1/Conv2D:0\n"
+                        "  cp -n add_3:output:0 add_3:0 -p 10 -s -al 0.002 -rl 0.005"),
 ]
 
 AC_SECTIONS = [AcSection("comparison", _ac_section, order=10)]

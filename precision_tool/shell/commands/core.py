@@ -43,6 +43,12 @@ def _complete_command_names(request: CompletionRequest) -> list[str]:
     return request.table.names() if request.table is not None and len(request.words) == 1 else []
 
 
+def _complete_folders(request: CompletionRequest) -> list[str]:
+    from precision_tool.shell.completion import complete_paths
+
+    return [p for p in complete_paths(request.current) if p.endswith("/")]
+
+
 def _exit(args: argparse.Namespace, ctx: Context) -> None:
     raise ExitShell()
 
@@ -61,9 +67,34 @@ def _run(args: argparse.Namespace, ctx: Context) -> None:
         raise CommandFailed(f"run: `{line}` exited with status {status}")
 
 
+def _data_parser(parser: CommandParser) -> None:
+    parser.add_argument("dir", metavar="DIR", help="the workspace folder (a precision_data)")
+
+
+def _data(args: argparse.Namespace, ctx: Context) -> object:
+    from pathlib import Path
+
+    from precision_tool.render.messages import note_line
+    from precision_tool.workspace import Workspace
+
+    folder = Path(args.dir).expanduser()
+    if not folder.exists():
+        raise UsageError(f"data: {args.dir} does not exist; give a workspace folder (`demo {args.dir}` builds an "
+                         "example there)")
+    if not folder.is_dir():
+        raise UsageError(f"data: {args.dir} is a file; give a workspace folder (a precision_data)")
+    ctx.use_workspace(Workspace(folder))
+    return note_line(f"workspace: {folder}")
+
+
 COMMANDS = [
     Command("help", "list the commands, or explain one (help CMD)", _help_parser, _help,
             completer=_complete_command_names),
     Command("exit", "leave the shell (also Ctrl-D)", lambda p: None, _exit, aliases=("quit",)),
     Command("run", "run a shell command line: run ls -l | head", _run_parser, _run),
+    Command("data", "work on another workspace: `precision-tool data DIR` opens the shell on DIR (= --data DIR)",
+            _data_parser, _data, opens_shell=True, completer=_complete_folders,
+            description="Switch to the workspace DIR. As a one-shot (`python3 precision_tool/cli.py data DIR`, "
+                        "the original tool's spelling) it opens the shell on DIR, the same as `--data DIR`; "
+                        "with stdin not a terminal the shell reads commands from stdin."),
 ]

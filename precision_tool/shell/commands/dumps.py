@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,30 @@ def _refuse_golden(target: str, workspace: "Workspace") -> None:
                          f"dumps (`pt {target}` prints it)")
 
 
+# DUMPFILE.{input|output}.N.npy: the original tool's name for a decoded dump tensor
+_DECODED_NAME = re.compile(r"^(?P<dump>[^/]+)\.(?P<kind>input|output)\.(?P<index>\d+)\.npy$")
+
+
+def resolve_any_tensor(text: str, workspace: "Workspace", command: str) -> Any:
+    """What `pt` and `cp` read: every spelling of analysis/tensor_ref.py, plus a decoded file's name as the
+    original tool printed it (DUMPFILE.output.0.npy, the CANN guide's examples) when no such .npy exists
+    yet: then that tensor of the dump file is read, with a note saying so."""
+    from dataclasses import replace
+
+    from precision_tool.analysis.tensor_ref import resolve_tensor
+    from precision_tool.formats.npu_dump import parse_dump_name
+
+    try:
+        return resolve_tensor(text, workspace, command=command)
+    except UsageError:
+        match = _DECODED_NAME.match(text.strip())
+        if match is None or parse_dump_name(match.group("dump")) is None:
+            raise
+    spelled = f"{match.group('dump')}:{match.group('kind')}:{match.group('index')}"
+    ref = resolve_tensor(spelled, workspace, command=command)
+    return replace(ref, notes=ref.notes + (f"{text} is not decoded yet: reading {spelled} from the dump file",))
+
+
 # --- dc ---------------------------------------------------------------------------------------------
 def _target_format(text: str) -> str:
     value = text.upper()
@@ -77,7 +102,10 @@ def _target_format(text: str) -> str:
 
 
 def _dc_parser(parser: CommandParser) -> None:
-    parser.add_argument("target", help="a dump file, a folder of dumps, or an op name found in the workspace's dumps")
+    parser.add_argument("target", nargs="?",
+                        help="a dump file, a folder of dumps, or an op name found in the workspace's dumps")
+    parser.add_argument("-n", "--name", default=None, metavar="TARGET",
+                        help="the same, as an option (the original tool's `dc -n NAME`)")
     parser.add_argument("-f", "--format", type=_target_format, default=None,
                         help=f"convert to this layout ({', '.join(TARGET_FORMATS)}); names get .d0xd1...npy")
     parser.add_argument("-o", "--output", default=None,
@@ -88,6 +116,9 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.decode import decode_dumps, dump_runs, graph_origin_formats, write_failure_list
     from precision_tool.render.dumps import decode_report
 
+    if bool(args.name) == bool(args.target):
+        raise UsageError("dc: give one dump file, folder or op name: `dc NAME` or `dc -n NAME` (see `dc -h`)")
+    args.target = args.name or args.target
     files, ignored, notes = _dc_inputs(args.target, ctx.workspace)
     out_dir = Path(args.output).expanduser() if args.output else ctx.workspace.decode_dir("dump_convert")
     if not files:
@@ -156,7 +187,7 @@ def _pt_parser(parser: CommandParser) -> None:
 
 
 def _pt(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.tensor_ref import one_tensor_of, resolve_tensor
+    from precision_tool.analysis.tensor_ref import one_tensor_of
     from precision_tool.analysis.tensor_stats import non_numeric_reason, tensor_stats
     from precision_tool.render.dumps import tensor_print
 
@@ -167,7 +198,7 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         raise UsageError("pt: -o DIR says where -c writes the values; add -c")
     if Path(text).expanduser().is_dir():
         raise UsageError(_pt_folder(text))
-    ref = one_tensor_of(resolve_tensor(text, ctx.workspace, command="pt"), text, verb="showing", command="pt")
+    ref = one_tensor_of(resolve_any_tensor(text, ctx.workspace, "pt"), text, verb="showing", command="pt")
     notes = list(ref.notes)
     story = None
     if ref.kind is not None:
@@ -366,7 +397,8 @@ def _golden_tensors(op_name: str, workspace: "Workspace") -> list[str]:
 
 
 # --- ac ----------------------------------------------------------------------------------------------
-def _overflow_check(args: argparse.Namespace, ctx: Context) -> Any:
+def overflow_check(args: argparse.Namespace, ctx: Context) -> Any:
+    """The overflow check of `ac` (and of `npu_overflow` after its training run)."""
     from precision_tool.analysis.overflow import find_overflows
     from precision_tool.render.dumps import overflow_report
 
@@ -399,4 +431,4 @@ COMMANDS = [
                         "  pt -n conv1/Conv2D:output:0 -c -o /tmp/values"),
 ]
 
-AC_SECTIONS = [AcSection("overflow", _overflow_check, order=30)]
+AC_SECTIONS = [AcSection("overflow", overflow_check, order=30)]

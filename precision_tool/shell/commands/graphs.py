@@ -122,7 +122,9 @@ def _ni_parser(parser: CommandParser) -> None:
                              "or an op id (16 or [16])")
     parser.add_argument("-n", "--name", dest="name", metavar="NAME", help="op name, same as the positional NAME")
     parser.add_argument("-g", "--graph", help="only graphs whose name (or file name) contains this")
-    parser.add_argument("-a", "--attrs", action="store_true", help="also show every attribute of the op")
+    parser.add_argument("-a", "--attrs", "--attr", action="store_true", help="also show every attribute of the op")
+    parser.add_argument("-c", "--check", action="store_true",
+                        help="check the op alone by replaying it (the original's single-op check; not there yet)")
     parser.add_argument("-s", "--save", type=_depth, metavar="DEPTH",
                         help="save the subgraph of this depth around the op as .gv/.svg under temp/op_graph/")
     parser.add_argument("-o", "--output", metavar="DIR",
@@ -149,6 +151,10 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.node_info import op_block
 
     name = args.name or args.op_name
+    if args.check:
+        op = name or "OP"
+        raise UsageError(f"ni -c: replaying one op alone is not there yet; meanwhile `ni {op}` shows both sides' "
+                         f"statistics and `cp {op}:output:0 {op}:0` compares its NPU output with the golden one")
     if not name:
         raise UsageError("ni: give an op name: `ni NAME` or `ni -n NAME` (see `ni -h`)")
     if args.name and args.op_name and args.name != args.op_name:

@@ -57,10 +57,11 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
     if args.command:
         if dump_is_empty(dump_dir):
             ctx.note(note_line(f"{dump_dir} is empty: running `{args.command}` to produce the dumps"))
+            # The runner npu_dump/npu_overflow use: output streams through, no capture flag is set
             status = run_training(args.command, ctx.workspace.root.resolve())
             if status != 0:
-                raise CommandFailed(f"tf_dump: the training command exited with status {status}; "
-                                    "nothing was extracted")
+                raise CommandFailed(f"tf_dump: `{args.command}` exited with status {status}; nothing was "
+                                    "extracted", exit_status=status)
             if dump_is_empty(dump_dir):
                 raise WorkspaceError(
                     f"tf_dump: `{args.command}` ran but wrote no tfdbg dumps into {dump_dir}; make the script "

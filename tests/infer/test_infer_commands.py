@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import filecmp
+import os
 import math
 import shutil
 from pathlib import Path
@@ -138,3 +139,26 @@ def test_errors_are_one_line(cli, tmp_path: Path, msquickcmp_out) -> None:  # ty
     (bad_csv / "result_20240101000001.csv").write_text("a,b\n1,2\n")
     assert "not an msaccucmp/vc result CSV" in one_line("infer", str(bad_csv))
     assert not (tmp_path / "pd").exists()  # nothing half-written
+
+
+def test_one_shot_from_a_terminal_opens_the_shell_on_the_import(msquickcmp_out, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`cli.py infer DIR` in a terminal, as the original: the import, then the shell on that workspace."""
+    import sys
+
+    import pexpect
+
+    from tests.shell.conftest import PROMPT, ROOT, run_line
+
+    data = tmp_path / "precision_data"
+    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    env.update({"NO_COLOR": "1", "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": "200", "LINES": "40",
+                "PRECISION_TOOL_HISTORY": str(tmp_path / "history")})
+    child = pexpect.spawn(sys.executable, [str(ROOT / "precision_tool" / "cli.py"), "--data", str(data), "infer",
+                                           str(msquickcmp_out.output)],
+                          env=env, encoding="utf-8", timeout=30, dimensions=(40, 200), cwd=str(tmp_path))
+    try:
+        child.expect_exact("Imported msquickcmp output")
+        child.expect_exact(PROMPT)
+        assert f"result_{RESULT_TIME}.csv" in run_line(child, "vcs")
+    finally:
+        child.close(force=True)

@@ -16,9 +16,10 @@ from precision_tool.errors import CommandFailed
 from precision_tool.shell.arg_types import positive_int
 from precision_tool.shell.command import Command, CommandParser, Context
 
-HOOK_HINT = ("import precision_tool.tf_config as npu_tf_config and build the session config with "
-             "`config = npu_tf_config.session_dump_config(config)` (action=None obeys the flag), or "
-             "`npu_tf_config.estimator_dump_config()` for NPURunConfig(dump_config=...)")
+def hook_hint(flag: str) -> str:
+    """How a script obeys the flags: the tf_config call that reads them."""
+    return (f"hook the script: `config = npu_tf_config.session_dump_config(config)` after `import "
+            f"precision_tool.tf_config as npu_tf_config` (action=None obeys {flag})")
 
 
 def _dump_parser(parser: CommandParser) -> None:
@@ -90,8 +91,8 @@ def _npu_dump(args: argparse.Namespace, ctx: Context) -> Any:
                  note_line("next: the golden side with `tf_dump` (or tf_dump \"python3 train_cpu.py\"), then "
                            "`vc` (or `ac -c`) to compare")]
     else:
-        shown = [warning_line(f"`{args.command}` wrote no NPU dumps into {_dump_roots(ctx)[0]}; to dump, the script must "
-                              f"{HOOK_HINT}")]
+        shown = [warning_line(f"`{args.command}` wrote no NPU dumps into {_dump_roots(ctx)[0]}; "
+                              f"{hook_hint(DUMP_FLAG)}")]
     if status != 0:
         for line in shown:
             ctx.note(line)
@@ -108,7 +109,7 @@ def _npu_overflow(args: argparse.Namespace, ctx: Context) -> Any:
     shown: list[Any] = []
     if not written:
         shown.append(warning_line(f"`{args.command}` wrote no overflow records into {ctx.workspace.overflow_root}; "
-                                  f"to detect overflows, the script must {HOOK_HINT}"))
+                                  f"{hook_hint(OVERFLOW_FLAG)}"))
     # The check runs also after a failed run: an overflow often is what stopped training.
     try:
         shown.append(overflow_check(args, ctx))

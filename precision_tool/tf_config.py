@@ -7,8 +7,8 @@ BEFORE tensorflow (and before npu_device). Importing:
   the golden dump keeps every original tensor (formats.md §6.1);
 - sets the graph-dump variables (DUMP_GE_GRAPH=2, DUMP_GRAPH_LEVEL=3, DUMP_GRAPH_PATH, NPU_DUMP_GRAPH=true)
   where the user has not set them, so GE's Build graph lands in the workspace;
-- seeds python, numpy and TensorFlow with 2022 ($PRECISION_TOOL_SEED overrides) and turns on TensorFlow's
-  op determinism, so the golden run repeats itself.
+- seeds python, numpy and TensorFlow with 2022 ($PRECISION_TOOL_SEED overrides) and, where a GPU is
+  visible, turns on TensorFlow's op determinism, so the golden run repeats itself (`want_op_determinism`).
 The helpers apply capture/options.py's maps for the actions dump, overflow, fusion_off, fusion_switch,
 prof (combined with '|'; dump and overflow never together) — docs/capture.md lists every option and why.
 """
@@ -79,9 +79,9 @@ if not NPU_BRIDGE_PRESENT:  # a CPU/GPU golden run; on the NPU the NpuOptimizer 
     disable_graph_rewriter()
 
 
-def seed_everything(seed: int | None = None) -> int:
-    """Same seed for python, numpy and TensorFlow (default $PRECISION_TOOL_SEED, else 2022), and op
-    determinism on where TensorFlow has it (2.9+); returns the seed."""
+def seed_everything(seed: int | None = None, op_determinism: bool | None = None) -> int:
+    """Same seed for python, numpy and TensorFlow (default $PRECISION_TOOL_SEED, else 2022) — eager and the
+    TF1 global graph alike; returns the seed. Op determinism (TF 2.9+): see `want_op_determinism`."""
     import numpy as np
 
     seed = capture_options.seed_from_env() if seed is None else seed
@@ -94,10 +94,27 @@ def seed_everything(seed: int | None = None) -> int:
         tf.random.set_seed(seed)
     else:  # TensorFlow 1.15 (the NPU adapter's TF1)
         tf.compat.v1.set_random_seed(seed)
+    tf.compat.v1.get_default_graph().seed = seed  # the graph TF1-style code builds in (no eager seed there)
     enable = getattr(getattr(tf.config, "experimental", None), "enable_op_determinism", None)
-    if enable is not None:
+    if enable is not None and (want_op_determinism() if op_determinism is None else op_determinism):
         enable()
     return seed
+
+
+def want_op_determinism() -> bool:
+    """$PRECISION_TOOL_OP_DETERMINISM True/False decides; unset: on only when a GPU is visible.
+
+    Why not always: TensorFlow's nondeterminism lives in GPU kernels, while op determinism also changes the
+    graph (softmax cross-entropy, dense and sparse, is built from LogSoftmax instead of the fused op the
+    NPU graph has, so the loss's golden tensors lose their NPU counterparts) and makes every random op in a
+    graph without a seed raise. On CPU that is all cost and no gain."""
+    flag = capture_options.DETERMINISM_ENV
+    if os.environ.get(flag, "").strip():
+        return capture_options.env_flag(flag, os.environ)
+    try:
+        return bool(tf.config.list_physical_devices("GPU"))
+    except (RuntimeError, ValueError):  # no device listing on this build
+        return False
 
 
 seed_everything(_SEED)

@@ -27,6 +27,7 @@ ACTIONS = ("dump", "overflow", "fusion_off", "fusion_switch", "prof")
 DUMP_ENV = "PRECISION_TOOL_DUMP"  # the original's flags: with action=None, 'True' selects the action
 OVERFLOW_ENV = "PRECISION_TOOL_OVERFLOW"
 SEED_ENV = "PRECISION_TOOL_SEED"
+DETERMINISM_ENV = "PRECISION_TOOL_OP_DETERMINISM"  # True/False; unset: on only where a GPU is visible
 DEFAULT_SEED = 2022  # PT lib/config/config.py DUMP_SEED
 OP_DEBUG_LEVEL = 4  # PT lib/config/config.py OP_DEBUG_LEVEL ("for previous version, set 0")
 MAX_STEP_GROUPS = 100  # TFA npu_attrs.cc checkDumpStep

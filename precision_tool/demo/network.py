@@ -141,11 +141,17 @@ class GoldenRun:
 
 
 def prepare(workspace_root: Path) -> GoldenRun:
-    """Build the graph, initialise the variables and remember their starting values."""
+    """Build the graph, initialise the variables and remember their starting values. The session is a
+    PrecisionTfSession: the golden step (the first run fetching the train op) is captured into
+    tf/checkpoints, so `train -d cpu -a dump` replays it and gets the same golden tensors bit for bit."""
     import tensorflow as tf
 
+    from precision_tool.capture.session import PrecisionTfSession
+    from precision_tool.workspace import Workspace
+
     training = build_training_graph()
-    session = tf.compat.v1.Session(graph=training.graph, config=session_config())
+    session = PrecisionTfSession(graph=training.graph, config=session_config(),
+                                 checkpoint_dir=Workspace(workspace_root).checkpoint_dir)
     session.run(training.init_op)
     with training.graph.as_default():
         reads = {name: tf.raw_ops.ReadVariableOp(resource=training.graph.get_operation_by_name(name).outputs[0],

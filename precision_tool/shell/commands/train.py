@@ -1,7 +1,187 @@
-"""(being written) commands of issue 12: train."""
+"""`train -d cpu|npu|all -a ACTION`: replay the captured step (tf/checkpoints) on CPU and/or the NPU.
+
+The shell never imports TensorFlow: each device's replay runs in a child process
+(`python -m precision_tool.capture.replay_step`), with PYTHONPATH to this checkout and PRECISION_DATA
+set to the workspace, as the demo runs TensorFlow. The child's TensorFlow chatter is captured; a failure
+shows the child's one line (or the tail of its error). After a CPU replay the tfdbg dump is turned into
+golden .npy files exactly as `tf_dump` does.
+"""
 
 from __future__ import annotations
 
-from precision_tool.shell.command import Command
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
-COMMANDS: list[Command] = []
+from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
+from precision_tool.shell.command import Command, CommandParser, Context
+
+DEVICES = ("cpu", "npu", "all")
+ACTION_WORDS = ("dump", "overflow", "fusion_off", "fusion_switch")
+CPU_ACTIONS = {"dump"}
+REPLAY_TIMEOUT_S = 3600
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding precision_tool/
+
+_DESCRIPTION = """\
+Rebuilds the step captured in precision_data/tf/checkpoints (by PrecisionTfSession or the Keras callback
+PrecisionKerasCapture) and runs it once: the saved inputs fed back, dropout off, fixed seeds, op
+determinism on. -d cpu dumps every tensor through tfdbg into tf/tf_debug and extracts the golden .npy files
+into tf/dump (as tf_dump); -d npu runs through the TF adapter (npu_bridge) with the action's options;
+-d all does both (the CPU side always dumps; the action is for the NPU side).
+
+actions (-a, combine with '|'): dump (CPU or NPU), overflow, fusion_off, fusion_switch (NPU only);
+fusion_off/fusion_switch point the run at the workspace's fusion/*.cfg, which you edit between runs.
+
+examples:
+  train -d cpu -a dump              the golden tensors of the captured step
+  train -d npu -a dump              the same step dumped on the NPU; then `vc`
+  train -d npu -a "dump|fusion_off" the NPU step with every fusion pass off
+"""
+
+
+def _parser(parser: CommandParser) -> None:
+    parser.add_argument("-d", "--device", choices=list(DEVICES), default="all",
+                        help="where to replay the step: cpu, npu or all (default: all)")
+    parser.add_argument("-a", "--action", default="dump", metavar="ACTION",
+                        help="dump (default), overflow, fusion_off, fusion_switch; combine with '|'")
+
+
+def parse_train_actions(device: str, action: str) -> set[str]:
+    """The action words, checked against the device (one line for an impossible combination)."""
+    words = {word.strip() for word in action.split("|") if word.strip()}
+    unknown = sorted(words - set(ACTION_WORDS))
+    if unknown or not words:
+        raise UsageError(f"train -a: unknown action {', '.join(unknown) or repr(action)}; use "
+                         f"{', '.join(ACTION_WORDS)} (combine with '|', e.g. \"dump|fusion_off\")")
+    if device == "cpu" and words - CPU_ACTIONS:
+        raise UsageError(f"train -d cpu -a {action}: on CPU only 'dump' applies (a tfdbg golden dump); "
+                         f"{', '.join(sorted(words - CPU_ACTIONS))} are NPU-side: use -d npu")
+    if {"dump", "overflow"} <= words:
+        raise UsageError("train -a dump|overflow: the graph engine refuses data dump and overflow detection "
+                         "in one run (E10001); run them one after the other")
+    return words
+
+
+def _refuse_old_golden(ctx: Context) -> None:
+    """A CPU replay writes a fresh tfdbg dump and fresh golden files: never mixed with older ones."""
+    ws = ctx.workspace
+    for folder, what in ((ws.tf_debug_dir, "tfdbg dumps"), (ws.golden_dir, "golden .npy files")):
+        if folder.is_dir() and any(folder.iterdir()):
+            raise WorkspaceError(f"train -d cpu: {folder} already holds {what}; move it aside "
+                                 f"(mv {folder} {folder}.old) or delete it, then run train again")
+
+
+def _child_env(root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PRECISION_DATA"] = str(root)
+    env.pop("PRECISION_TOOL_CONFIG", None)
+    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    return env
+
+
+def run_replay(root: Path, device: str, action: str) -> dict[str, Any]:
+    """One child process replaying the step on `device`; returns its report (replay_<device>.json)."""
+    command = [sys.executable, "-m", "precision_tool.capture.replay_step", "--device", device,
+               "--action", action, str(root)]
+    try:
+        proc = subprocess.run(command, cwd=root, env=_child_env(root), capture_output=True, text=True,
+                              timeout=REPLAY_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise CommandFailed(f"train -d {device}: the replay did not finish in {REPLAY_TIMEOUT_S} s") from None
+    if proc.returncode != 0:
+        lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        own = [line for line in lines if line.startswith("train")]
+        if own:
+            raise CommandFailed(own[-1])
+        if "No module named 'tensorflow'" in proc.stderr:
+            raise CommandFailed("train: TensorFlow is not installed for "
+                                f"{sys.executable}; `pip install tensorflow-cpu` and run train again")
+        tail = "\n".join(lines[-12:])
+        raise CommandFailed(f"train -d {device}: the replay failed (exit {proc.returncode}):\n{tail}")
+    out = [line for line in proc.stdout.strip().splitlines() if line.startswith("{")]
+    return json.loads(out[-1]) if out else {}
+
+
+def _extract_golden(ctx: Context) -> Any:
+    from precision_tool.analysis.golden_extract import extract_golden, locate_tf_dumps
+
+    location = locate_tf_dumps(ctx.workspace.tf_debug_dir, "auto")
+    summary = extract_golden(location, ctx.workspace.golden_dir, run="last")
+    if summary.failed:
+        raise CommandFailed(f"train -d cpu: extracting the golden tensors from {location.root} failed "
+                            f"({len(summary.bad_files)} damaged file(s)); see `tf_dump`")
+    return summary
+
+
+def _report_lines(report: dict[str, Any]) -> list[str]:
+    lines = []
+    for fetch in report.get("fetches", []):
+        if "value" in fetch:
+            was = f" (captured run: {fetch['captured']:.6g})" if isinstance(fetch.get("captured"), float) else ""
+            lines.append(f"{fetch['name']} = {fetch['value']:.6g}{was}")
+    if report.get("dropout_off"):
+        lines.append(f"dropout off in: {', '.join(report['dropout_off'])}")
+    if report.get("dropout_not_switched"):
+        lines.append(f"dropout NOT switched off: {'; '.join(report['dropout_not_switched'])}")
+    return lines
+
+
+def _fusion_file(ctx: Context, words: set[str]) -> str | None:
+    if "fusion_switch" in words:
+        return str(ctx.workspace.fusion_switch_file)
+    if "fusion_off" in words:
+        return str(ctx.workspace.fusion_off_file)
+    return None
+
+
+def _train(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.capture.step_manifest import read_manifest
+    from precision_tool.render.messages import note_line, warning_line
+
+    words = parse_train_actions(args.device, args.action)
+    manifest = read_manifest(ctx.workspace.checkpoint_dir)
+    root = ctx.workspace.root.resolve()
+    devices = ["cpu", "npu"] if args.device == "all" else [args.device]
+    if "cpu" in devices:
+        _refuse_old_golden(ctx)
+    shown: list[Any] = [note_line(f"replaying the {manifest.kind} step captured in {manifest.folder}")]
+    for device in devices:
+        action = "dump" if device == "cpu" else args.action
+        ctx.note(note_line(f"train -d {device} -a {action}: running the step in a TensorFlow child process"))
+        report = run_replay(root, device, action)
+        lines = _report_lines(report)
+        shown.extend(note_line(f"{device}: {line}") for line in lines if "NOT" not in line)
+        shown.extend(warning_line(f"{device}: {line}") for line in lines if "NOT" in line)
+        if device == "cpu":
+            summary = _extract_golden(ctx)
+            shown.append(note_line(f"cpu: {summary.written} golden tensors in {ctx.workspace.golden_dir} "
+                                   f"(tfdbg dump in {ctx.workspace.tf_debug_dir})"))
+        else:
+            fusion = _fusion_file(ctx, words)
+            if fusion:
+                shown.append(note_line(f"npu: fusion switch file {fusion}; edit it and run train -d npu again "
+                                       "to bisect fusion passes"))
+            shown.append(note_line(f"npu: adapter options in {ctx.workspace.checkpoint_dir / 'replay_npu_options.json'}"))
+    if "npu" in devices and "dump" in words:
+        shown.append(note_line("next: `vc` (or `ac -c`) to compare the NPU dump with the golden tensors"))
+    return shown
+
+
+def _complete(request: Any) -> list[str]:
+    if request.option in ("-d", "--device"):
+        return list(DEVICES)
+    if request.option in ("-a", "--action"):
+        return list(ACTION_WORDS)
+    return []
+
+
+COMMANDS: list[Command] = [
+    Command("train", "replay the captured training step on CPU (golden dump) and/or the NPU", _parser, _train,
+            completer=_complete, description=_DESCRIPTION),
+]

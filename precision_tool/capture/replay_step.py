@@ -1,0 +1,246 @@
+"""The child process of `train`: rebuild the captured step and run it once, on CPU (tfdbg dump) or NPU.
+
+    python -m precision_tool.capture.replay_step --device cpu|npu --action ACTION WORKSPACE
+
+Imports precision_tool.tf_config first (before TensorFlow: oneDNN off, seeds, grappler off for a golden
+run), then: TF1 captures → import_meta_graph + restore, the saved inputs fed back, dropout fed off, fixed
+seeds on random ops that had none, op determinism on, the saved ConfigProto; Keras captures → load the
+saved model (with its compile state), dropout layers at rate 0, train_on_batch on the saved batch.
+On CPU the step runs under tfdbg (sess_dump / keras_dump into tf/tf_debug); on NPU through the adapter
+(npu_bridge / npu_device, with tf_config's options for ACTION). What it did goes into
+tf/checkpoints/replay_<device>.json (and replay_npu_options.json: the adapter options used), which the
+shell reads. A user mistake is one line on stderr starting with 'train:' and exit status 2; a missing
+adapter is exit status 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_USAGE = 2
+EXIT_NO_ADAPTER = 3
+RESULT_NAME = "replay_{device}.json"
+NPU_OPTIONS_NAME = "replay_npu_options.json"
+REPLAY_SEED = 2022
+
+
+def _adapter_missing(module: str, error: BaseException) -> str:
+    return (f"train -d npu: {module} does not import in {sys.executable} ({type(error).__name__}: {error}); "
+            "source the CANN set_env.sh (e.g. `source /usr/local/Ascend/ascend-toolkit/set_env.sh`) and install "
+            "the TF adapter for this python, then run train -d npu again")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m precision_tool.capture.replay_step")
+    parser.add_argument("--device", choices=["cpu", "npu"], required=True)
+    parser.add_argument("--action", default="dump")
+    parser.add_argument("workspace")
+    args = parser.parse_args(argv)
+    os.environ["PRECISION_DATA"] = str(Path(args.workspace).resolve())
+    from precision_tool.errors import PrecisionToolError
+
+    try:
+        result = replay(Path(args.workspace).resolve(), args.device, args.action)
+    except _AdapterMissing as missing:
+        print(str(missing), file=sys.stderr)
+        return EXIT_NO_ADAPTER
+    except PrecisionToolError as error:
+        print(str(error) if str(error).startswith("train") else f"train: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(result))
+    return 0
+
+
+class _AdapterMissing(Exception):
+    pass
+
+
+def replay(root: Path, device: str, action: str) -> dict[str, Any]:
+    """Run the captured step once; returns (and writes) what was done."""
+    from precision_tool.capture import step_manifest as sm
+    from precision_tool.workspace import Workspace
+
+    workspace = Workspace(root)
+    manifest = sm.read_manifest(workspace.checkpoint_dir)  # before TensorFlow: a bad capture is quick
+    if device == "npu":
+        _import_adapter(manifest.kind)
+    from precision_tool import tf_config  # before TensorFlow, always (oneDNN off, seeds)
+    import tensorflow as tf
+
+    if device == "cpu" and hasattr(tf_config, "disable_graph_rewriter"):
+        tf_config.disable_graph_rewriter()  # a golden run keeps every op, even with a stand-in adapter around
+    seed = getattr(tf_config, "DEFAULT_SEED", REPLAY_SEED)
+    tf_config.seed_everything(seed)
+    tf.config.experimental.enable_op_determinism()
+    if manifest.kind == sm.KIND_TF1:
+        result = _replay_tf1(manifest, workspace, device, action, seed)
+    else:
+        result = _replay_keras(manifest, workspace, device, action)
+    result.update(device=device, action=action, kind=manifest.kind, seed=seed, op_determinism=True)
+    from precision_tool.atomic import write_text_atomic
+
+    write_text_atomic(workspace.checkpoint_dir / RESULT_NAME.format(device=device), json.dumps(result, indent=2))
+    return result
+
+
+def _import_adapter(kind: str) -> None:
+    module = "npu_bridge.npu_init" if kind == "tf1" else "npu_device"
+    try:
+        __import__(module)
+    except Exception as error:  # ImportError, or a CANN library that fails to load (OSError)
+        raise _AdapterMissing(_adapter_missing(module.split(".")[0], error)) from None
+
+
+# --- TF1 --------------------------------------------------------------------------------------------------
+def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: int) -> dict[str, Any]:
+    import tensorflow as tf
+
+    from precision_tool import tf_config
+    from precision_tool.capture import step_manifest as sm
+    from precision_tool.capture.dropout import tf1_dropout_feeds
+
+    v1 = tf.compat.v1
+    data = manifest.data
+    graph = tf.Graph()
+    with graph.as_default():
+        saver = v1.train.import_meta_graph(str(manifest.path(data["meta_graph"])))
+        seeded = _fix_random_seeds(graph, seed)
+    dropout = tf1_dropout_feeds(graph)
+    config = _session_config(manifest, device, action)
+    options: dict[str, Any] = {}
+    if device == "npu":
+        options = _npu_options_of(config)
+        from precision_tool.atomic import write_text_atomic
+
+        write_text_atomic(workspace.checkpoint_dir / NPU_OPTIONS_NAME, json.dumps(options, indent=2))
+    session = v1.Session(graph=graph, config=config)
+    if data.get("checkpoint"):
+        with graph.as_default():  # Saver works in graph mode only inside its graph
+            saver = saver or v1.train.Saver()
+            saver.restore(session, str(manifest.path(data["checkpoint"])))
+    feeds = {entry["tensor"]: sm.load_array(manifest.path(entry["file"])) for entry in manifest.input_entries()}
+    feeds.update(dropout.feeds)
+    fetches = [entry["name"] for entry in manifest.fetch_entries()]
+    if not fetches:
+        fetches = [op.name for op in graph.get_collection(v1.GraphKeys.TRAIN_OP)]
+    runner = tf_config.sess_dump(session) if device == "cpu" else session
+    values = runner.run(fetches, feed_dict=feeds)
+    return {"fetches": _fetch_report(manifest, fetches, values), "dropout_off": dropout.switched_off,
+            "dropout_not_switched": dropout.not_switched, "seeded_random_ops": seeded,
+            "inputs_fed": len(manifest.input_entries()), "npu_options": options}
+
+
+def _session_config(manifest: Any, device: str, action: str) -> Any:
+    import tensorflow as tf
+
+    from precision_tool import tf_config
+
+    config = tf.compat.v1.ConfigProto()
+    name = manifest.data.get("session_config")
+    if name:
+        config.ParseFromString(manifest.path(name).read_bytes())
+    rewrite = config.graph_options.rewrite_options
+    if device == "cpu":  # a config captured on the NPU names the NpuOptimizer, unknown to CPU TensorFlow
+        kept = [op for op in rewrite.custom_optimizers if op.name != "NpuOptimizer"]
+        del rewrite.custom_optimizers[:]
+        rewrite.custom_optimizers.extend(kept)
+        return config
+    return tf_config.session_dump_config(config, action=action)
+
+
+def _npu_options_of(config: Any) -> dict[str, Any]:
+    for custom in config.graph_options.rewrite_options.custom_optimizers:
+        if custom.name == "NpuOptimizer":
+            return {key: _attr_value(value) for key, value in sorted(custom.parameter_map.items())}
+    return {}
+
+
+def _attr_value(value: Any) -> Any:
+    which = value.WhichOneof("value")
+    found = getattr(value, which) if which else None
+    return found.decode("utf-8", "replace") if isinstance(found, bytes) else found
+
+
+def _fix_random_seeds(graph: Any, seed: int) -> list[str]:
+    """Random ops built without a seed (seed = seed2 = 0) draw differently each run: give them fixed ones."""
+    from tensorflow.core.framework import attr_value_pb2
+
+    seeded = []
+    for index, op in enumerate(graph.get_operations()):
+        attrs = op.node_def.attr
+        if "seed" in attrs and "seed2" in attrs and attrs["seed"].i == 0 and attrs["seed2"].i == 0:
+            op._set_attr("seed", attr_value_pb2.AttrValue(i=seed))  # noqa: SLF001 (no public setter)
+            op._set_attr("seed2", attr_value_pb2.AttrValue(i=index + 1))  # noqa: SLF001
+            seeded.append(op.name)
+    return seeded
+
+
+def _fetch_report(manifest: Any, names: list[str], values: list[Any]) -> list[dict[str, Any]]:
+    """Each fetched tensor's value in the replay beside the captured one (scalars shown, arrays compared)."""
+    import numpy as np
+
+    from precision_tool.capture import step_manifest as sm
+
+    captured = {entry["name"]: entry for entry in manifest.fetch_entries()}
+    report = []
+    for name, value in zip(names, values):
+        if value is None:
+            continue
+        array = np.asarray(value)
+        entry: dict[str, Any] = {"name": name, "shape": list(array.shape)}
+        if array.size == 1 and array.dtype.kind in "fiub":
+            entry["value"] = array.reshape(()).item()
+        old = captured.get(name, {})
+        if old.get("file"):
+            before = sm.load_array(manifest.path(old["file"]))
+            entry["same_as_captured"] = bool(before.shape == array.shape and before.tobytes() == array.tobytes())
+            if before.size == 1 and before.dtype.kind in "fiub":
+                entry["captured"] = before.reshape(()).item()
+        report.append(entry)
+    return report
+
+
+# --- Keras ------------------------------------------------------------------------------------------------
+def _replay_keras(manifest: Any, workspace: Any, device: str, action: str) -> dict[str, Any]:
+    import tensorflow as tf
+
+    from precision_tool import tf_config
+    from precision_tool.capture.dropout import keras_dropout_off
+    from precision_tool.capture.keras_capture import keras_dump, load_batch
+
+    options: dict[str, Any] = {}
+    if device == "npu":
+        import npu_device  # type: ignore[import-not-found]
+
+        tf_config.npu_device_dump_config(npu_device, action)
+        options = dict(npu_device.global_options().as_dict()) if hasattr(npu_device.global_options(), "as_dict") else {}
+        from precision_tool.atomic import write_text_atomic
+
+        write_text_atomic(workspace.checkpoint_dir / NPU_OPTIONS_NAME, json.dumps(options, indent=2, default=str))
+        npu_device.open().as_default()
+    model = tf.keras.models.load_model(str(manifest.path(manifest.data["model"])), compile=True)
+    dropout = keras_dropout_off(model)
+    x, y, sample_weight = load_batch(manifest)
+    if device == "cpu":
+        keras_dump()
+    try:
+        logs = model.train_on_batch(x, y, sample_weight=sample_weight, return_dict=True)
+    finally:
+        if device == "cpu":
+            tf.debugging.experimental.disable_dump_debug_info()
+    fetches = [{"name": key, "value": float(value)} for key, value in sorted(logs.items())]
+    captured = manifest.data.get("logs") or {}
+    for entry in fetches:
+        if entry["name"] in captured:
+            entry["captured"] = captured[entry["name"]]
+    return {"fetches": fetches, "dropout_off": dropout.switched_off, "dropout_not_switched": dropout.not_switched,
+            "seeded_random_ops": [], "inputs_fed": len(manifest.input_entries()), "npu_options": options}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -67,7 +67,7 @@ def save_array(path: Path, value: Any) -> dict[str, Any]:
 
     array = np.asarray(value)
     if array.dtype == object:
-        raise FormatError(f"{path.name}: an array of Python objects cannot be saved without pickle")
+        raise FormatError(path, "an array of Python objects cannot be saved without pickle")
     with atomic_path(path) as temp, open(temp, "wb") as handle:
         np.save(handle, array, allow_pickle=False)
     return {"dtype": str(array.dtype), "shape": list(array.shape)}
@@ -108,16 +108,15 @@ def read_manifest(folder: Path) -> StepManifest:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise FormatError(f"train: {path} is not readable JSON ({error}); capture the step again") from None
+        raise FormatError(path, f"not readable JSON ({error}); capture the step again") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT_NAME:
-        raise FormatError(f"train: {path} is not a step capture of precision_tool; capture the step again")
+        raise FormatError(path, "not a step capture of precision_tool; capture the step again")
     version = data.get("version")
     if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise FormatError(f"train: {path} has format version {version!r}, newer than this precision_tool "
-                          f"reads ({FORMAT_VERSION}); upgrade precision_tool or capture with this one")
+        raise FormatError(path, f"format version {version!r}, newer than this precision_tool reads "
+                                f"({FORMAT_VERSION}); upgrade precision_tool or capture with this one")
     if data.get("kind") not in (KIND_TF1, KIND_KERAS):
-        raise FormatError(f"train: {path} names an unknown capture kind {data.get('kind')!r}; "
-                          "capture the step again")
+        raise FormatError(path, f"unknown capture kind {data.get('kind')!r}; capture the step again")
     manifest = StepManifest(folder, data)
     missing = [name for name in _named_files(manifest) if not (folder / name).is_file()]
     if missing:

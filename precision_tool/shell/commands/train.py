@@ -58,8 +58,9 @@ def parse_train_actions(device: str, action: str) -> set[str]:
         raise UsageError(f"train -a: unknown action {', '.join(unknown) or repr(action)}; use "
                          f"{', '.join(ACTION_WORDS)} (combine with '|', e.g. \"dump|fusion_off\")")
     if device == "cpu" and words - CPU_ACTIONS:
+        npu_only = sorted(words - CPU_ACTIONS)
         raise UsageError(f"train -d cpu -a {action}: on CPU only 'dump' applies (a tfdbg golden dump); "
-                         f"{', '.join(sorted(words - CPU_ACTIONS))} are NPU-side: use -d npu")
+                         f"{', '.join(npu_only)} {'is' if len(npu_only) == 1 else 'are'} NPU-side: use -d npu")
     if {"dump", "overflow"} <= words:
         raise UsageError("train -a dump|overflow: the graph engine refuses data dump and overflow detection "
                          "in one run (E10001); run them one after the other")

@@ -123,6 +123,11 @@ class PrecisionTfSession(tf.compat.v1.Session):
             if not has_variables:
                 tf.compat.v1.train.export_meta_graph(prefix + ".meta", graph=self.graph)
                 return None
+            if self.graph.finalized:
+                from precision_tool.errors import UsageError
+
+                raise UsageError("PrecisionTfSession: the graph is finalized, so the step's checkpoint cannot be "
+                                 "saved; create the session (and run nothing) before graph.finalize()")
             saver = tf.compat.v1.train.Saver(name="precision_tool_save")
             saver.save(self, prefix, write_state=False)
         return sm.CHECKPOINT_PREFIX

@@ -228,3 +228,17 @@ def test_missing_or_newer_or_incomplete_capture_is_one_line(tf1_feed, tmp_path) 
     assert proc.returncode != 0
     line = _lines(proc)[-1]
     assert "missing" in line and manifest["inputs"][0]["file"] in line
+
+
+@pytest.mark.skipif(not (STANDIN / "npu_device").is_dir(), reason="the npu_device stand-in is not there yet")
+def test_keras_npu_replay_sets_the_tf2_adapter_options(keras_capture, tmp_path) -> None:
+    source, _record = keras_capture
+    workspace = tmp_path / "ws"
+    shutil.copytree(Workspace(source).checkpoint_dir, Workspace(workspace).checkpoint_dir)
+    proc = cli(workspace, "train", "-d", "npu", "-a", "dump", extra_path=str(STANDIN))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ws = Workspace(workspace)
+    options = json.loads((ws.checkpoint_dir / "replay_npu_options.json").read_text())
+    assert options["enable_dump"] == "1" and options["dump_mode"] == "all"
+    assert Path(options["dump_path"]).resolve().is_relative_to(workspace.resolve())
+    assert _replay_report(workspace, "npu")["dropout_off"] == ["drop"]

@@ -124,7 +124,12 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for fetch in report.get("fetches", []):
         if "value" in fetch:
-            was = f" (captured run: {fetch['captured']:.6g})" if isinstance(fetch.get("captured"), float) else ""
+            if fetch.get("same_as_captured"):
+                was = " (bit for bit as in the captured run)"
+            elif isinstance(fetch.get("captured"), float):
+                was = f" (captured run: {fetch['captured']:.6g})"
+            else:
+                was = ""
             lines.append(f"{fetch['name']} = {fetch['value']:.6g}{was}")
     if report.get("dropout_off"):
         lines.append(f"dropout off in: {', '.join(report['dropout_off'])}")
@@ -151,11 +156,17 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
     devices = ["cpu", "npu"] if args.device == "all" else [args.device]
     if "cpu" in devices:
         _refuse_old_golden(ctx)
-    shown: list[Any] = [note_line(f"replaying the {manifest.kind} step captured in {manifest.folder}")]
+    ctx.note(note_line(f"replaying the {manifest.kind} step captured in {manifest.folder}"))
+    shown: list[Any] = []
     for device in devices:
         action = "dump" if device == "cpu" else args.action
         ctx.note(note_line(f"train -d {device} -a {action}: running the step in a TensorFlow child process"))
-        report = run_replay(root, device, action)
+        try:
+            report = run_replay(root, device, action)
+        except CommandFailed:
+            for line in shown:  # what the CPU side did stays on screen
+                ctx.note(line)
+            raise
         lines = _report_lines(report)
         shown.extend(note_line(f"{device}: {line}") for line in lines if "NOT" not in line)
         shown.extend(warning_line(f"{device}: {line}") for line in lines if "NOT" in line)

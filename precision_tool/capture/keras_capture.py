@@ -15,6 +15,7 @@ Custom layers and losses must be registered (keras.saving.register_keras_seriali
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,12 @@ class PrecisionKerasCapture(tf.keras.callbacks.Callback):
             if callback.captured_manifest is not None:
                 return original(iterator)
             batch = next(iter(iterator)) if isinstance(iterator, list) else next(iterator)
-            callback._capture(batch)
             callback.model.train_function = original
+            try:
+                callback._capture(batch)
+            except Exception as error:  # the training goes on uncaptured, never broken by the capture
+                warnings.warn(f"PrecisionKerasCapture: the first batch was not captured into "
+                              f"{callback.checkpoint_dir}: {error}", stacklevel=2)
             return original([batch])
 
         self.model.train_function = capturing_train_function

@@ -19,6 +19,7 @@ own computation, and so the training, is unchanged.
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -84,14 +85,28 @@ class PrecisionTfSession(tf.compat.v1.Session):
             self._inside_capture = False
 
     def _capture_run(self, fetches: Any, feed_dict: Any, options: Any, run_metadata: Any) -> Any:
-        global _captured_in_process
         folder = self._capture_dir
-        folder.mkdir(parents=True, exist_ok=True)
-        sm.clear_capture(folder)
-        checkpoint = self._save_variables(folder)
+        self._done = True
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            sm.clear_capture(folder)
+            checkpoint = self._save_variables(folder)
+        except Exception as error:  # the training goes on uncaptured, never broken by the capture
+            warnings.warn(f"PrecisionTfSession: the step was not captured into {folder}: {error}", stacklevel=3)
+            return super().run(fetches, feed_dict, options, run_metadata)
         iterator_tensors = _iterator_outputs(self.graph, fetches, feed_dict)
         extra = {t.name: t for t in iterator_tensors}
         results, extra_values = super().run((fetches, extra), feed_dict, options, run_metadata)
+        try:
+            self._write_capture(folder, checkpoint, fetches, results, feed_dict, extra_values)
+        except Exception as error:  # noqa: BLE001 - the step ran; its results go back to the training
+            warnings.warn(f"PrecisionTfSession: the step ran but its capture in {folder} failed: {error}",
+                          stacklevel=3)
+        return results
+
+    def _write_capture(self, folder: Path, checkpoint: str | None, fetches: Any, results: Any, feed_dict: Any,
+                       extra_values: dict[str, Any]) -> None:
+        global _captured_in_process
         inputs, skipped = _save_inputs(folder, self.graph, feed_dict, extra_values)
         fetch_entries = _save_fetches(folder, self.graph, fetches, results)
         config_file = None
@@ -109,10 +124,8 @@ class PrecisionTfSession(tf.compat.v1.Session):
             "skipped_inputs": skipped,
             "fetches": fetch_entries,
         })
-        self._done = True
         _captured_in_process = True
         _log.info("precision_tool: captured the step into %s", folder)
-        return results
 
     def _save_variables(self, folder: Path) -> str | None:
         """Checkpoint (and meta graph) of the variables as they are before the step."""
@@ -124,10 +137,8 @@ class PrecisionTfSession(tf.compat.v1.Session):
                 tf.compat.v1.train.export_meta_graph(prefix + ".meta", graph=self.graph)
                 return None
             if self.graph.finalized:
-                from precision_tool.errors import UsageError
-
-                raise UsageError("PrecisionTfSession: the graph is finalized, so the step's checkpoint cannot be "
-                                 "saved; create the session (and run nothing) before graph.finalize()")
+                raise RuntimeError("the graph is finalized, so no Saver can be added for the checkpoint; "
+                                   "finalize the graph after the first training step")
             saver = tf.compat.v1.train.Saver(name="precision_tool_save")
             saver.save(self, prefix, write_state=False)
         return sm.CHECKPOINT_PREFIX

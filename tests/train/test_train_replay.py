@@ -113,6 +113,13 @@ def test_saving_the_step_does_not_change_training(tf1_feed, tmp_path) -> None:
     assert not (Workspace(tmp_path).checkpoint_dir / MANIFEST_NAME).exists()
 
 
+def test_a_capture_that_cannot_be_saved_warns_and_training_goes_on(tf1_feed, tmp_path) -> None:
+    _workspace, record = tf1_feed
+    finalized = run_script(tmp_path, "capture_tf1.py", "finalized")
+    assert finalized["losses"] == record["losses"]
+    assert not (Workspace(tmp_path).checkpoint_dir / MANIFEST_NAME).exists()
+
+
 def test_tf1_iterator_inputs_are_the_batch_the_step_consumed(tf1_iterator) -> None:
     workspace, record = tf1_iterator
     folder = Workspace(workspace).checkpoint_dir

@@ -2,7 +2,8 @@
 
 usage: capture_tf1.py MODE RECORD_JSON
 MODE: feed (placeholders; keep_prob fed 0.5 and a rate-0.3 dropout), iterator (a tf.data one-shot
-iterator), plain_feed (feed, with a plain tf.compat.v1.Session), manual (no TRAIN_OP collection: the
+iterator), plain_feed (feed, with a plain tf.compat.v1.Session), finalized (feed, the graph finalized
+before the first run: the capture cannot add its Saver), manual (no TRAIN_OP collection: the
 update is a hand-made assign_sub). RECORD_JSON gets what a test needs to check the capture: the starting
 weights, each step's inputs and loss.
 """
@@ -43,6 +44,8 @@ with graph.as_default():
     else:
         train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
     init = v1.global_variables_initializer()
+if mode == "finalized":
+    graph.finalize()
 config = v1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
 session = v1.Session(graph=graph, config=config) if mode == "plain_feed" else PrecisionTfSession(graph=graph, config=config)
 session.run(init)

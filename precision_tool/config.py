@@ -19,6 +19,10 @@ CONFIG_ENV = "PRECISION_TOOL_CONFIG"
 DATA_ENV = "PRECISION_DATA"
 # Per-user folder for history and the log when there is no writable workspace.
 HOME_ENV = "PRECISION_TOOL_HOME"
+# The original's capture flags (its lib/config/config.py): with action=None, tf_config's configs dump
+# (PRECISION_TOOL_DUMP=True) or detect overflow (PRECISION_TOOL_OVERFLOW=True); npu_dump/npu_overflow set them.
+DUMP_FLAG_ENV = "PRECISION_TOOL_DUMP"
+OVERFLOW_FLAG_ENV = "PRECISION_TOOL_OVERFLOW"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from precision_tool.atomic import atomic_path
+from precision_tool.config import DUMP_FLAG_ENV, OVERFLOW_FLAG_ENV
 from precision_tool.errors import CommandInterrupted, FormatError, UsageError, WorkspaceError
 from precision_tool.formats import tfdbg_v1, tfdbg_v2
 from precision_tool.formats.golden import golden_file_name
@@ -333,10 +334,9 @@ def _tick(progress: ProgressCallback | None, done: int, total: int) -> None:
 
 
 # --- running the training script ----------------------------------------------------------------------
-# The original's environment flags (its lib/config/config.py): configs built with action=None in tf_config
-# dump (PRECISION_TOOL_DUMP=True) or detect overflow (PRECISION_TOOL_OVERFLOW=True).
-DUMP_FLAG = "PRECISION_TOOL_DUMP"
-OVERFLOW_FLAG = "PRECISION_TOOL_OVERFLOW"
+# The original's environment flags: configs built with action=None in tf_config obey them (config.py).
+DUMP_FLAG = DUMP_FLAG_ENV
+OVERFLOW_FLAG = OVERFLOW_FLAG_ENV
 CAPTURE_FLAGS = (DUMP_FLAG, OVERFLOW_FLAG)
 
 

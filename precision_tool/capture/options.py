@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Union
 
+from precision_tool.config import DUMP_FLAG_ENV, OVERFLOW_FLAG_ENV
 from precision_tool.errors import ConfigError, UsageError
 from precision_tool.workspace import Workspace
 
 ACTIONS = ("dump", "overflow", "fusion_off", "fusion_switch", "prof")
-DUMP_ENV = "PRECISION_TOOL_DUMP"  # the original's flags: with action=None, 'True' selects the action
-OVERFLOW_ENV = "PRECISION_TOOL_OVERFLOW"
+DUMP_ENV = DUMP_FLAG_ENV  # the original's flags: with action=None, 'True' selects the action
+OVERFLOW_ENV = OVERFLOW_FLAG_ENV
 SEED_ENV = "PRECISION_TOOL_SEED"
 DETERMINISM_ENV = "PRECISION_TOOL_OP_DETERMINISM"  # True/False; unset: on only where a GPU is visible
 DEFAULT_SEED = 2022  # PT lib/config/config.py DUMP_SEED

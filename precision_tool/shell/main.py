@@ -121,6 +121,10 @@ def _commands_epilog(table: CommandTable) -> str:
     return "\n".join(lines)
 
 
+# One-shots whose work is to fill a workspace: a --data folder that does not exist yet is no news to them.
+MAKES_WORKSPACE = frozenset({"demo", "infer", "npu_dump", "npu_overflow", "tf_dump"})
+
+
 def _missing_workspace_warning(workspace: Workspace, args: argparse.Namespace) -> str | None:
     """One line when a workspace the user named (--data, $PRECISION_DATA) does not exist."""
     if workspace.root.exists():
@@ -156,6 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup_logging(workspace, settings.LOG_LEVEL)
     ctx = Context(settings=settings, workspace=workspace, console=console, table=table)
     warning = _missing_workspace_warning(workspace, args)
+    if args.command and args.command[0] in MAKES_WORKSPACE:
+        warning = None
     if warning and (args.command or not sys.stdin.isatty()):  # the shell's banner says it instead
         show(console, warning_line(warning))
     if args.command:

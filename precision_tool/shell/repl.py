@@ -94,11 +94,8 @@ def interactive(ctx: Context, debug: bool = False) -> int:
     for line in banner(ctx):
         show(ctx.console, line)  # prose: wrapped at words, a path never split
     history = history_for(ctx)
-    session: PromptSession[str] = PromptSession(
-        history=history,
-        completer=ShellCompleter(ctx.table, ctx.workspace),
-        complete_while_typing=False,
-    )
+    completer = ShellCompleter(ctx.table, ctx.workspace)
+    session: PromptSession[str] = PromptSession(history=history, completer=completer, complete_while_typing=False)
     while True:
         try:
             line = session.prompt(PROMPT)
@@ -111,6 +108,7 @@ def interactive(ctx: Context, debug: bool = False) -> int:
             show(ctx.console, warning_line(warning))
         if execute(line, ctx, debug=debug).exit_requested:
             return 0
+        completer.workspace = ctx.workspace  # `data DIR` may have switched it
 
 
 def scripted(ctx: Context, stream: TextIO = sys.stdin, debug: bool = False) -> int:

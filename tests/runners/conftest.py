@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.demo.conftest import demo_run, demo_workspace  # noqa: F401  (the guide's commands run on the demo)
-
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 CLI = [sys.executable, str(ROOT / "precision_tool" / "cli.py")]

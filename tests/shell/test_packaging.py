@@ -49,8 +49,11 @@ def test_pip_install_gives_console_script(tmp_path):
     # The installed package, not the checkout, answered, and its shipped data files came along.
     where = subprocess.run([str(python), "-c", "import precision_tool, pathlib; "
                             "p = pathlib.Path(precision_tool.__file__).parent; "
-                            "print(p); print(len(list(p.rglob('*.json'))))"],
-                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.split()
+                            "print(p); print(sorted(str(f.relative_to(p)) for f in p.rglob('*') "
+                            "if f.is_file() and f.suffix not in ('.py', '.pyc')))"],
+                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.splitlines()
     assert where[0].startswith(str(target)) and "site-packages" in where[0]
-    shipped = len(list((ROOT / "precision_tool").rglob("*.json")))
-    assert int(where[1]) == shipped
+    package = ROOT / "precision_tool"
+    shipped = sorted(str(f.relative_to(package)) for f in package.rglob("*")
+                     if f.is_file() and f.suffix not in (".py", ".pyc") and "__pycache__" not in f.parts)
+    assert "py.typed" in shipped and where[1] == repr(shipped)

@@ -26,7 +26,7 @@ class SectionResult:
 
 
 def _parser(parser: CommandParser) -> None:
-    parser.add_argument("-c", "--compare", action="store_true",
+    parser.add_argument("-c", "--compare", "--vector_compare", dest="compare", action="store_true",
                         help="run the whole-network comparison (vc) first")
     parser.add_argument("-l", "--limit", type=positive_int, default=3,
                         help="how many abnormal ops / overflows each check shows (default 3)")

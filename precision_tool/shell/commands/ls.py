@@ -17,9 +17,10 @@ def _parser(parser: CommandParser) -> None:
                         help="`dump` lists NPU dump files instead of graph ops")
     parser.add_argument("-n", "--name", help="op name contains this (case-insensitive)")
     parser.add_argument("-t", "--type", help="op type contains this")
-    parser.add_argument("-f", "--fusion-pass", dest="fusion_pass",
+    parser.add_argument("-f", "--fusion-pass", "--fusion", dest="fusion_pass",
                         help="a fusion pass of the op (graph pass or UB pass) contains this")
-    parser.add_argument("-k", "--kernel", help="kernel name contains this (the listing then shows the kernels)")
+    parser.add_argument("-k", "--kernel", "--kernel_name", dest="kernel",
+                        help="kernel name contains this (the listing then shows the kernels)")
     parser.add_argument("-g", "--graph", help="graph name (or file name) contains this")
 
 

@@ -320,3 +320,8 @@ class NpuPrintLossScaleCallBack(tf.keras.callbacks.Callback):
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         if batch % self.every == 0:
             print(self.line(batch, logs), flush=True)  # noqa: T201 (a training-script hook)
+
+
+# Capturing one step for `train` (docs/train.md), here so a training script needs this one import.
+from precision_tool.capture.keras_capture import PrecisionKerasCapture, keras_dump  # noqa: E402,F401
+from precision_tool.capture.session import PrecisionTfSession  # noqa: E402,F401

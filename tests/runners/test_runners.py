@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,7 @@ def test_one_shot_exits_with_the_training_status(workspace: Path, ending, status
     assert result.status == status
     assert result.out.strip().splitlines()[-1] == f"npu_dump: `{command}` exited with status {status}"
     assert "Traceback" not in result.out + result.err
+    assert "hook the script" not in result.out  # the command failed on its own: no misleading hint
 
 
 def test_tf_dump_runs_the_golden_script_with_its_status(workspace: Path) -> None:
@@ -133,3 +135,15 @@ def test_in_the_shell_a_failed_run_is_one_line_and_the_shell_goes_on(workspace: 
     lines = result.out.splitlines()
     assert f"npu_dump: `{command}` exited with status 3" in lines
     assert lines[-1] == "after" and result.status == 1
+
+
+def test_npu_overflow_that_wrote_nothing_says_the_records_shown_are_older(workspace: Path) -> None:
+    assert run_cli("npu_overflow", script("fake_npu_overflow.py"), data=workspace).status == 0
+    for folder in (workspace / "overflow" / "dump").iterdir():  # an earlier run: not written this second
+        os.utime(folder, (time.time() - 3600, time.time() - 3600))
+    again = run_cli("npu_overflow", script("plain.py", "1"), data=workspace)
+    assert again.status == 0, again.out + again.err
+    text = " ".join((again.out + again.err).split())  # warnings may go to stderr, and wrap
+    assert "wrote no overflow records into" in text
+    assert "(the check below reads the records of earlier runs)" in text
+    assert "Add net/add_1" in again.out

@@ -90,9 +90,11 @@ def _npu_dump(args: argparse.Namespace, ctx: Context) -> Any:
         shown = [note_line(f"NPU dumps in {written[-1]}"),
                  note_line("next: the golden side with `tf_dump` (or tf_dump \"python3 train_cpu.py\"), then "
                            "`vc` (or `ac -c`) to compare")]
-    else:
+    elif status == 0:  # a failed command says why itself; the hook hint would mislead
         shown = [warning_line(f"`{args.command}` wrote no NPU dumps into {_dump_roots(ctx)[0]}; "
                               f"{hook_hint(DUMP_FLAG)}")]
+    else:
+        shown = []
     if status != 0:
         for line in shown:
             ctx.note(line)
@@ -107,9 +109,10 @@ def _npu_overflow(args: argparse.Namespace, ctx: Context) -> Any:
 
     status, written = _train(ctx, args.command, OVERFLOW_FLAG, _overflow_roots)
     shown: list[Any] = []
-    if not written:
-        shown.append(warning_line(f"`{args.command}` wrote no overflow records into {ctx.workspace.overflow_root}; "
-                                  f"{hook_hint(OVERFLOW_FLAG)}"))
+    if not written and status == 0:
+        earlier = " (the check below reads the records of earlier runs)" if ctx.workspace.newest_overflow_dir() else ""
+        shown.append(warning_line(f"`{args.command}` wrote no overflow records into {ctx.workspace.overflow_root}"
+                                  f"{earlier}; {hook_hint(OVERFLOW_FLAG)}"))
     # The check runs also after a failed run: an overflow often is what stopped training.
     try:
         shown.append(overflow_check(args, ctx))

@@ -117,6 +117,7 @@ def read_manifest(folder: Path) -> StepManifest:
                                 f"({FORMAT_VERSION}); upgrade precision_tool or capture with this one")
     if data.get("kind") not in (KIND_TF1, KIND_KERAS):
         raise FormatError(path, f"unknown capture kind {data.get('kind')!r}; capture the step again")
+    _check_structure(path, data)
     manifest = StepManifest(folder, data)
     missing = [name for name in _named_files(manifest) if not (folder / name).is_file()]
     if missing:
@@ -126,9 +127,69 @@ def read_manifest(folder: Path) -> StepManifest:
     return manifest
 
 
+# What each kind must (or may) hold, and of which type: checked before anything reads a field, so a
+# hand-edited or damaged manifest is one line naming the field, never a KeyError from deep in the replay.
+_REQUIRED = {KIND_TF1: {"meta_graph": str}, KIND_KERAS: {"model": str}}
+_OPTIONAL_FILES = {KIND_TF1: ("checkpoint", "session_config"), KIND_KERAS: ()}
+_ENTRY_KEYS = {"inputs": ("tensor", "file"), "fetches": ("name",)}
+
+
+def _check_structure(path: Path, data: dict[str, Any]) -> None:
+    """Required keys and their types per kind, the entry lists, and that every file name stays inside
+    the capture folder (a relative name without '..'): FormatError(path, one line) otherwise."""
+    kind = data["kind"]
+
+    def refuse(problem: str) -> FormatError:
+        return FormatError(path, f"{problem} in a '{kind}' step capture; capture the step again")
+
+    for key, kind_type in _REQUIRED[kind].items():
+        if key not in data:
+            raise refuse(f"'{key}' is missing")
+        if not isinstance(data[key], kind_type) or not data[key]:
+            raise refuse(f"'{key}' must be a non-empty {kind_type.__name__}, not {data[key]!r}")
+        _check_file_name(path, key, data[key])
+    for key in _OPTIONAL_FILES[kind]:
+        value = data.get(key)
+        if value is not None:
+            if not isinstance(value, str) or not value:
+                raise refuse(f"'{key}' must be a file name or null, not {value!r}")
+            _check_file_name(path, key, value)
+    for list_key, needed in _ENTRY_KEYS.items():
+        entries = data.get(list_key, [])
+        if not isinstance(entries, list):
+            raise refuse(f"'{list_key}' must be a list, not {type(entries).__name__}")
+        for index, entry in enumerate(entries):
+            where = f"{list_key}[{index}]"
+            if not isinstance(entry, dict):
+                raise refuse(f"{where} must be an object, not {type(entry).__name__}")
+            for key in needed:
+                if key == "tensor" and kind == KIND_KERAS:
+                    continue  # a Keras batch entry is found by its role
+                if not isinstance(entry.get(key), str) or not entry[key]:
+                    raise refuse(f"{where} needs a '{key}' string")
+            if kind == KIND_KERAS and list_key == "inputs" and not isinstance(entry.get("role"), str):
+                raise refuse(f"{where} needs a 'role' string (x, y or sample_weight)")
+            if entry.get("file") is not None:
+                if not isinstance(entry["file"], str) or not entry["file"]:
+                    raise refuse(f"{where}: 'file' must be a file name or null, not {entry['file']!r}")
+                _check_file_name(path, f"{where}.file", entry["file"])
+    for key in ("structure", "logs"):
+        if data.get(key) is not None and not isinstance(data[key], dict):
+            raise refuse(f"'{key}' must be an object, not {type(data[key]).__name__}")
+
+
+def _check_file_name(path: Path, key: str, name: str) -> None:
+    """A file a manifest names lives inside its folder: absolute names and '..' are refused."""
+    parts = name.replace("\\", "/").split("/")
+    drive = len(name) > 1 and name[1] == ":"  # C:\x, refused on every system
+    if name.startswith(("/", "\\")) or Path(name).is_absolute() or ".." in parts or drive:
+        raise FormatError(path, f"'{key}' names {name!r}, outside the capture folder (a manifest names its "
+                                "files relative to its own folder, without '..'); capture the step again")
+
+
 def _named_files(manifest: StepManifest) -> list[str]:
     data = manifest.data
-    names = [entry["file"] for entry in manifest.input_entries() if entry.get("file")]
+    names = [entry["file"] for entry in (*manifest.input_entries(), *manifest.fetch_entries()) if entry.get("file")]
     if manifest.kind == KIND_TF1:
         names.append(data["meta_graph"])
         if data.get("checkpoint"):

@@ -28,6 +28,8 @@ from precision_tool.workspace import Workspace
 GOLDEN_FOLDERS = ("onnx", "tf", "caffe")
 """dump_data/<name>: the golden side msquickcmp wrote, by the kind of the original model."""
 RESULT_NAME = re.compile(r"^result_(\d{14})\.csv$")
+_RUN_STAMP = re.compile(r"^\d{14}$")
+"""msquickcmp's run folder: `{output}/{time.strftime('%Y%m%d%H%M%S')}`."""
 _TF_NAME = re.compile(r"^([A-Za-z0-9_-]+)\.(\d+)\.(\d+)\.(\d+)\.npy$")
 """msit's TF golden name: `<tensor, / and : → _ and .>.<µs timestamp>.<repeat>.npy` (the tensor's ':slot'
 gives the slot: `conv1_Relu.0.<ts>.<repeat>.npy`)."""
@@ -98,7 +100,7 @@ def import_msquickcmp(folder: str | os.PathLike[str], workspace: Workspace, *, c
     runs = _run_folders(source)
     if not runs:
         raise UsageError(f"infer: {source} holds no msquickcmp output: looked for {LOOKED_FOR}")
-    run = max(runs, key=lambda p: (p.name, str(p)))
+    run = max(runs, key=_run_order)
     plan = _plan(run)
     if plan.graph is None and not plan.npu_dumps and not plan.goldens and not plan.results:
         raise UsageError(f"infer: {run} holds no msquickcmp output: looked for {LOOKED_FOR}")
@@ -126,6 +128,13 @@ def _run_folders(root: Path) -> list[Path]:
         if len(here.relative_to(root).parts) >= 3:  # {output}/{time}/{shape} is as deep as it goes
             dirnames[:] = []
     return found
+
+
+def _run_order(run: Path) -> tuple[str, str]:
+    """Newest last: by the run's `{YYYYmmddHHMMSS}` folder (a shape folder `{time}/{shape}` below it must
+    not decide which run is newest), then by the whole path."""
+    stamp = next((part for part in reversed(run.absolute().parts) if _RUN_STAMP.match(part)), "")
+    return stamp, str(run)
 
 
 def _plan(run: Path) -> _Plan:

@@ -59,6 +59,20 @@ def test_the_newest_run_is_imported_and_the_others_named(tmp_path: Path) -> None
     assert imported.other_runs == (tmp_path / "out" / "20240101000000",)
 
 
+def test_the_newest_run_is_chosen_by_its_time_folder_not_its_shape_folder(tmp_path: Path) -> None:
+    """A dynamic-shape run is `{time}/{shape}`: January's shape folder sorts after February's by name, but
+    February's run is the newest."""
+    _run(tmp_path, "20240101000000/1_3_224_224")
+    newest = _run(tmp_path, "20240202000000/1_3_100_100")
+    imported = import_msquickcmp(tmp_path / "out", Workspace(tmp_path / "pd"))
+    assert imported.source == newest
+    assert imported.other_runs == (tmp_path / "out" / "20240101000000" / "1_3_224_224",)
+    # two shapes of one run: the order is the path's
+    _run(tmp_path, "20240202000000/1_3_300_300")
+    again = import_msquickcmp(tmp_path / "out", Workspace(tmp_path / "pd2"))
+    assert again.source == tmp_path / "out" / "20240202000000" / "1_3_300_300"
+
+
 def test_om_against_om_takes_the_json_of_the_dumped_model(tmp_path: Path) -> None:
     run = _run(tmp_path)
     shutil.copyfile(OM_MODEL_JSON, run / "model" / "a_golden_model.json")  # sorts first

@@ -1,16 +1,20 @@
 """The child process of `train`: rebuild the captured step and run it once, on CPU (tfdbg dump) or NPU.
 
-    python -m precision_tool.capture.replay_step --device cpu|npu --action ACTION WORKSPACE
+    python -m precision_tool.capture.replay_step --device cpu|npu --action ACTION [--dump-dir DIR] WORKSPACE
 
 Imports precision_tool.tf_config first (before TensorFlow: oneDNN off, seeds, grappler off for a golden
 run), then: TF1 captures → import_meta_graph + restore, the saved inputs fed back, dropout fed off, fixed
-seeds on random ops that had none, op determinism on, the saved ConfigProto; Keras captures → load the
+seeds on random ops that had none, op determinism as tf_config.seed_everything decides (on only where a
+GPU is visible, or as $PRECISION_TOOL_OP_DETERMINISM says: under determinism TensorFlow builds softmax
+cross-entropy from LogSoftmax instead of the fused op the NPU graph has), the saved ConfigProto; Keras captures → load the
 saved model (with its compile state), dropout layers at rate 0, train_on_batch on the saved batch.
-On CPU the step runs under tfdbg (sess_dump / keras_dump into tf/tf_debug); on NPU through the adapter
+On CPU the step runs under tfdbg into --dump-dir (`train` passes a fresh folder inside tf/ and renames it
+to tf/tf_debug only when the child succeeds, so a failed replay never leaves a half-filled tf_debug); on NPU through the adapter
 (npu_bridge / npu_device, with tf_config's options for ACTION). What it did goes into
 tf/checkpoints/replay_<device>.json (and replay_npu_options.json: the adapter options used), which the
-shell reads. A user mistake is one line on stderr starting with 'train:' and exit status 2; a missing
-adapter is exit status 3.
+shell reads. A user mistake is one line on stderr (its last line) starting with 'train' and exit status 2;
+a missing adapter is exit status 3; anything else is a bug or a TensorFlow error, shown by the shell as one
+line with the full text in a file.
 """
 
 from __future__ import annotations
@@ -39,13 +43,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m precision_tool.capture.replay_step")
     parser.add_argument("--device", choices=["cpu", "npu"], required=True)
     parser.add_argument("--action", default="dump")
+    parser.add_argument("--dump-dir", help="where the CPU replay's tfdbg dump goes (default: tf/tf_debug)")
     parser.add_argument("workspace")
     args = parser.parse_args(argv)
     os.environ["PRECISION_DATA"] = str(Path(args.workspace).resolve())
     from precision_tool.errors import PrecisionToolError
 
     try:
-        result = replay(Path(args.workspace).resolve(), args.device, args.action)
+        dump_dir = Path(args.dump_dir).resolve() if args.dump_dir else None
+        result = replay(Path(args.workspace).resolve(), args.device, args.action, dump_dir)
     except _AdapterMissing as missing:
         print(str(missing), file=sys.stderr)
         return EXIT_NO_ADAPTER
@@ -60,28 +66,32 @@ class _AdapterMissing(Exception):
     pass
 
 
-def replay(root: Path, device: str, action: str) -> dict[str, Any]:
-    """Run the captured step once; returns (and writes) what was done."""
+def replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -> dict[str, Any]:
+    """Run the captured step once (a CPU run dumps into `dump_dir`, default tf/tf_debug); returns (and
+    writes) what was done."""
     from precision_tool.capture import step_manifest as sm
     from precision_tool.workspace import Workspace
 
     workspace = Workspace(root)
+    dump_dir = dump_dir or workspace.tf_debug_dir
     manifest = sm.read_manifest(workspace.checkpoint_dir)  # before TensorFlow: a bad capture is quick
     if device == "npu":
         _import_adapter(manifest.kind)
     from precision_tool import tf_config  # before TensorFlow, always (oneDNN off, seeds)
-    import tensorflow as tf
 
     if device == "cpu" and hasattr(tf_config, "disable_graph_rewriter"):
         tf_config.disable_graph_rewriter()  # a golden run keeps every op, even with a stand-in adapter around
     seed = getattr(tf_config, "DEFAULT_SEED", REPLAY_SEED)
-    tf_config.seed_everything(seed)
-    tf.config.experimental.enable_op_determinism()
+    # The capture-side policy, not always-on: op determinism only where a GPU is visible (or as
+    # $PRECISION_TOOL_OP_DETERMINISM says), so a rebuilt Keras loss keeps the fused softmax cross-entropy
+    # op the NPU graph has and its golden tensors keep their NPU counterparts.
+    determinism = tf_config.want_op_determinism()
+    tf_config.seed_everything(seed, op_determinism=determinism)
     if manifest.kind == sm.KIND_TF1:
-        result = _replay_tf1(manifest, workspace, device, action, seed)
+        result = _replay_tf1(manifest, workspace, device, action, seed, dump_dir)
     else:
-        result = _replay_keras(manifest, workspace, device, action)
-    result.update(device=device, action=action, kind=manifest.kind, seed=seed, op_determinism=True)
+        result = _replay_keras(manifest, workspace, device, action, dump_dir)
+    result.update(device=device, action=action, kind=manifest.kind, seed=seed, op_determinism=determinism)
     from precision_tool.atomic import write_text_atomic
 
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME.format(device=device), json.dumps(result, indent=2))
@@ -97,10 +107,10 @@ def _import_adapter(kind: str) -> None:
 
 
 # --- TF1 --------------------------------------------------------------------------------------------------
-def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: int) -> dict[str, Any]:
+def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: int,
+                dump_dir: Path) -> dict[str, Any]:
     import tensorflow as tf
 
-    from precision_tool import tf_config
     from precision_tool.capture import step_manifest as sm
     from precision_tool.capture.dropout import tf1_dropout_feeds
 
@@ -128,11 +138,20 @@ def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: i
     fetches = [entry["name"] for entry in manifest.fetch_entries()]
     if not fetches:
         fetches = [op.name for op in graph.get_collection(v1.GraphKeys.TRAIN_OP)]
-    runner = tf_config.sess_dump(session) if device == "cpu" else session
+    runner = _dumping_session(session, dump_dir) if device == "cpu" else session
     values = runner.run(fetches, feed_dict=feeds)
     return {"fetches": _fetch_report(manifest, fetches, values), "dropout_off": dropout.switched_off,
             "dropout_not_switched": dropout.not_switched, "seeded_random_ops": seeded,
             "inputs_fed": len(manifest.input_entries()), "npu_options": options}
+
+
+def _dumping_session(session: Any, dump_dir: Path) -> Any:
+    """tf_config.sess_dump's tfdbg wrapper, dumping into `dump_dir` (train's fresh folder) instead of tf/tf_debug."""
+    from tensorflow.python import debug as tf_debug
+
+    if dump_dir.is_dir() and any(dump_dir.iterdir()):
+        raise RuntimeError(f"{dump_dir} already holds dumps")  # train always passes a fresh folder
+    return tf_debug.DumpingDebugWrapperSession(session, str(dump_dir))
 
 
 def _session_config(manifest: Any, device: str, action: str) -> Any:
@@ -206,7 +225,7 @@ def _fetch_report(manifest: Any, names: list[str], values: list[Any]) -> list[di
 
 
 # --- Keras ------------------------------------------------------------------------------------------------
-def _replay_keras(manifest: Any, workspace: Any, device: str, action: str) -> dict[str, Any]:
+def _replay_keras(manifest: Any, workspace: Any, device: str, action: str, dump_dir: Path) -> dict[str, Any]:
     import tensorflow as tf
 
     from precision_tool import tf_config
@@ -229,7 +248,7 @@ def _replay_keras(manifest: Any, workspace: Any, device: str, action: str) -> di
     dropout = keras_dropout_off(model)
     x, y, sample_weight = load_batch(manifest)
     if device == "cpu":
-        keras_dump()
+        keras_dump(dump_dir)
     try:
         logs = model.train_on_batch(x, y, sample_weight=sample_weight, return_dict=True)
     finally:

@@ -33,11 +33,30 @@ def run_script(workspace: Path, script: str, *args: str) -> dict:
     return json.loads(record.read_text())
 
 
-def cli(workspace: Path, *args: str, extra_path: str = "") -> subprocess.CompletedProcess:
-    """`python precision_tool/cli.py --data WS ARGS...` as a user runs it."""
+def cli(workspace: Path, *args: str, extra_path: str = "", env: dict[str, str] | None = None,
+        wrap=None) -> subprocess.CompletedProcess:
+    """`python precision_tool/cli.py --data WS ARGS...` as a user runs it (`env`: more variables; `wrap`:
+    turns the command line into another, e.g. tests.users.read_only_user_command)."""
     command = [sys.executable, str(ROOT / "precision_tool" / "cli.py"), "--data", str(workspace), *args]
-    return subprocess.run(command, env=child_env(workspace, extra_path), capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
+    if wrap is not None:
+        command = wrap(command, workspace)
+    return subprocess.run(command, env={**child_env(workspace, extra_path), **(env or {})}, capture_output=True,
+                          text=True, timeout=600, cwd=ROOT)
+
+
+def fake_tf1_capture(folder: Path) -> dict:
+    """A TF1 manifest whose named files all exist (contents junk): enough for every check made before the
+    child process starts, without TensorFlow. Returns the manifest as written."""
+    from precision_tool.capture import step_manifest as sm
+
+    for name in ("model.meta", "model.index", "session_config.pb", "inputs/000_x_0.npy", "fetches/000_loss_0.npy"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"x")
+    fields = {"meta_graph": "model.meta", "checkpoint": "model", "session_config": "session_config.pb",
+              "inputs": [{"tensor": "x:0", "file": "inputs/000_x_0.npy", "source": "feed"}],
+              "fetches": [{"name": "loss:0", "file": "fetches/000_loss_0.npy"}, {"name": "train_op", "file": None}]}
+    sm.write_manifest(folder, sm.KIND_TF1, fields)
+    return json.loads((folder / sm.MANIFEST_NAME).read_text())
 
 
 def captured(tmp_path_factory, script: str, mode: str) -> tuple[Path, dict]:

@@ -11,17 +11,10 @@ import pytest
 from precision_tool.capture import step_manifest as sm
 from precision_tool.errors import FormatError, WorkspaceError
 
+from .conftest import fake_tf1_capture
 
-def _tf1_capture(folder: Path) -> dict:
-    """A complete TF1 manifest with every file it names present (the files' contents do not matter here)."""
-    for name in ("model.meta", "model.index", "session_config.pb", "inputs/000_x_0.npy", "fetches/000_loss_0.npy"):
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(b"x")
-    fields = {"meta_graph": "model.meta", "checkpoint": "model", "session_config": "session_config.pb",
-              "inputs": [{"tensor": "x:0", "file": "inputs/000_x_0.npy", "source": "feed"}],
-              "fetches": [{"name": "loss:0", "file": "fetches/000_loss_0.npy"}, {"name": "train_op", "file": None}]}
-    sm.write_manifest(folder, sm.KIND_TF1, fields)
-    return json.loads((folder / sm.MANIFEST_NAME).read_text())
+
+_tf1_capture = fake_tf1_capture
 
 
 def _keras_capture(folder: Path) -> dict:

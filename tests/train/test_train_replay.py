@@ -249,3 +249,43 @@ def test_keras_npu_replay_sets_the_tf2_adapter_options(keras_capture, tmp_path) 
     assert options["enable_dump"] == "1" and options["dump_mode"] == "all"
     assert Path(options["dump_path"]).resolve().is_relative_to(workspace.resolve())
     assert _replay_report(workspace, "npu")["dropout_off"] == ["drop"]
+
+
+# --- a failed replay: one line, nothing left behind, the next run not blocked ------------------------------
+def test_a_replay_failing_after_its_dump_leaves_no_tf_debug_and_the_retry_runs(tf1_feed, tmp_path) -> None:
+    source, _record = tf1_feed
+    workspace = tmp_path / "ws"
+    ws = Workspace(workspace)
+    shutil.copytree(Workspace(source).checkpoint_dir, ws.checkpoint_dir)
+    manifest = json.loads((ws.checkpoint_dir / MANIFEST_NAME).read_text())
+    loss_file = ws.checkpoint_dir / [f for f in manifest["fetches"] if f["name"] == "loss:0"][0]["file"]
+    good = loss_file.read_bytes()
+    loss_file.write_bytes(b"not an npy file")  # read after the step ran under tfdbg: the child fails late
+
+    proc = cli(workspace, "train", "-d", "cpu")
+    assert proc.returncode != 0
+    line = _lines(proc)[-1]
+    assert line.startswith("train -d cpu: the replay failed (exit 1): ValueError"), line
+    log = ws.temp_dir / "train_replay_cpu.log"
+    assert f"the full error output is in {log}" in " ".join(_lines(proc)[-2:]).replace("\n", "")
+    assert "Traceback" not in proc.stdout + proc.stderr and "Traceback" in log.read_text()
+    assert not ws.tf_debug_dir.exists() and not list((workspace / "tf").glob(".tf_debug*"))
+
+    loss_file.write_bytes(good)
+    proc = cli(workspace, "train", "-d", "cpu", env={"PRECISION_TOOL_OP_DETERMINISM": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert any(ws.tf_debug_dir.iterdir()) and not list((workspace / "tf").glob(".tf_debug*"))
+    assert _replay_report(workspace)["op_determinism"] is True  # the override reaches the child
+
+
+def test_op_determinism_follows_the_capture_policy(tf1_feed) -> None:
+    """No GPU here and no override: off, as tf_config.want_op_determinism decides (the fused softmax
+    cross-entropy op stays in a rebuilt graph)."""
+    workspace, _record = tf1_feed
+    report_file = Workspace(workspace).checkpoint_dir / "replay_cpu.json"
+    if not report_file.exists():
+        ws = Workspace(workspace)
+        for folder in (ws.tf_debug_dir, ws.golden_dir):
+            shutil.rmtree(folder, ignore_errors=True)
+        assert cli(workspace, "train", "-d", "cpu").returncode == 0
+    assert json.loads(report_file.read_text())["op_determinism"] is False

@@ -3,8 +3,11 @@
 The shell never imports TensorFlow: each device's replay runs in a child process
 (`python -m precision_tool.capture.replay_step`), with PYTHONPATH to this checkout and PRECISION_DATA
 set to the workspace, as the demo runs TensorFlow. The child's TensorFlow chatter is captured; a failure
-shows the child's one line (or the tail of its error). After a CPU replay the tfdbg dump is turned into
-golden .npy files exactly as `tf_dump` does.
+is one line: the child's own line for a mistake it knows (exit 2, 3), else the error's last line and the
+file holding the child's full error output. A CPU replay dumps into a fresh folder inside tf/, renamed to
+tf/tf_debug only when the child succeeds (removed otherwise), so a failed replay never blocks the next one;
+then the dump is turned into golden .npy files exactly as `tf_dump` does. Every folder the replay writes is
+checked writable before the child starts.
 """
 
 from __future__ import annotations
@@ -12,24 +15,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.shell.command import Command, CommandParser, Context
+from precision_tool.workspace import Workspace
 
 DEVICES = ("cpu", "npu", "all")
 ACTION_WORDS = ("dump", "overflow", "fusion_off", "fusion_switch")
 CPU_ACTIONS = {"dump"}
 REPLAY_TIMEOUT_S = 3600
+CHILD_KNOWN_FAILURES = (2, 3)  # replay_step's EXIT_USAGE, EXIT_NO_ADAPTER: its last stderr line says it all
+PARTIAL_DUMP_PREFIX = ".tf_debug.replay-"  # the CPU replay's dump folder inside tf/ until the child succeeds
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding precision_tool/
 
 _DESCRIPTION = """\
 Rebuilds the step captured in precision_data/tf/checkpoints (by PrecisionTfSession or the Keras callback
 PrecisionKerasCapture) and runs it once: the saved inputs fed back, dropout off, fixed seeds, op
-determinism on. -d cpu dumps every tensor through tfdbg into tf/tf_debug and extracts the golden .npy files
+determinism as the capture side has it (on only where a GPU is visible; $PRECISION_TOOL_OP_DETERMINISM=1|0
+decides otherwise). -d cpu dumps every tensor through tfdbg into tf/tf_debug and extracts the golden .npy files
 into tf/dump (as tf_dump); -d npu runs through the TF adapter (npu_bridge) with the action's options;
 -d all does both (the CPU side always dumps; the action is for the NPU side).
 
@@ -67,13 +76,32 @@ def parse_train_actions(device: str, action: str) -> set[str]:
     return words
 
 
-def _refuse_old_golden(ctx: Context) -> None:
+def _refuse_old_golden(ctx: Context, device: str) -> None:
     """A CPU replay writes a fresh tfdbg dump and fresh golden files: never mixed with older ones."""
     ws = ctx.workspace
     for folder, what in ((ws.tf_debug_dir, "tfdbg dumps"), (ws.golden_dir, "golden .npy files")):
         if folder.is_dir() and any(folder.iterdir()):
-            raise WorkspaceError(f"train -d cpu: {folder} already holds {what}; move it aside "
-                                 f"(mv {folder} {folder}.old) or delete it, then run train again")
+            npu_only = " (or `train -d npu` to replay only the NPU side)" if device == "all" else ""
+            raise WorkspaceError(f"train -d {device}: {folder} already holds {what}; move it aside "
+                                 f"(mv {folder} {folder}.old) or delete it, then run train again{npu_only}")
+
+
+def _check_writable(ctx: Context, devices: list[str], npu_action: str) -> None:
+    """Every folder the replay will write, created and checked now: a read-only workspace is one line
+    (WorkspaceWriteError), not a TensorFlow traceback from the child."""
+    ws = ctx.workspace
+    folders = [ws.root / "tf", ws.checkpoint_dir]  # tf/: the CPU dump's folder; checkpoints: replay_*.json
+    if "cpu" in devices:
+        folders.append(ws.golden_dir)
+    if "npu" in devices:
+        from precision_tool.capture.options import plan
+
+        npu_plan = plan(ws, npu_action, env={})  # the adapter options' folders: debug_0, dump, overflow, ...
+        folders.extend(npu_plan.folders)
+        if npu_plan.fusion_file:
+            folders.append(ws.fusion_off_file.parent)
+    for folder in dict.fromkeys(folders):
+        Workspace.ensure_dir(folder, "replay folder")
 
 
 def _child_env(root: Path) -> dict[str, str]:
@@ -86,27 +114,68 @@ def _child_env(root: Path) -> dict[str, str]:
     return env
 
 
-def run_replay(root: Path, device: str, action: str) -> dict[str, Any]:
-    """One child process replaying the step on `device`; returns its report (replay_<device>.json)."""
+def run_replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -> dict[str, Any]:
+    """One child process replaying the step on `device` (a CPU run dumps into `dump_dir`); returns its
+    report (replay_<device>.json). A failure is one CommandFailed line."""
     command = [sys.executable, "-m", "precision_tool.capture.replay_step", "--device", device,
-               "--action", action, str(root)]
+               "--action", action, *(["--dump-dir", str(dump_dir)] if dump_dir else []), str(root)]
     try:
         proc = subprocess.run(command, cwd=root, env=_child_env(root), capture_output=True, text=True,
                               timeout=REPLAY_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise CommandFailed(f"train -d {device}: the replay did not finish in {REPLAY_TIMEOUT_S} s") from None
     if proc.returncode != 0:
-        lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-        own = [line for line in lines if line.startswith("train")]
-        if own:
-            raise CommandFailed(own[-1])
-        if "No module named 'tensorflow'" in proc.stderr:
-            raise CommandFailed("train: TensorFlow is not installed for "
-                                f"{sys.executable}; `pip install tensorflow-cpu` and run train again")
-        tail = "\n".join(lines[-12:])
-        raise CommandFailed(f"train -d {device}: the replay failed (exit {proc.returncode}):\n{tail}")
+        raise CommandFailed(_failure_line(root, device, proc))
     out = [line for line in proc.stdout.strip().splitlines() if line.startswith("{")]
     return json.loads(out[-1]) if out else {}
+
+
+def _failure_line(root: Path, device: str, proc: subprocess.CompletedProcess) -> str:
+    """The child's own line for a failure it knows; otherwise the error's last line and where its full
+    output went (never a traceback on screen)."""
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    if proc.returncode in CHILD_KNOWN_FAILURES and lines and lines[-1].startswith("train"):
+        return lines[-1]
+    if "No module named 'tensorflow'" in proc.stderr:
+        return (f"train: TensorFlow is not installed for {sys.executable}; `pip install tensorflow-cpu` "
+                "and run train again")
+    last = lines[-1].strip() if lines else "no error output"
+    if proc.returncode < 0:
+        last = f"killed by signal {-proc.returncode}; {last}"
+    saved = _save_child_output(root, device, proc)
+    where = f"the full error output is in {saved}" if saved else "its error output could not be saved"
+    return f"train -d {device}: the replay failed (exit {proc.returncode}): {last}; {where}"
+
+
+def _save_child_output(root: Path, device: str, proc: subprocess.CompletedProcess) -> Path | None:
+    """temp/train_replay_<device>.log of the workspace (the system's temp folder when it is read-only)."""
+    text = (f"$ {' '.join(map(str, proc.args))}\nexit status {proc.returncode}\n--- stderr ---\n{proc.stderr}"
+            f"\n--- stdout ---\n{proc.stdout}")
+    name = f"train_replay_{device}.log"
+    for folder in (Workspace(root).temp_dir, Path(tempfile.gettempdir())):
+        try:
+            Workspace.ensure_dir(folder, "log folder")
+            (folder / name).write_text(text, encoding="utf-8")
+            return folder / name
+        except (OSError, WorkspaceError):
+            continue
+    return None
+
+
+def _replay_cpu(ctx: Context, root: Path) -> dict[str, Any]:
+    """The CPU replay dumps into a fresh folder inside tf/; it becomes tf/tf_debug only when the child
+    succeeded, and is removed otherwise, so a failure leaves nothing that blocks the next `train -d cpu`."""
+    target = ctx.workspace.tf_debug_dir
+    partial = Path(tempfile.mkdtemp(prefix=PARTIAL_DUMP_PREFIX, dir=target.parent))
+    try:
+        report = run_replay(root, "cpu", "dump", dump_dir=partial)
+        if target.is_dir() and not any(target.iterdir()):
+            target.rmdir()  # an empty tf_debug (allowed by the refusal) gives way to the new dump
+        partial.rename(target)
+        return report
+    finally:
+        if partial.exists():
+            shutil.rmtree(partial, ignore_errors=True)
 
 
 def _extract_golden(ctx: Context) -> Any:
@@ -155,14 +224,15 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
     root = ctx.workspace.root.resolve()
     devices = ["cpu", "npu"] if args.device == "all" else [args.device]
     if "cpu" in devices:
-        _refuse_old_golden(ctx)
+        _refuse_old_golden(ctx, args.device)
+    _check_writable(ctx, devices, args.action)
     ctx.note(note_line(f"replaying the {manifest.kind} step captured in {manifest.folder}"))
     shown: list[Any] = []
     for device in devices:
         action = "dump" if device == "cpu" else args.action
         ctx.note(note_line(f"train -d {device} -a {action}: running the step in a TensorFlow child process"))
         try:
-            report = run_replay(root, device, action)
+            report = _replay_cpu(ctx, root) if device == "cpu" else run_replay(root, device, action)
         except CommandFailed:
             for line in shown:  # what the CPU side did stays on screen
                 ctx.note(line)

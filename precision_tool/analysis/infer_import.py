@@ -7,7 +7,9 @@ on the CPU dumping every node, and compares the two with msaccucmp. Its output f
 (the om as atc JSON) and `result_<time>.csv`. Those become the parts of a precision_data workspace our
 commands read: the Build graph and dump of npu/debug_0, the golden tensors of tf/dump and a result folder
 of temp/vector_compare. Everything is checked before anything is written, so a bad folder leaves the
-workspace as it was; existing parts are refused, or with `force` moved aside (never deleted).
+workspace as it was; existing parts are refused, or with `force` moved aside (never deleted). The parts are
+written into a staging folder inside the workspace and renamed into place only when all of them were written,
+so a write error (a full disk, a file too large) also leaves the workspace as it was.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import csv
 import os
 import re
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from precision_tool.errors import FormatError, UsageError, WorkspaceError
 from precision_tool.formats.golden import TIMESTAMP_DIGITS, parse_golden_name
@@ -36,7 +39,10 @@ gives the slot: `conv1_Relu.0.<ts>.<repeat>.npy`)."""
 ONNX_NAME_MAP = "mapping.csv"
 """dump_data/onnx/mapping.csv: `<short name>,<real name>` for golden names too long for the file system."""
 MAX_NAME_BYTES = 255
-ASIDE_PREFIX = ".before_infer_"
+ASIDE_PREFIX = "before_infer_"
+"""<workspace>/before_infer_<time>/: where `force` moves the old parts, keeping their paths."""
+STAGING_PREFIX = ".infer_tmp_"
+"""<workspace>/.infer_tmp_<time>_<random>/: where the parts are written before they are renamed into place."""
 LOOKED_FOR = ("model/*.json (the om model as atc JSON), dump_data/npu/<time>/ (NPU dumps), "
               "dump_data/onnx|tf|caffe/*.npy (golden tensors) or result_*.csv")
 
@@ -104,14 +110,14 @@ def import_msquickcmp(folder: str | os.PathLike[str], workspace: Workspace, *, c
     plan = _plan(run)
     if plan.graph is None and not plan.npu_dumps and not plan.goldens and not plan.results:
         raise UsageError(f"infer: {run} holds no msquickcmp output: looked for {LOOKED_FOR}")
-    conflicts = _conflicts(plan, workspace)
-    if conflicts and not force:
-        raise WorkspaceError(f"infer: the workspace {workspace.root} already holds {', '.join(conflicts)}; "
-                             "add --force to move them aside (nothing is deleted), or choose another "
-                             "workspace with --data DIR")
-    Workspace.ensure_dir(workspace.root, "workspace")
-    moved = _move_aside(plan, workspace) if conflicts else []
-    parts = _write(plan, workspace, copy)
+    held = [p for p in replaced_parts(workspace) if _holds_data(p)]
+    if held and not force:
+        names = ", ".join(str(p.relative_to(workspace.root)) for p in held)
+        raise WorkspaceError(f"infer: the workspace {workspace.root} already holds {names}; an import replaces "
+                             f"them all (so no old graph, dump or result mixes with it): add --force to move "
+                             f"them aside to {workspace.root / (ASIDE_PREFIX + '<time>')} (nothing is deleted), "
+                             "or choose another workspace with --data DIR")
+    parts, moved = _Transaction(plan, workspace, copy).run()
     others = tuple(sorted(r for r in runs if r != run))
     return InferImport(run, workspace.root, tuple(parts), plan.skipped, tuple(moved), others)
 
@@ -253,87 +259,211 @@ def _has_files(folder: Path) -> bool:
     return next(_files(folder), None) is not None
 
 
-# --- conflicts ---------------------------------------------------------------------------------
-def _targets(plan: _Plan, workspace: Workspace) -> dict[str, Path]:
-    """Workspace part name → the folder that part of the import goes to."""
-    targets: dict[str, Path] = {}
-    if plan.graph is not None:
-        targets["Build graphs in"] = workspace.graph_dir(0)
-    if plan.npu_dumps:
-        targets["NPU dumps in"] = workspace.dump_root(0)
-    if plan.goldens:
-        targets["golden tensors in"] = workspace.golden_dir
-    for _csv, stamp in plan.results:
-        targets[f"the result folder {stamp} in"] = workspace.vector_compare_dir / stamp
-    return targets
+# --- what an import replaces -------------------------------------------------------------------
+def replaced_parts(workspace: Workspace) -> list[Path]:
+    """The workspace parts an import replaces as a whole: every npu/debug_N (Build graphs, dumps), the TF
+    side (tf/tf_debug, tf/checkpoints, tf/dump) and the comparison results (temp/vector_compare). Keeping
+    any of them would mix the old run with the imported one (`vcs` showing an old result as current, `vc`
+    and `ni` pairing imported dumps with an old graph)."""
+    debug = sorted((p for p in workspace.npu_dir.glob("debug_*") if p.name[len("debug_"):].isdigit()),
+                   key=lambda p: int(p.name[len("debug_"):])) if workspace.npu_dir.is_dir() else []
+    return [*debug, workspace.tf_debug_dir, workspace.checkpoint_dir, workspace.golden_dir,
+            workspace.vector_compare_dir]
 
 
-def _occupied(folder: Path) -> bool:
-    return folder.is_symlink() or (folder.is_dir() and any(folder.iterdir())) or (
-        folder.exists() and not folder.is_dir())
-
-
-def _conflicts(plan: _Plan, workspace: Workspace) -> list[str]:
-    return [f"{what} {folder}" for what, folder in _targets(plan, workspace).items() if _occupied(folder)]
-
-
-def _move_aside(plan: _Plan, workspace: Workspace) -> list[tuple[Path, Path]]:
-    stamp = time.strftime("%Y%m%d%H%M%S")
-    moved = []
-    for folder in _targets(plan, workspace).values():
-        if not _occupied(folder):
-            continue
-        target = folder.with_name(folder.name + ASIDE_PREFIX + stamp)
-        n = 1
-        while target.exists() or target.is_symlink():
-            target = folder.with_name(f"{folder.name}{ASIDE_PREFIX}{stamp}_{n}")
-            n += 1
-        try:
-            folder.rename(target)
-        except OSError as exc:
-            raise WorkspaceError(f"infer: cannot move {folder} aside to {target}: {exc.strerror or exc}; "
-                                 "move it yourself, or choose another workspace with --data DIR") from None
-        moved.append((folder, target))
-    return moved
+def _holds_data(path: Path) -> bool:
+    """A file or a link anywhere in `path` (folders holding only empty folders hold nothing)."""
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        return True
+    if not path.is_dir():
+        return False
+    for _dirpath, dirnames, filenames in os.walk(path):
+        if filenames or any(os.path.islink(os.path.join(_dirpath, d)) for d in dirnames):
+            return True
+    return False
 
 
 # --- writing -----------------------------------------------------------------------------------
-def _write(plan: _Plan, workspace: Workspace, copy: bool) -> list[ImportedPart]:
-    parts = []
-    try:
+class _WriteFailed(Exception):
+    """One write of the import failed: the path it would have had in the workspace, and the system's reason."""
+
+    def __init__(self, target: Path, reason: str) -> None:
+        super().__init__(f"{target}: {reason}")
+        self.target, self.reason = target, reason
+
+
+class _Transaction:
+    """Write every part into a staging folder in the workspace, then move the old parts aside and rename the
+    staged ones into place. Any failure undoes what was done: the staged and placed parts (ours) are
+    removed, the moved-aside parts go back, the folders made are removed again. The user's data is only
+    ever renamed."""
+
+    def __init__(self, plan: _Plan, workspace: Workspace, copy: bool) -> None:
+        self.plan, self.workspace, self.copy = plan, workspace, copy
+        self.root = workspace.root
+        self.stamp = time.strftime("%Y%m%d%H%M%S")
+        self.made: list[Path] = []  # folders this import created outside the staging folder, in order
+        self.renamed: list[tuple[Path, Path]] = []  # (from, to), in order
+        self.placed: list[Path] = []
+        self.staging: Path | None = None
+
+    def run(self) -> tuple[list[ImportedPart], list[tuple[Path, Path]]]:
+        try:
+            self._make_dirs(self.root)
+            try:
+                self.staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{self.stamp}_", dir=self.root))
+            except OSError as exc:
+                raise _WriteFailed(self.root, exc.strerror or str(exc)) from None
+            parts = self._stage()
+            moved = self._move_old_parts()
+            for unit in sorted({self._unit(p.target) for p in parts}):
+                staged, final = self.staging / unit, self.root / unit
+                self._make_dirs(final.parent)
+                self._rename(staged, final)
+                self.placed.append(final)
+            shutil.rmtree(self.staging)  # what is left: empty folders an import replaced, if any
+            return [self._final(p) for p in parts], moved
+        except _WriteFailed as exc:
+            undo = self._undo()
+            raise WorkspaceError(f"infer: cannot write {exc.target}: {exc.reason}; {undo}"
+                                 + ("" if not self.copy else ", or import with links (no --copy)")) from None
+        except BaseException:
+            self._undo()
+            raise
+
+    # staging: every write of the import happens here ---------------------------------------------
+    def _stage(self) -> list[ImportedPart]:
+        assert self.staging is not None
+        plan, stage, copy = self.plan, self.staging, self.copy
+        parts = []
         if plan.graph is not None:
-            folder = Workspace.ensure_dir(workspace.graph_dir(0), "graph folder")
-            target = folder / f"{plan.graph_name}_Build.json"
-            _place(plan.graph, target, copy)
+            target = self._mkdir(stage / self._rel(self.workspace.graph_dir(0))) / f"{plan.graph_name}_Build.json"
+            self._place(plan.graph, target)
             parts.append(ImportedPart("Build graph", plan.graph, target, 1, not copy))
         if plan.npu_dumps:
-            root = Workspace.ensure_dir(workspace.dump_root(0), "NPU dump folder")
+            root = self._mkdir(stage / self._rel(self.workspace.dump_root(0)))
             for dump in plan.npu_dumps:
-                target = root / dump.name
-                _place(dump, target, copy)
-                parts.append(ImportedPart("NPU dump", dump, target, sum(1 for _ in _files(dump)), not copy))
+                self._place(dump, root / dump.name)
+                parts.append(ImportedPart("NPU dump", dump, root / dump.name, sum(1 for _ in _files(dump)), not copy))
         if plan.goldens:
-            folder = Workspace.ensure_dir(workspace.golden_dir, "golden folder")
+            folder = self._mkdir(stage / self._rel(self.workspace.golden_dir))
             for path, name in plan.goldens:
-                _place(path, folder / name, copy)
+                self._place(path, folder / name)
             assert plan.golden_folder is not None
             parts.append(ImportedPart("golden tensors", plan.golden_folder, folder, len(plan.goldens), not copy))
-        for csv_file, stamp in plan.results:
-            folder = Workspace.ensure_dir(workspace.vector_compare_dir / stamp, "comparison results folder")
-            target = folder / csv_file.name
-            shutil.copyfile(csv_file, target)  # small, and `vc` may write beside it: always a copy
-            parts.append(ImportedPart("comparison result", csv_file, target, 1, False))
-    except OSError as exc:
-        raise WorkspaceError(f"infer: cannot write {exc.filename or workspace.root}: {exc.strerror or exc}; "
-                             "choose another workspace with --data DIR") from None
-    return parts
+        for csv_file, result_stamp in plan.results:
+            folder = self._mkdir(stage / self._rel(self.workspace.vector_compare_dir / result_stamp))
+            # small, and `vc` may write beside it: always a copy
+            self._do(lambda: shutil.copyfile(csv_file, folder / csv_file.name), folder / csv_file.name)
+            parts.append(ImportedPart("comparison result", csv_file, folder / csv_file.name, 1, False))
+        return parts
 
+    def _place(self, source: Path, target: Path) -> None:
+        absolute = source.resolve()
+        if not self.copy:
+            self._do(lambda: os.symlink(absolute, target), target)
+        elif absolute.is_dir():
+            self._mkdir(target)
+            for path in _files(absolute):
+                copied = target / path.relative_to(absolute)
+                self._mkdir(copied.parent)
+                self._do(lambda: shutil.copy2(path, copied), copied)
+        else:
+            self._do(lambda: shutil.copy2(absolute, target), target)
 
-def _place(source: Path, target: Path, copy: bool) -> None:
-    absolute = source.resolve()
-    if not copy:
-        os.symlink(absolute, target)
-    elif absolute.is_dir():
-        shutil.copytree(absolute, target, symlinks=False)
-    else:
-        shutil.copy2(absolute, target)
+    def _mkdir(self, folder: Path) -> Path:
+        self._do(lambda: folder.mkdir(parents=True, exist_ok=True), folder)
+        return folder
+
+    def _do(self, write: Callable[[], object], target: Path) -> None:
+        """Run one write; an OSError names the path `target` would have in the workspace (not the source,
+        not the staging folder) with the system's reason."""
+        try:
+            write()
+        except OSError as exc:
+            raise _WriteFailed(self._final_path(target), exc.strerror or str(exc)) from None
+
+    # moving the old parts aside, placing the new ones ----------------------------------------------
+    def _move_old_parts(self) -> list[tuple[Path, Path]]:
+        assert self.staging is not None
+        moved: list[tuple[Path, Path]] = []
+        aside = self.root / f"{ASIDE_PREFIX}{self.stamp}"
+        n = 1
+        while aside.exists() or aside.is_symlink():
+            aside = self.root / f"{ASIDE_PREFIX}{self.stamp}_{n}"
+            n += 1
+        for part in replaced_parts(self.workspace):
+            if not (part.exists() or part.is_symlink()):
+                continue
+            if _holds_data(part):
+                target = aside / self._rel(part)
+                self._make_dirs(target.parent)
+                self._rename(part, target)
+                moved.append((part, target))
+            else:  # empty folders only: out of the way into the staging folder, removed with it
+                target = self.staging / "replaced_empty" / self._rel(part)
+                self._mkdir(target.parent)
+                self._rename(part, target)
+        return moved
+
+    def _rename(self, source: Path, target: Path) -> None:
+        try:
+            source.rename(target)
+        except OSError as exc:
+            raise _WriteFailed(target, f"cannot move {source} there: {exc.strerror or exc}") from None
+        self.renamed.append((source, target))
+
+    def _make_dirs(self, folder: Path) -> None:
+        missing = []
+        for parent in [folder, *folder.parents]:
+            if parent.exists() or parent.is_symlink():
+                break
+            missing.append(parent)
+        for parent in reversed(missing):
+            self._do(parent.mkdir, parent)
+            self.made.append(parent)
+
+    def _undo(self) -> str:
+        """Put the workspace back as it was; say so, or what could not be put back."""
+        problems = []
+        for final in reversed(self.placed):
+            self.renamed = [pair for pair in self.renamed if pair[1] != final]
+            try:
+                shutil.rmtree(final)  # a part this import wrote
+            except OSError as exc:
+                problems.append(f"remove {final} ({exc.strerror or exc})")
+        for source, target in reversed(self.renamed):
+            try:
+                target.rename(source)
+            except OSError as exc:
+                problems.append(f"move {target} back to {source} ({exc.strerror or exc})")
+        if self.staging is not None:
+            shutil.rmtree(self.staging, ignore_errors=True)
+            if self.staging.exists():
+                problems.append(f"remove {self.staging}")
+        for folder in reversed(self.made):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass  # not empty: something else is in it now
+        if problems:
+            return "could not undo everything: " + "; ".join(problems) + "; do that by hand"
+        return "the workspace was left as it was; fix that or choose another workspace with --data DIR"
+
+    # paths ------------------------------------------------------------------------------------------
+    def _rel(self, path: Path) -> Path:
+        return path.relative_to(self.root)
+
+    def _final_path(self, path: Path) -> Path:
+        """The path a staged `path` gets in the workspace."""
+        if self.staging is not None and path.is_relative_to(self.staging) and path != self.staging:
+            return self.root / path.relative_to(self.staging)
+        return path
+
+    def _unit(self, staged: Path) -> Path:
+        """The folder renamed into place: npu/debug_0, tf/dump or temp/vector_compare."""
+        assert self.staging is not None
+        return Path(*staged.relative_to(self.staging).parts[:2])
+
+    def _final(self, part: ImportedPart) -> ImportedPart:
+        return ImportedPart(part.what, part.source, self._final_path(part.target), part.files, part.linked)

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import csv
 import filecmp
-import os
+import hashlib
 import math
+import os
+import resource
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
+
+import numpy as np
+
+from tests.conftest import ROOT
 
 from tests.infer.msquickcmp_output import DUMP_TIME, OM_MODEL, RESULT_TIME
 
@@ -94,24 +103,114 @@ def test_copy_makes_a_workspace_that_outlives_the_folder(msquickcmp_out, cli, tm
     assert node.status == 0 and "golden Slice_1218.0" in node.out
 
 
-def test_a_second_import_is_refused_then_forced_aside(msquickcmp_out, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    data = tmp_path / "precision_data"
+def _snapshot(root: Path) -> dict[str, str]:
+    """Every path under `root` (links not followed): what it is and what it holds."""
+    found = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = str(path.relative_to(root))
+            if path.is_symlink():
+                found[rel] = "link " + os.readlink(path)
+            elif path.is_dir():
+                found[rel] = "folder"
+            else:
+                found[rel] = "file " + hashlib.sha1(path.read_bytes()).hexdigest()
+    return found
+
+
+REPLACED = ["npu/debug_0", "npu/debug_1", "tf/tf_debug", "tf/checkpoints", "tf/dump", "temp/vector_compare"]
+
+
+def _old_workspace(data: Path, msquickcmp_out, cli) -> None:  # type: ignore[no-untyped-def]
+    """A workspace holding every part an import replaces: an earlier import (debug_0's graph and dump,
+    tf/dump, a result), a second NPU run, tfdbg dumps, a captured step, and a result newer than the import's."""
     assert cli("infer", str(msquickcmp_out.output), data=data).status == 0
-    before = sorted(str(p) for p in data.rglob("*"))
+    for rel in ("npu/debug_1/dump/20990101000000/x", "tf/tf_debug/run_1/x", "tf/checkpoints/manifest.json"):
+        (data / rel).parent.mkdir(parents=True)
+        (data / rel).write_text("old " + rel)
+    newer = data / "temp" / "vector_compare" / "20990101000000"
+    newer.mkdir()
+    shutil.copyfile(msquickcmp_out.result_csv, newer / "result_20990101000000.csv")
+
+
+def test_a_second_import_is_refused_then_forced_aside_as_a_whole(msquickcmp_out, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--force moves every part an import replaces aside (kept, with its path) so nothing old mixes with the
+    import: not just the folders the import writes into (the old graph, tfdbg dumps, results stayed)."""
+    data = tmp_path / "precision_data"
+    _old_workspace(data, msquickcmp_out, cli)
+    before = _snapshot(data)
     refused = cli("infer", str(msquickcmp_out.output), data=data)
     assert refused.status == 1
     lines = [line for line in (refused.out + refused.err).splitlines() if line.strip()]
-    assert len(lines) == 1 and "already holds" in lines[0] and "--force" in lines[0]
-    assert sorted(str(p) for p in data.rglob("*")) == before
+    assert len(lines) == 1 and "already holds" in lines[0] and "--force" in lines[0], lines
+    assert all(part in lines[0] for part in REPLACED), lines[0]
+    assert _snapshot(data) == before
     forced = cli("infer", str(msquickcmp_out.output), "--force", data=data)
     assert forced.status == 0, forced.out + forced.err
     assert "moved aside" in forced.out
-    aside = [p for p in (data / "npu" / "debug_0").iterdir() if ".before_infer_" in p.name]
-    assert sorted(p.name.split(".")[0] for p in aside) == ["dump", "graph"]
-    old_graph = next(p for p in aside if p.name.startswith("graph"))
-    assert (old_graph / f"{OM_MODEL}_Build.json").is_symlink()  # moved, not deleted
+    (aside,) = data.glob("before_infer_*")
+    # every old part, moved with its path and contents: nothing deleted
+    old_parts = {rel: kind for rel, kind in before.items() if any(rel == p or rel.startswith(p + "/") for p in REPLACED)}
+    assert {rel: kind for rel, kind in _snapshot(aside).items() if rel not in ("npu", "tf", "temp")} == old_parts
+    assert not any(p.name.startswith(".infer_tmp_") for p in data.iterdir())
+    # what is left is the import alone
+    assert not (data / "npu" / "debug_1").exists()
+    assert not (data / "tf" / "tf_debug").exists() and not (data / "tf" / "checkpoints").exists()
+    assert [p.name for p in (data / "temp" / "vector_compare").iterdir()] == [RESULT_TIME]
+    summary = cli("vcs", data=data)
+    assert summary.status == 0 and f"result_{RESULT_TIME}.csv" in summary.out, summary.out + summary.err
+    assert "20990101000000" not in summary.out
     assert (data / "npu" / "debug_0" / "graph" / f"{OM_MODEL}_Build.json").is_symlink()
-    assert cli("vcs", data=data).status == 0
+
+
+def _cli_with_file_size_limit(limit: int, *args: str, data: Path) -> tuple[int, str]:
+    """The CLI in a child whose files may not grow past `limit` bytes: a bigger write fails with EFBIG
+    (SIGXFSZ ignored, so the write returns the error instead of killing the process)."""
+    def limit_file_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    env.update({"COLUMNS": "200", "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"})
+    proc = subprocess.run([sys.executable, str(ROOT / "precision_tool" / "cli.py"), "--data", str(data), *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT, preexec_fn=limit_file_size,
+                          timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_a_copy_that_fails_to_write_leaves_the_workspace_as_it_was(msquickcmp_out, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A real write error halfway through --copy (the graph and the dumps are copied, a golden tensor is too
+    big): nothing of the import stays, the old parts are where they were, and the one line names the file
+    in the workspace that could not be written, with the system's reason."""
+    source = tmp_path / "out"
+    shutil.copytree(msquickcmp_out.output, source)
+    golden = source / "20240101120000" / "dump_data" / "onnx"
+    big = "big_node.0.1704067200000999.npy"
+    np.save(golden / big, np.zeros(1 << 21, np.float32))  # 8 MiB, past the 2 MiB limit
+    limit = 2 << 20
+    assert all(p.stat().st_size < limit for p in source.rglob("*") if p.is_file() and p.name != big)
+
+    data = tmp_path / "precision_data"
+    _old_workspace(data, msquickcmp_out, cli)
+    before = _snapshot(data)
+    status, out = _cli_with_file_size_limit(limit, "infer", str(source), "--copy", "--force", data=data)
+    assert status == 1, out
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in out, out
+    assert f"cannot write {data / 'tf' / 'dump' / big}: File too large" in lines[0], lines[0]
+    assert str(golden) not in lines[0]  # the target, not the source
+    assert "left as it was" in lines[0]
+    after = _snapshot(data)
+    after.pop("temp/precision_tool.log", None)  # the tool's own log of the failure
+    before.pop("temp/precision_tool.log", None)
+    assert after == before
+
+    # into a workspace that did not exist: it still does not
+    fresh = tmp_path / "fresh" / "precision_data"
+    status, out = _cli_with_file_size_limit(limit, "infer", str(source), "--copy", data=fresh)
+    assert status == 1 and f"cannot write {fresh / 'tf' / 'dump' / big}: File too large" in out, out
+    assert not (tmp_path / "fresh").exists() or not any((tmp_path / "fresh").iterdir())
 
 
 def test_errors_are_one_line(cli, tmp_path: Path, msquickcmp_out) -> None:  # type: ignore[no-untyped-def]

@@ -94,9 +94,15 @@ def test_force_moves_a_golden_folder_aside(tmp_path: Path) -> None:
     mine = tmp_path / "pd" / "tf" / "dump"
     mine.mkdir(parents=True)
     np.save(mine / "mine.0.1704067200000001.npy", np.zeros(2, np.float32))
-    with pytest.raises(WorkspaceError, match="already holds golden tensors in"):
+    (tmp_path / "pd" / "temp" / "vector_compare" / "empty").mkdir(parents=True)  # holds nothing: no conflict
+    with pytest.raises(WorkspaceError, match=r"already holds tf/dump; an import replaces them all"):
         import_msquickcmp(tmp_path / "out", Workspace(tmp_path / "pd"))
     imported = import_msquickcmp(tmp_path / "out", Workspace(tmp_path / "pd"), force=True)
-    ((old, aside),) = [pair for pair in imported.moved_aside if pair[0] == mine]
+    ((old, aside),) = imported.moved_aside
+    assert old == mine and aside.parent.parent.name.startswith("before_infer_") and aside.relative_to(
+        aside.parent.parent) == Path("tf/dump")
     assert (aside / "mine.0.1704067200000001.npy").is_file()
     assert [p.name for p in mine.iterdir()] == ["n.0.1704067200000001.npy"]
+    assert not (tmp_path / "pd" / "temp" / "vector_compare").exists()  # the empty folders went with staging
+    assert sorted(p.name.split("_2")[0] for p in (tmp_path / "pd").iterdir()) == [
+        "before_infer", "npu", "temp", "tf"]

@@ -13,8 +13,12 @@ Import the folder msquickcmp (msit debug compare) wrote with -o: the om model's 
 becomes the Build graph of npu/debug_0, dump_data/npu/<time>/ its NPU dump, dump_data/onnx|tf|caffe/*.npy
 the golden tensors (tf/dump) and result_<time>.csv a result folder (temp/vector_compare/<time>/), so `vcs`,
 `ni OP`, `ac` and `vc` work on it. DIR may be the -o folder (its newest run is imported) or one run folder.
-Dumps and golden tensors are symlinked (they are big) unless --copy; a workspace that already holds any of
-these parts is refused unless --force, which moves them aside (to <name>.before_infer_<time>), never deletes.
+Dumps and golden tensors are symlinked (they are big) unless --copy. An import replaces npu/debug_N (every
+run's graphs and dumps), tf/tf_debug, tf/checkpoints, tf/dump and temp/vector_compare as a whole, so nothing
+old mixes with it: a workspace holding any of them is refused (naming them) unless --force, which moves them
+all aside to <workspace>/before_infer_<time>/ with their paths (never deletes). Everything is written into a
+staging folder in the workspace first and renamed into place only when all of it was written: a write error
+leaves the workspace as it was.
 
 examples:
   infer ./result/test                      import the newest run under msquickcmp's -o folder
@@ -32,7 +36,8 @@ def _parser(parser: CommandParser) -> None:
                      help="symlink the dumps, golden tensors and graph (the default)")
     how.add_argument("--copy", dest="copy", action="store_true", help="copy them instead of linking")
     parser.add_argument("--force", action="store_true",
-                        help="import even when the workspace holds these parts: they are moved aside, not deleted")
+                        help="import even when the workspace holds npu/debug_N, tf/tf_debug, tf/checkpoints, tf/dump or "
+                             "temp/vector_compare: all of them are moved aside to before_infer_<time>/, not deleted")
 
 
 def _infer(args: argparse.Namespace, ctx: Context) -> Any:

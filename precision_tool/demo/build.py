@@ -7,7 +7,6 @@ imported already, and so the shell never loads TensorFlow itself.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from precision_tool.capture.child_env import tf_child_env
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.workspace import Workspace
 
@@ -22,7 +22,6 @@ DEFAULT_DIR = "./precision_data_demo"
 # What a demo build writes; --force removes exactly these, never anything else in the folder.
 DEMO_PARTS = ("npu", "tf", "overflow", "fusion", "temp")
 NETWORK_TIMEOUT_S = 600
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding precision_tool/
 
 
 @dataclass(frozen=True)
@@ -58,12 +57,7 @@ def prepare_folder(root: Path, *, force: bool) -> None:
 def run_network(root: Path) -> DemoBuild:
     """The golden CPU step (tfdbg dump via tf_config.sess_dump) and the simulated NPU side."""
     started = time.perf_counter()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
-    env["PRECISION_DATA"] = str(root)
-    env.pop("PRECISION_TOOL_CONFIG", None)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    env["TF_ENABLE_ONEDNN_OPTS"] = "0"
+    env = tf_child_env(root)
     command = [sys.executable, "-m", "precision_tool.demo.network", str(root)]
     try:
         proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,

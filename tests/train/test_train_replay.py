@@ -72,6 +72,7 @@ def test_cpu_replay_refuses_a_workspace_that_already_holds_golden_dumps(demo_cop
     assert proc.returncode != 0
     (line,) = _lines(proc)
     assert "tf/tf_debug already holds tfdbg dumps" in line and "mv " in line
+    assert "tf/dump already holds golden .npy files" in line and line.count("mv ") == 2  # both, in one line
     assert not (Workspace(demo_copy).checkpoint_dir / "replay_cpu.json").exists()
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -22,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from precision_tool.capture.child_env import tf_child_env
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.shell.command import Command, CommandParser, Context
 from precision_tool.workspace import Workspace
@@ -32,7 +32,6 @@ CPU_ACTIONS = {"dump"}
 REPLAY_TIMEOUT_S = 3600
 CHILD_KNOWN_FAILURES = (2, 3)  # replay_step's EXIT_USAGE, EXIT_NO_ADAPTER: its last stderr line says it all
 PARTIAL_DUMP_PREFIX = ".tf_debug.replay-"  # the CPU replay's dump folder inside tf/ until the child succeeds
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding precision_tool/
 
 _DESCRIPTION = """\
 Rebuilds the step captured in precision_data/tf/checkpoints (by PrecisionTfSession or the Keras callback
@@ -77,13 +76,20 @@ def parse_train_actions(device: str, action: str) -> set[str]:
 
 
 def _refuse_old_golden(ctx: Context, device: str) -> None:
-    """A CPU replay writes a fresh tfdbg dump and fresh golden files: never mixed with older ones."""
+    """A CPU replay writes a fresh tfdbg dump and fresh golden files: never mixed with older ones. Every
+    occupied folder is named in the one line, so the user moves them all at once."""
     ws = ctx.workspace
-    for folder, what in ((ws.tf_debug_dir, "tfdbg dumps"), (ws.golden_dir, "golden .npy files")):
-        if folder.is_dir() and any(folder.iterdir()):
-            npu_only = " (or `train -d npu` to replay only the NPU side)" if device == "all" else ""
-            raise WorkspaceError(f"train -d {device}: {folder} already holds {what}; move it aside "
-                                 f"(mv {folder} {folder}.old) or delete it, then run train again{npu_only}")
+    occupied = [(folder, what) for folder, what in ((ws.tf_debug_dir, "tfdbg dumps"),
+                                                    (ws.golden_dir, "golden .npy files"))
+                if folder.is_dir() and any(folder.iterdir())]
+    if not occupied:
+        return
+    held = " and ".join(f"{folder} already holds {what}" for folder, what in occupied)
+    moves = " && ".join(f"mv {folder} {folder}.old" for folder, _ in occupied)
+    npu_only = " (or `train -d npu` to replay only the NPU side)" if device == "all" else ""
+    them = "them" if len(occupied) > 1 else "it"
+    raise WorkspaceError(f"train -d {device}: {held}; move {them} aside ({moves}) or delete {them}, "
+                         f"then run train again{npu_only}")
 
 
 def _check_writable(ctx: Context, devices: list[str], npu_action: str) -> None:
@@ -104,23 +110,13 @@ def _check_writable(ctx: Context, devices: list[str], npu_action: str) -> None:
         Workspace.ensure_dir(folder, "replay folder")
 
 
-def _child_env(root: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
-    env["PRECISION_DATA"] = str(root)
-    env.pop("PRECISION_TOOL_CONFIG", None)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    env["TF_ENABLE_ONEDNN_OPTS"] = "0"
-    return env
-
-
 def run_replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -> dict[str, Any]:
     """One child process replaying the step on `device` (a CPU run dumps into `dump_dir`); returns its
     report (replay_<device>.json). A failure is one CommandFailed line."""
     command = [sys.executable, "-m", "precision_tool.capture.replay_step", "--device", device,
                "--action", action, *(["--dump-dir", str(dump_dir)] if dump_dir else []), str(root)]
     try:
-        proc = subprocess.run(command, cwd=root, env=_child_env(root), capture_output=True, text=True,
+        proc = subprocess.run(command, cwd=root, env=tf_child_env(root), capture_output=True, text=True,
                               timeout=REPLAY_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise CommandFailed(f"train -d {device}: the replay did not finish in {REPLAY_TIMEOUT_S} s") from None

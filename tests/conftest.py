@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -12,6 +13,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ANCHOR_SETUP = ROOT.parent / "shared" / "tools" / "msaccucmp-anchor" / "setup.sh"
+
+# A test run started in the background of a non-interactive shell (`cmd &`, `su -c ... &`) inherits SIGINT
+# ignored, and so would every program it starts: the Ctrl-C tests would test the harness, not the tool.
+# Ctrl-C in a terminal reaches a program with SIGINT at its default; give the children that.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @dataclass

@@ -17,7 +17,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the folder holding precisi
 def tf_child_env(workspace_root: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(PACKAGE_ROOT), env.get("PYTHONPATH", "")) if p)
-    env["PRECISION_DATA"] = str(workspace_root)
+    env["PRECISION_DATA"] = str(Path(workspace_root).absolute())  # the child may run elsewhere
     env.pop("PRECISION_TOOL_CONFIG", None)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     env["TF_ENABLE_ONEDNN_OPTS"] = "0"

@@ -34,14 +34,14 @@ def run_script(workspace: Path, script: str, *args: str) -> dict:
 
 
 def cli(workspace: Path, *args: str, extra_path: str = "", env: dict[str, str] | None = None,
-        wrap=None) -> subprocess.CompletedProcess:
-    """`python precision_tool/cli.py --data WS ARGS...` as a user runs it (`env`: more variables; `wrap`:
-    turns the command line into another, e.g. tests.users.read_only_user_command)."""
+        wrap=None, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """`python precision_tool/cli.py --data WS ARGS...` as a user runs it, from `cwd` (`env`: more variables;
+    `wrap`: turns the command line into another, e.g. tests.users.read_only_user_command)."""
     command = [sys.executable, str(ROOT / "precision_tool" / "cli.py"), "--data", str(workspace), *args]
     if wrap is not None:
         command = wrap(command, workspace)
     return subprocess.run(command, env={**child_env(workspace, extra_path), **(env or {})}, capture_output=True,
-                          text=True, timeout=600, cwd=ROOT)
+                          text=True, timeout=600, cwd=cwd)
 
 
 def fake_tf1_capture(folder: Path) -> dict:

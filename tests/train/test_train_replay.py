@@ -53,8 +53,10 @@ def test_demo_replay_reproduces_every_golden_tensor_bit_for_bit(demo_copy) -> No
     shutil.move(str(ws.golden_dir), original)
     shutil.move(str(ws.tf_debug_dir), demo_copy / "tf_debug_before")
 
-    proc = cli(demo_copy, "train", "-d", "cpu", "-a", "dump")
+    # --data relative to where the user stands (the replay's child runs in the workspace, not there)
+    proc = cli(Path(demo_copy.name), "train", "-d", "cpu", "-a", "dump", cwd=demo_copy.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert not (demo_copy / demo_copy.name).exists()
 
     before, after = _golden_by_name(original), _golden_by_name(ws.golden_dir)
     assert len(before) > 100 and set(after) == set(before)

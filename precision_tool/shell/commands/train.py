@@ -113,6 +113,8 @@ def _check_writable(ctx: Context, devices: list[str], npu_action: str) -> None:
 def run_replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -> dict[str, Any]:
     """One child process replaying the step on `device` (a CPU run dumps into `dump_dir`); returns its
     report (replay_<device>.json). A failure is one CommandFailed line."""
+    root = root.absolute()  # the child runs in the workspace: a relative --data would point below it
+    dump_dir = dump_dir.absolute() if dump_dir else None
     command = [sys.executable, "-m", "precision_tool.capture.replay_step", "--device", device,
                "--action", action, *(["--dump-dir", str(dump_dir)] if dump_dir else []), str(root)]
     try:

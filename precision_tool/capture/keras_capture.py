@@ -83,7 +83,12 @@ class PrecisionKerasCapture(tf.keras.callbacks.Callback):
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
         if self._first_logs_pending and logs:
             self._first_logs_pending = False
-            _add_logs(self.checkpoint_dir, logs)
+            try:
+                _add_logs(self.checkpoint_dir, logs)
+            except Exception as error:  # noqa: BLE001 - a full disk must not stop the training
+                warnings.warn(f"PrecisionKerasCapture: the first batch's logs (loss...) could not be added to "
+                              f"{self.checkpoint_dir / sm.MANIFEST_NAME}: {error}; the replay cannot check them",
+                              stacklevel=2)
 
     def _capture(self, batch: Any) -> None:
         folder = self.checkpoint_dir

@@ -30,7 +30,6 @@ EXIT_USAGE = 2
 EXIT_NO_ADAPTER = 3
 RESULT_NAME = "replay_{device}.json"
 NPU_OPTIONS_NAME = "replay_npu_options.json"
-REPLAY_SEED = 2022
 
 
 def _adapter_missing(module: str, error: BaseException) -> str:
@@ -75,13 +74,16 @@ def replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -
     workspace = Workspace(root)
     dump_dir = dump_dir or workspace.tf_debug_dir
     manifest = sm.read_manifest(workspace.checkpoint_dir)  # before TensorFlow: a bad capture is quick
+    from precision_tool import tf_config  # before TensorFlow and the adapter (which imports it): oneDNN off,
+    # seeds, and the graph-dump variables npu_device reads when it is imported
     if device == "npu":
         _import_adapter(manifest.kind)
-    from precision_tool import tf_config  # before TensorFlow, always (oneDNN off, seeds)
 
     if device == "cpu" and hasattr(tf_config, "disable_graph_rewriter"):
         tf_config.disable_graph_rewriter()  # a golden run keeps every op, even with a stand-in adapter around
-    seed = getattr(tf_config, "DEFAULT_SEED", REPLAY_SEED)
+    from precision_tool.capture.options import seed_from_env
+
+    seed = seed_from_env()  # $PRECISION_TOOL_SEED, else 2022: as the capture side
     # The capture-side policy, not always-on: op determinism only where a GPU is visible (or as
     # $PRECISION_TOOL_OP_DETERMINISM says), so a rebuilt Keras loss keeps the fused softmax cross-entropy
     # op the NPU graph has and its golden tensors keep their NPU counterparts.
@@ -220,6 +222,8 @@ def _fetch_report(manifest: Any, names: list[str], values: list[Any]) -> list[di
             entry["same_as_captured"] = bool(before.shape == array.shape and before.tobytes() == array.tobytes())
             if before.size == 1 and before.dtype.kind in "fiub":
                 entry["captured"] = before.reshape(()).item()
+        elif old.get("not_saved"):
+            entry["captured_not_saved"] = old["not_saved"]  # the capture could not keep it: nothing to check
         report.append(entry)
     return report
 

@@ -242,7 +242,7 @@ def _save_fetches(folder: Path, graph: Any, fetches: Any, results: Any) -> list[
             relative = f"{sm.FETCH_DIR}/{sm.array_file_name(index, item.name)}"
             try:
                 entry.update(sm.save_array(folder / relative, value), file=relative)
-            except Exception:  # noqa: BLE001 - a value that cannot be saved keeps its name only
-                pass
+            except Exception as error:  # noqa: BLE001 - the name stays, with why its value is not there
+                entry["not_saved"] = f"{type(error).__name__}: {error}"
         entries.append(entry)
     return entries

@@ -191,17 +191,48 @@ def test_npu_without_the_adapter_is_one_line(tf1_feed) -> None:
     assert "npu_bridge does not import in" in line and "set_env.sh" in line
 
 
-@pytest.mark.skipif(not (STANDIN / "npu_bridge").is_dir(), reason="the npu_bridge stand-in is not there yet")
 def test_npu_fusion_off_builds_the_adapter_options_in_the_child(demo_copy) -> None:
-    proc = cli(demo_copy, "train", "-d", "npu", "-a", "dump|fusion_off", extra_path=str(STANDIN))
+    record = demo_copy / "adapter_imports.jsonl"
+    proc = cli(demo_copy, "train", "-d", "npu", "-a", "dump|fusion_off", extra_path=str(STANDIN),
+               env={"NPU_STANDIN_IMPORT_RECORD": str(record)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ws = Workspace(demo_copy)
+    _assert_tf_config_came_first(record, "npu_bridge.npu_init", demo_copy)
     options = json.loads((ws.checkpoint_dir / "replay_npu_options.json").read_text())
     assert options["fusion_switch_file"] == str(ws.fusion_off_file.resolve())
     assert ws.fusion_off_file.is_file()
     assert options["enable_dump"] is True and options["dump_mode"] == "all"
     assert Path(options["dump_path"]).resolve().is_relative_to(demo_copy.resolve())
     assert str(ws.fusion_off_file.resolve()) in proc.stdout.replace("\n", "") or "fusion_off.cfg" in proc.stdout
+
+
+def _assert_tf_config_came_first(record: Path, module: str, workspace: Path) -> None:
+    """The adapter (which imports TensorFlow; npu_device reads NPU_DUMP_GRAPH then) was imported after
+    tf_config had set the graph-dump variables and oneDNN off, as a training script does it."""
+    (entry,) = [e for e in map(json.loads, record.read_text().splitlines()) if e["module"] == module]
+    assert entry["tf_config_imported"] is True
+    env = entry["env"]
+    assert env["NPU_DUMP_GRAPH"] == "true" and env["DUMP_GE_GRAPH"] == "2" and env["DUMP_GRAPH_LEVEL"] == "3"
+    assert Path(env["DUMP_GRAPH_PATH"]).resolve() == Workspace(workspace.resolve()).graph_dir(0)
+    assert env["TF_ENABLE_ONEDNN_OPTS"] == "0"
+
+
+def test_a_fetch_the_capture_cannot_save_is_named_and_not_checked(tmp_path) -> None:
+    run_script(tmp_path, "capture_tf1.py", "string_fetch")
+    manifest = json.loads((Workspace(tmp_path).checkpoint_dir / MANIFEST_NAME).read_text())
+    (text,) = [e for e in manifest["fetches"] if e["name"] == "loss_text:0"]
+    assert "file" not in text and "pickle" in text["not_saved"]
+    proc = cli(tmp_path, "train", "-d", "cpu")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "loss_text:0 (not checked against the captured run: the capture could not save its value" in out
+    assert "loss:0 = " in out and "(captured run: " in out  # dropout was on in the capture, off in the replay
+
+
+def test_keras_logs_that_cannot_be_added_warn_and_training_goes_on(tmp_path) -> None:
+    record = run_script(tmp_path, "capture_keras.py", "logs_fail")
+    assert "PrecisionKerasCapture: the first batch's logs" in " ".join(record["warnings"])
+    assert record["batches_done"] == 2  # both batches trained after the failed write
 
 
 # --- refusals before any TensorFlow ---------------------------------------------------------------------
@@ -240,14 +271,16 @@ def test_missing_or_newer_or_incomplete_capture_is_one_line(tf1_feed, tmp_path) 
     assert "missing" in line and manifest["inputs"][0]["file"] in line
 
 
-@pytest.mark.skipif(not (STANDIN / "npu_device").is_dir(), reason="the npu_device stand-in is not there yet")
 def test_keras_npu_replay_sets_the_tf2_adapter_options(keras_capture, tmp_path) -> None:
     source, _record = keras_capture
     workspace = tmp_path / "ws"
     shutil.copytree(Workspace(source).checkpoint_dir, Workspace(workspace).checkpoint_dir)
-    proc = cli(workspace, "train", "-d", "npu", "-a", "dump", extra_path=str(STANDIN))
+    record = tmp_path / "adapter_imports.jsonl"
+    proc = cli(workspace, "train", "-d", "npu", "-a", "dump", extra_path=str(STANDIN),
+               env={"NPU_STANDIN_IMPORT_RECORD": str(record)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ws = Workspace(workspace)
+    _assert_tf_config_came_first(record, "npu_device", workspace)
     options = json.loads((ws.checkpoint_dir / "replay_npu_options.json").read_text())
     assert options["enable_dump"] == "1" and options["dump_mode"] == "all"
     assert Path(options["dump_path"]).resolve().is_relative_to(workspace.resolve())

@@ -190,7 +190,11 @@ def _extract_golden(ctx: Context) -> Any:
 def _report_lines(report: dict[str, Any]) -> list[str]:
     lines = []
     for fetch in report.get("fetches", []):
-        if "value" in fetch:
+        if fetch.get("captured_not_saved"):
+            value = f" = {fetch['value']:.6g}" if "value" in fetch else ""
+            lines.append(f"{fetch['name']}{value} (not checked against the captured run: the capture could not "
+                         f"save its value, {fetch['captured_not_saved']})")
+        elif "value" in fetch:
             if fetch.get("same_as_captured"):
                 was = " (bit for bit as in the captured run)"
             elif isinstance(fetch.get("captured"), float):

@@ -4,7 +4,8 @@ usage: capture_tf1.py MODE RECORD_JSON
 MODE: feed (placeholders; keep_prob fed 0.5 and a rate-0.3 dropout), iterator (a tf.data one-shot
 iterator), plain_feed (feed, with a plain tf.compat.v1.Session), finalized (feed, the graph finalized
 before the first run: the capture cannot add its Saver), manual (no TRAIN_OP collection: the
-update is a hand-made assign_sub). RECORD_JSON gets what a test needs to check the capture: the starting
+update is a hand-made assign_sub), string_fetch (feed, and the loss also fetched as a string, which the
+capture cannot save without pickle). RECORD_JSON gets what a test needs to check the capture: the starting
 weights, each step's inputs and loss.
 """
 
@@ -44,6 +45,8 @@ with graph.as_default():
     else:
         train = v1.train.GradientDescentOptimizer(0.01).minimize(loss)
     init = v1.global_variables_initializer()
+    if mode == "string_fetch":
+        loss_text = tf.strings.as_string(tf.stack([loss, 2 * loss]), name="loss_text")  # an object array
 if mode == "finalized":
     graph.finalize()
 config = v1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
@@ -53,7 +56,8 @@ start = {"w": session.run(w).tolist(), "b": session.run(b).tolist()}
 losses = []
 for step, (xb, yb) in enumerate(batches):
     feed = {keep_prob: 0.5} if mode == "iterator" else {x: xb, y: yb, keep_prob: 0.5}
-    losses.append(float(session.run([train, loss], feed_dict=feed)[1]))
+    fetches = [train, loss, loss_text] if mode == "string_fetch" else [train, loss]
+    losses.append(float(session.run(fetches, feed_dict=feed)[1]))
 record = {"start": start, "losses": losses, "batches": [[xb.tolist(), yb.tolist()] for xb, yb in batches]}
 with open(record_path, "w") as handle:
     json.dump(record, handle)

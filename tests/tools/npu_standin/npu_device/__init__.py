@@ -5,7 +5,13 @@ the graph engine (`as_dict()`), so a test can see what a real device would have 
 
 import threading
 
-from npu_device.configs.npu_config import NpuConfig
+import import_record
+
+import_record.record("npu_device")  # the real npu_device reads NPU_DUMP_GRAPH here, at import
+
+import tensorflow  # noqa: E402,F401  (the real npu_device imports it)
+
+from npu_device.configs.npu_config import NpuConfig  # noqa: E402
 
 _global_options = None
 _global_options_lock = threading.Lock()

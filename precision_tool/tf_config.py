@@ -53,6 +53,8 @@ PROFILING_DIR = str(_workspace.profiling_dir(0))
 FUSION_OFF_FILE = str(_workspace.fusion_off_file)  # written by the fusion_off action, never shipped
 FUSION_SWITCH_FILE = str(_workspace.fusion_switch_file)  # a template of the run's passes; the user edits it
 NPU_BRIDGE_PRESENT = importlib.util.find_spec("npu_bridge") is not None
+# Either half of the CANN adapter means an NPU machine (a TF2-only install may ship npu_device alone)
+NPU_ADAPTER_PRESENT = NPU_BRIDGE_PRESENT or importlib.util.find_spec("npu_device") is not None
 
 
 def _say(text: str) -> None:
@@ -75,7 +77,7 @@ def disable_graph_rewriter() -> None:
     tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
 
 
-if not NPU_BRIDGE_PRESENT:  # a CPU/GPU golden run; on the NPU the NpuOptimizer is itself a grappler pass
+if not NPU_ADAPTER_PRESENT:  # a CPU/GPU golden run; on the NPU the NpuOptimizer is itself a grappler pass
     disable_graph_rewriter()
 
 
@@ -111,8 +113,9 @@ def want_op_determinism() -> bool:
     flag = capture_options.DETERMINISM_ENV
     if os.environ.get(flag, "").strip():
         return capture_options.env_flag(flag, os.environ)
-    try:
-        return bool(tf.config.list_physical_devices("GPU"))
+    listing = getattr(tf.config, "list_physical_devices", None) or tf.config.experimental.list_physical_devices
+    try:  # TF 1.15 (the NPU's TF1) has only the experimental listing
+        return bool(listing("GPU"))
     except (RuntimeError, ValueError):  # no device listing on this build
         return False
 
@@ -149,7 +152,30 @@ def _refuse_both_dumps(data_dump_on: bool, overflow_on: bool, plan: capture_opti
     """The caller's own config may already switch on the other dump: refuse that pair too."""
     if ("dump" in plan.actions and overflow_on) or ("overflow" in plan.actions and data_dump_on):
         raise UsageError(f"{where} already has {'enable_dump_debug' if overflow_on else 'enable_dump'} on: "
-                         + capture_options._BOTH_DUMPS)
+                         + capture_options.BOTH_DUMPS)
+
+
+def golden_session_config(config: Any = None) -> Any:
+    """`config` (a tf.compat.v1.ConfigProto, default a new one) set to run the graph exactly as written, for
+    the golden session: grappler off and the classic graph optimizer off. Why both: without grappler,
+    TensorFlow's classic optimizer (opt_level L1, the default) folds constants and merges common
+    subexpressions into new names (`add/_0__cf__0`), so those golden tensors lose their NPU counterparts;
+    the context-wide switch set at import reaches only sessions made without a config, and only grappler.
+    Seen on TF 1.15 and 2.x."""
+    config = tf.compat.v1.ConfigProto() if config is None else config
+    graph = config.graph_options
+    graph.rewrite_options.disable_meta_optimizer = True
+    graph.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
+    graph.optimizer_options.do_constant_folding = False
+    return config
+
+
+def runs_as_written(config: Any) -> bool:
+    """Whether a session with this ConfigProto runs its graph unrewritten (see golden_session_config)."""
+    graph = config.graph_options
+    return bool(graph.rewrite_options.disable_meta_optimizer
+                and graph.optimizer_options.opt_level == tf.compat.v1.OptimizerOptions.L0
+                and not graph.optimizer_options.do_constant_folding)
 
 
 def sess_dump(sess: Any) -> Any:
@@ -160,6 +186,11 @@ def sess_dump(sess: Any) -> Any:
     if root.is_dir() and any(root.iterdir()):
         raise WorkspaceError(f"{root} already holds dumps; run tf_dump on them first, then move or delete "
                              "the folder before dumping again")
+    config = getattr(sess, "_config", None)
+    if not NPU_ADAPTER_PRESENT and (config is None or not runs_as_written(config)):
+        _say("sess_dump: TensorFlow's graph optimizers still rewrite this session's graph (folded constants "
+             "and merged ops get new names, so their golden tensors lose their NPU counterparts); create it "
+             "with config=npu_tf_config.golden_session_config(config)")
     return tf_debug.DumpingDebugWrapperSession(sess, TF_DEBUG_DUMP_DIR)
 
 

@@ -127,11 +127,11 @@ def resolve_actions(action: str | None, env: Mapping[str, str] | None = None) ->
     chosen = [(word, flag) for word, flag in (("dump", DUMP_ENV), ("overflow", OVERFLOW_ENV))
               if env_flag(flag, env)]
     if len(chosen) == 2:
-        raise UsageError(f"both {DUMP_ENV} and {OVERFLOW_ENV} are True: " + _BOTH_DUMPS)
+        raise UsageError(f"both {DUMP_ENV} and {OVERFLOW_ENV} are True: " + BOTH_DUMPS)
     return frozenset(word for word, _ in chosen), (chosen[0][1] if chosen else None)
 
 
-_BOTH_DUMPS = ("data dump and overflow detection cannot run at once (the graph engine refuses with E10001); "
+BOTH_DUMPS = ("data dump and overflow detection cannot run at once (the graph engine refuses with E10001); "
                "run twice: 'overflow' first to find the op that overflows, then 'dump' for its tensors")
 
 
@@ -171,7 +171,7 @@ def plan(workspace: Workspace, action: str | None = None, dump_step: str = "0", 
     """The options for `action` (or the environment flags when it is None), checked; nothing is written."""
     actions, selected_by = resolve_actions(action, env)
     if {"dump", "overflow"} <= actions:
-        raise UsageError("tf_config action 'dump|overflow': " + _BOTH_DUMPS)
+        raise UsageError("tf_config action 'dump|overflow': " + BOTH_DUMPS)
     if {"fusion_off", "fusion_switch"} <= actions:
         raise UsageError("tf_config action 'fusion_off|fusion_switch': one switch file per run; use fusion_off "
                          "(every pass off) to see whether fusion is to blame, then fusion_switch to bisect")

@@ -170,7 +170,9 @@ def _session_config(manifest: Any, device: str, action: str) -> Any:
         kept = [op for op in rewrite.custom_optimizers if op.name != "NpuOptimizer"]
         del rewrite.custom_optimizers[:]
         rewrite.custom_optimizers.extend(kept)
-        return config
+        # every op as written, in the session's own config (tf_config's context-wide switch does not reach
+        # a session given a config, and the classic optimizer would still fold constants into new names)
+        return tf_config.golden_session_config(config)
     return tf_config.session_dump_config(config, action=action)
 
 

@@ -85,10 +85,14 @@ def load_array(path: Path) -> Any:
 
 def clear_capture(folder: Path) -> None:
     """Remove a previous capture's manifest and arrays (only what a capture writes) before a new one."""
-    (folder / MANIFEST_NAME).unlink(missing_ok=True)
+    olds = [folder / MANIFEST_NAME]
     for sub in (INPUT_DIR, FETCH_DIR):
-        for old in (folder / sub).glob("*.npy") if (folder / sub).is_dir() else ():
-            old.unlink(missing_ok=True)
+        olds.extend(sorted((folder / sub).glob("*.npy")) if (folder / sub).is_dir() else ())
+    for old in olds:
+        try:
+            old.unlink()  # not unlink(missing_ok=True): training scripts may run Python 3.7 (TF 1.15)
+        except FileNotFoundError:
+            pass
 
 
 def write_manifest(folder: Path, kind: str, fields: dict[str, Any]) -> Path:

@@ -107,15 +107,12 @@ def build_training_graph() -> TrainingGraph:
 
 
 def session_config() -> Any:
-    """Grappler off, and the classic graph optimizer's constant folding too (it would replace `labels`
-    and the gradient seed by `..._cf_` nodes, so their golden tensors would be missing): the CPU graph
-    runs exactly as written, reproducibly."""
-    import tensorflow as tf
+    """The golden session config (grappler and the classic optimizer off: without that `labels` and the
+    gradient seed become `..._cf_` nodes and their golden tensors are missing), on one thread: the CPU
+    graph runs exactly as written, reproducibly."""
+    from precision_tool import tf_config
 
-    config = tf.compat.v1.ConfigProto()
-    config.graph_options.rewrite_options.disable_meta_optimizer = True
-    config.graph_options.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
-    config.graph_options.optimizer_options.do_constant_folding = False
+    config = tf_config.golden_session_config()
     config.intra_op_parallelism_threads = 1
     config.inter_op_parallelism_threads = 1
     return config

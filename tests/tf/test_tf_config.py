@@ -117,3 +117,40 @@ def test_bad_seed_is_one_line(tmp_path):
         "precision_tool.errors.ConfigError: environment variable PRECISION_TOOL_SEED='abc' is not an integer; "
         "give a seed such as 2022, or unset it")
     assert os.path.exists(ROOT)
+
+
+FOLD_PROBE = r"""
+import sys
+import precision_tool.tf_config as c
+import tensorflow as tf
+v1 = tf.compat.v1
+v1.disable_eager_execution()
+x = v1.placeholder(tf.float32, [4], name="x")
+y = tf.multiply(x, tf.add(tf.constant(2.0), tf.constant(3.0), name="five"), name="y")
+configs = {"golden": lambda: c.golden_session_config(), "none": lambda: None}
+sess = v1.Session(config=configs[sys.argv[1]]())
+c.sess_dump(sess).run(y, {x: [1.0, 2.0, 3.0, 4.0]})
+"""
+
+
+def test_a_golden_session_runs_as_written_and_any_other_is_said_to_be_rewritten(tmp_path) -> None:
+    """A config-less session gets tf_config's grappler switch, and then TensorFlow's classic optimizer folds
+    the constant `five` into a new name (seen on TF 1.15 and 2.x): sess_dump says so in one line. With
+    golden_session_config `five` is dumped under its own name, and nothing is said."""
+    from tests.conftest import run_cli
+
+    seen = {}
+    for mode in ("golden", "none"):
+        ws = tmp_path / mode
+        proc = subprocess.run([sys.executable, "-c", FOLD_PROBE, mode], env=tf_env(ws), capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert run_cli("tf_dump", data=ws).status == 0
+        names = {path.name.split(".")[0] for path in (ws / "tf" / "dump").glob("*.npy")}
+        said = [line for line in proc.stderr.splitlines() if "golden_session_config" in line]
+        seen[mode] = (names, said)
+    names, said = seen["golden"]
+    assert {"five", "y"} <= names and said == []
+    names, said = seen["none"]
+    assert "five" not in names and any(name.startswith("five__") for name in names)  # five/_0__cf__0
+    assert len(said) == 1 and said[0].startswith("[PrecisionTool] sess_dump:")

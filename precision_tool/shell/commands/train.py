@@ -13,15 +13,8 @@ checked writable before the child starts.
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
 from typing import Any
 
-from precision_tool.capture.child_env import tf_child_env
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.shell.command import Command, CommandParser, Context
 from precision_tool.workspace import Workspace
@@ -29,9 +22,6 @@ from precision_tool.workspace import Workspace
 DEVICES = ("cpu", "npu", "all")
 ACTION_WORDS = ("dump", "overflow", "fusion_off", "fusion_switch")
 CPU_ACTIONS = {"dump"}
-REPLAY_TIMEOUT_S = 3600
-CHILD_KNOWN_FAILURES = (2, 3)  # replay_step's EXIT_USAGE, EXIT_NO_ADAPTER: its last stderr line says it all
-PARTIAL_DUMP_PREFIX = ".tf_debug.replay-"  # the CPU replay's dump folder inside tf/ until the child succeeds
 
 _DESCRIPTION = """\
 Rebuilds the step captured in precision_data/tf/checkpoints (by PrecisionTfSession or the Keras callback
@@ -48,6 +38,7 @@ examples:
   train -d cpu -a dump              the golden tensors of the captured step
   train -d npu -a dump              the same step dumped on the NPU; then `vc`
   train -d npu -a "dump|fusion_off" the NPU step with every fusion pass off
+  train -d npu --python python3.7   the NPU machine's TF 1.15 lives in Python 3.7
 """
 
 
@@ -56,6 +47,9 @@ def _parser(parser: CommandParser) -> None:
                         help="where to replay the step: cpu, npu or all (default: all)")
     parser.add_argument("-a", "--action", default="dump", metavar="ACTION",
                         help="dump (default), overflow, fusion_off, fusion_switch; combine with '|'")
+    parser.add_argument("--python", metavar="PY",
+                        help="the Python that runs the replay (default: this one); e.g. the python3.7 that has "
+                             "TensorFlow 1.15 and npu_bridge on the NPU machine")
 
 
 def parse_train_actions(device: str, action: str) -> set[str]:
@@ -70,8 +64,9 @@ def parse_train_actions(device: str, action: str) -> set[str]:
         raise UsageError(f"train -d cpu -a {action}: on CPU only 'dump' applies (a tfdbg golden dump); "
                          f"{', '.join(npu_only)} {'is' if len(npu_only) == 1 else 'are'} NPU-side: use -d npu")
     if {"dump", "overflow"} <= words:
-        raise UsageError("train -a dump|overflow: the graph engine refuses data dump and overflow detection "
-                         "in one run (E10001); run them one after the other")
+        from precision_tool.capture.options import BOTH_DUMPS
+
+        raise UsageError(f"train -a {action}: {BOTH_DUMPS}")
     return words
 
 
@@ -108,72 +103,6 @@ def _check_writable(ctx: Context, devices: list[str], npu_action: str) -> None:
             folders.append(ws.fusion_off_file.parent)
     for folder in dict.fromkeys(folders):
         Workspace.ensure_dir(folder, "replay folder")
-
-
-def run_replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -> dict[str, Any]:
-    """One child process replaying the step on `device` (a CPU run dumps into `dump_dir`); returns its
-    report (replay_<device>.json). A failure is one CommandFailed line."""
-    root = root.absolute()  # the child runs in the workspace: a relative --data would point below it
-    dump_dir = dump_dir.absolute() if dump_dir else None
-    command = [sys.executable, "-m", "precision_tool.capture.replay_step", "--device", device,
-               "--action", action, *(["--dump-dir", str(dump_dir)] if dump_dir else []), str(root)]
-    try:
-        proc = subprocess.run(command, cwd=root, env=tf_child_env(root), capture_output=True, text=True,
-                              timeout=REPLAY_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise CommandFailed(f"train -d {device}: the replay did not finish in {REPLAY_TIMEOUT_S} s") from None
-    if proc.returncode != 0:
-        raise CommandFailed(_failure_line(root, device, proc))
-    out = [line for line in proc.stdout.strip().splitlines() if line.startswith("{")]
-    return json.loads(out[-1]) if out else {}
-
-
-def _failure_line(root: Path, device: str, proc: subprocess.CompletedProcess) -> str:
-    """The child's own line for a failure it knows; otherwise the error's last line and where its full
-    output went (never a traceback on screen)."""
-    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-    if proc.returncode in CHILD_KNOWN_FAILURES and lines and lines[-1].startswith("train"):
-        return lines[-1]
-    if "No module named 'tensorflow'" in proc.stderr:
-        return (f"train: TensorFlow is not installed for {sys.executable}; `pip install tensorflow-cpu` "
-                "and run train again")
-    last = lines[-1].strip() if lines else "no error output"
-    if proc.returncode < 0:
-        last = f"killed by signal {-proc.returncode}; {last}"
-    saved = _save_child_output(root, device, proc)
-    where = f"the full error output is in {saved}" if saved else "its error output could not be saved"
-    return f"train -d {device}: the replay failed (exit {proc.returncode}): {last}; {where}"
-
-
-def _save_child_output(root: Path, device: str, proc: subprocess.CompletedProcess) -> Path | None:
-    """temp/train_replay_<device>.log of the workspace (the system's temp folder when it is read-only)."""
-    text = (f"$ {' '.join(map(str, proc.args))}\nexit status {proc.returncode}\n--- stderr ---\n{proc.stderr}"
-            f"\n--- stdout ---\n{proc.stdout}")
-    name = f"train_replay_{device}.log"
-    for folder in (Workspace(root).temp_dir, Path(tempfile.gettempdir())):
-        try:
-            Workspace.ensure_dir(folder, "log folder")
-            (folder / name).write_text(text, encoding="utf-8")
-            return folder / name
-        except (OSError, WorkspaceError):
-            continue
-    return None
-
-
-def _replay_cpu(ctx: Context, root: Path) -> dict[str, Any]:
-    """The CPU replay dumps into a fresh folder inside tf/; it becomes tf/tf_debug only when the child
-    succeeded, and is removed otherwise, so a failure leaves nothing that blocks the next `train -d cpu`."""
-    target = ctx.workspace.tf_debug_dir
-    partial = Path(tempfile.mkdtemp(prefix=PARTIAL_DUMP_PREFIX, dir=target.parent))
-    try:
-        report = run_replay(root, "cpu", "dump", dump_dir=partial)
-        if target.is_dir() and not any(target.iterdir()):
-            target.rmdir()  # an empty tf_debug (allowed by the refusal) gives way to the new dump
-        partial.rename(target)
-        return report
-    finally:
-        if partial.exists():
-            shutil.rmtree(partial, ignore_errors=True)
 
 
 def _extract_golden(ctx: Context) -> Any:
@@ -223,6 +152,8 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
 
     words = parse_train_actions(args.device, args.action)
     manifest = read_manifest(ctx.workspace.checkpoint_dir)
+    from precision_tool.capture.replay_run import replay_cpu, run_replay
+
     root = ctx.workspace.root.resolve()
     devices = ["cpu", "npu"] if args.device == "all" else [args.device]
     if "cpu" in devices:
@@ -234,7 +165,8 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
         action = "dump" if device == "cpu" else args.action
         ctx.note(note_line(f"train -d {device} -a {action}: running the step in a TensorFlow child process"))
         try:
-            report = _replay_cpu(ctx, root) if device == "cpu" else run_replay(root, device, action)
+            report = (replay_cpu(Workspace(root), args.python) if device == "cpu"
+                      else run_replay(root, device, action, python=args.python))
         except CommandFailed:
             for line in shown:  # what the CPU side did stays on screen
                 ctx.note(line)

@@ -43,6 +43,16 @@ def test_formats_and_analysis_never_import_the_shell_or_print():
     assert offences == []
 
 
+def test_the_training_side_never_imports_the_shell():
+    """capture/, tf_config and tf_session run inside training scripts (TF 1.15 on Python 3.7 included),
+    where neither the terminal libraries nor the shell exist."""
+    files = _python_files([PACKAGE / "capture", PACKAGE / "tf_config.py", PACKAGE / "tf_session.py"])
+    offences = [f"{path.relative_to(PACKAGE)} imports {name}" for path in files
+                for name in _imports(ast.parse(path.read_text(), filename=str(path)))
+                if any(name == f or name.startswith(f + ".") for f in FORBIDDEN)]
+    assert len(files) > 5 and offences == []
+
+
 def test_formats_know_nothing_of_the_workspace():
     offences = [
         f"{path.relative_to(PACKAGE)} imports {name}"

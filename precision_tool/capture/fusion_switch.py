@@ -45,10 +45,11 @@ def write_fusion_off(workspace: Workspace) -> Path:
 
 def write_fusion_switch(workspace: Workspace) -> Path:
     """fusion/fusion_switch.cfg: every pass the run used, each "on", for the user to switch off one at a
-    time. An existing file is the user's and is kept as it is. With no pass known the groups are empty
-    (see `fusion_switch_template` to tell the user so)."""
+    time. An existing file is the user's and is kept as it is, except the empty template written before
+    any pass was known (nothing in it to keep), which is written again. With no pass known the groups are
+    empty (see `fusion_switch_template` to tell the user so)."""
     path = workspace.fusion_switch_file
-    if path.exists():
+    if path.exists() and not _is_empty_template(path):
         return path
     Workspace.ensure_dir(path.parent, "fusion folder")
     template = fusion_switch_template(workspace)
@@ -56,6 +57,13 @@ def write_fusion_switch(workspace: Workspace) -> Path:
                          "UBFusion": {name: "on" for name in template.ub_fusion}}}
     write_text_atomic(path, json.dumps(switch, indent=4) + "\n")
     return path
+
+
+def _is_empty_template(path: Path) -> bool:
+    try:
+        return json.loads(path.read_text(encoding="utf-8")) == {"Switch": {group: {} for group in GROUPS}}
+    except (OSError, ValueError):
+        return False  # the user's file, whatever it holds: never overwritten
 
 
 def fusion_switch_template(workspace: Workspace) -> SwitchTemplate:
@@ -108,6 +116,7 @@ def fusion_switch_note(path: Path) -> str:
         return f"{path} is not a JSON switch file any more; fix it, or delete it to get a fresh template"
     if not any(counts):
         return (f"{path}: no fusion pass is known yet (no fusion/fusion_result.json, no pass on a Build graph), so "
-                f"both groups are empty; run once with action 'dump' and `ac`, delete the file, then run again")
+                f"both groups are empty; run once with action 'dump' (its fusion result and Build graph name the "
+                f"passes), and the next fusion_switch run fills this file in")
     return (f"{path}: {counts[0]} graph and {counts[1]} UB fusion passes, each \"on\"; set one to \"off\" per run "
             f"to find the pass that costs accuracy (your edits are kept)")

@@ -74,6 +74,18 @@ def test_no_pass_known_gives_empty_groups_and_says_so(ws):
     assert "no fusion pass is known yet" in fusion_switch_note(path)
 
 
+def test_the_empty_template_is_filled_in_once_passes_are_known(ws):
+    """Written before any NPU run, the empty template holds nothing of the user's: the next run that knows
+    the passes writes them; an edited file (even one left empty in another spelling) stays."""
+    write_fusion_switch(ws)
+    _with_fusion_result(ws)
+    filled = json.loads(write_fusion_switch(ws).read_text())["Switch"]
+    assert filled["GraphFusion"] == {"ConvBiasAddFusionPass": "on", "MatMulBiasAddFusionPass": "on"}
+    mine = '{"Switch": {"GraphFusion": {"ALL": "on"}, "UBFusion": {}}}'
+    ws.fusion_switch_file.write_text(mine)
+    assert write_fusion_switch(ws).read_text() == mine
+
+
 def test_damaged_fusion_result_is_named_not_read_as_no_pass(ws):
     ws.fusion_file.parent.mkdir(parents=True)
     ws.fusion_file.write_text("{not json")

@@ -235,6 +235,25 @@ def test_keras_logs_that_cannot_be_added_warn_and_training_goes_on(tmp_path) -> 
     assert record["batches_done"] == 2  # both batches trained after the failed write
 
 
+def test_a_python_that_cannot_run_or_has_no_tensorflow_is_one_line(tf1_feed, tmp_path) -> None:
+    import subprocess
+    import sys
+
+    source, _record = tf1_feed
+    workspace = tmp_path / "ws"
+    shutil.copytree(Workspace(source).checkpoint_dir, Workspace(workspace).checkpoint_dir)
+    proc = cli(workspace, "train", "-d", "cpu", "--python", str(tmp_path / "no_such_python"))
+    assert proc.returncode == 1
+    line = _lines(proc)[-1]
+    assert line.startswith(f"train --python {tmp_path / 'no_such_python'}: cannot run it") and "Traceback" not in proc.stdout
+    bare = tmp_path / "bare"  # a Python with nothing installed
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    proc = cli(workspace, "train", "-d", "cpu", "--python", str(bare / "bin" / "python"))
+    assert proc.returncode == 1
+    assert _lines(proc)[-1].startswith(f"train: TensorFlow is not installed for {bare / 'bin' / 'python'}")
+    assert not Workspace(workspace).tf_debug_dir.exists()  # the staging folder went with the failure
+
+
 # --- refusals before any TensorFlow ---------------------------------------------------------------------
 @pytest.mark.parametrize("args, words", [
     (["-d", "cpu", "-a", "overflow"], "on CPU only 'dump' applies"),

@@ -91,13 +91,14 @@ out["env_dump"] = session_map(c.session_dump_config())
 c.npu_device_dump_config(fresh_tf2())
 out["env_dump_tf2"] = tf2_dict()[0]
 del os.environ["PRECISION_TOOL_DUMP"]
-from npu_device.train.optimizer import NpuLossScaleOptimizer  # noqa: E402
+if tf.__version__.startswith("2"):  # NpuLossScaleOptimizer is npu_device's, and npu_device needs TF2
+    from npu_device.train.optimizer import NpuLossScaleOptimizer
 
-optimizer = NpuLossScaleOptimizer(None, initial_scale=1024)
-callback = c.NpuPrintLossScaleCallBack(optimizer, every=1)
-out["loss_scale_lines"] = [callback.line(0, {"loss": 2.5})]
-optimizer.step(finite=False)  # an overflowing step: the scale halves, last_step_finite goes False
-out["loss_scale_lines"].append(callback.line(1))
+    optimizer = NpuLossScaleOptimizer(None, initial_scale=1024)
+    callback = c.NpuPrintLossScaleCallBack(optimizer, every=1)
+    out["loss_scale_lines"] = [callback.line(0, {"loss": 2.5})]
+    optimizer.step(finite=False)  # an overflowing step: the scale halves, last_step_finite goes False
+    out["loss_scale_lines"].append(callback.line(1))
 out["files"] = sorted(os.path.relpath(os.path.join(d, f), WS) for d, _, fs in os.walk(WS) for f in fs)
 out["dirs"] = sorted(os.path.relpath(d, WS) for d, _, _ in os.walk(WS))
 print(json.dumps(out))

@@ -247,9 +247,9 @@ def _replay_keras(manifest: Any, workspace: Any, device: str, action: str, dump_
         from precision_tool.atomic import write_text_atomic
 
         write_text_atomic(workspace.checkpoint_dir / NPU_OPTIONS_NAME, json.dumps(options, indent=2, default=str))
-        device = npu_device.open()  # the adapter's handle; `.as_default()` places what follows on the NPU
-        if hasattr(device, "as_default"):
-            device.as_default()
+        handle = npu_device.open()  # the adapter's device; `.as_default()` places what follows on the NPU
+        if hasattr(handle, "as_default"):
+            handle.as_default()
     model = tf.keras.models.load_model(str(manifest.path(manifest.data["model"])), compile=True)
     dropout = keras_dropout_off(model)
     x, y, sample_weight = load_batch(manifest)

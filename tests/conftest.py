@@ -21,6 +21,11 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+# Set in os.environ when a test imports TensorFlow 2 in this process (seen with TF 2.21); a user's shell
+# has none of them, and TF2_BEHAVIOR=1 turns a TensorFlow 1.15 child into TF2 (resource variables, eager).
+TF_IMPORT_LEFTOVERS = ("TF2_BEHAVIOR", "TPU_ML_PLATFORM", "TPU_ML_PLATFORM_VERSION")
+
+
 @dataclass
 class CliResult:
     status: int
@@ -35,7 +40,8 @@ def run_cli(*args: str, data: Path | None = None, stdin: str | None = None,
     if data is not None:
         command += ["--data", str(data)]
     command += list(args)
-    full_env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    full_env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")
+                and k not in TF_IMPORT_LEFTOVERS}
     full_env.update({"COLUMNS": "200", "NO_COLOR": "1", **(env or {})})
     proc = subprocess.run(command, input=stdin, capture_output=True, text=True,
                           cwd=cwd or ROOT, env=full_env, timeout=timeout)

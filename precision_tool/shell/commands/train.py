@@ -1,7 +1,7 @@
 """`train -d cpu|npu|all -a ACTION`: replay the captured step (tf/checkpoints) on CPU and/or the NPU.
 
 The shell never imports TensorFlow: each device's replay runs in a child process
-(`python -m precision_tool.capture.replay_step`), with PYTHONPATH to this checkout and PRECISION_DATA
+(`python -m precision_tool.capture.replay_step`, started by capture/replay_run.py), with PYTHONPATH to this checkout and PRECISION_DATA
 set to the workspace, as the demo runs TensorFlow. The child's TensorFlow chatter is captured; a failure
 is one line: the child's own line for a mistake it knows (exit 2, 3), else the error's last line and the
 file holding the child's full error output. A CPU replay dumps into a fresh folder inside tf/, renamed to

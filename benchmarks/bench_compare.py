@@ -24,7 +24,8 @@ def build(root: Path, ops: int, elements: int) -> tuple[Path, Path, Path, int]:
 
     from precision_tool.formats import ge_graph as g
     from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.npu_dump import Format, dump_file_name
+    from precision_tool.formats.dump_types import Format
+    from precision_tool.formats.npu_dump import dump_file_name
     from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(0)

@@ -29,7 +29,8 @@ def write_pair(root: Path, count: int) -> tuple[Path, Path, Path]:
     from precision_tool.formats import ge_graph as g
     from precision_tool.formats.dump_proto import dump_data_class
     from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.npu_dump import DataType, Format, dump_file_name
+    from precision_tool.formats.dump_types import DataType, Format
+    from precision_tool.formats.npu_dump import dump_file_name
 
     dump_dir, golden_dir = root / "dump", root / "golden"
     dump_dir.mkdir()

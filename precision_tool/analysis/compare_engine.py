@@ -159,7 +159,7 @@ class _Worker:
             return row
         import dataclasses
 
-        from precision_tool.formats.npu_dump import numpy_dtype_of
+        from precision_tool.formats.dump_types import numpy_dtype_of
 
         def read() -> Any:
             if header.element_count > LEAF_ELEMENTS:
@@ -252,7 +252,7 @@ class _Worker:
     def _golden_pair(
         self, base: dict, op: OpPlan, dump: Any, header: Any, match: TensorMatch, npu_dtype: str, tensor_id: str
     ) -> CompareRow:
-        from precision_tool.formats.npu_dump import format_name
+        from precision_tool.formats.dump_types import format_name
 
         golden_path = self.golden_files.get(match.golden.key) if match.golden is not None else None
         if golden_path is None:
@@ -271,7 +271,7 @@ class _Worker:
             and not is_scalar_shape(header.shape)
         if not convert and header.element_count > LEAF_ELEMENTS and header.data_type not in (27,):
             # big and flat: stream from the file, never hold it
-            from precision_tool.formats.npu_dump import numpy_dtype_of
+            from precision_tool.formats.dump_types import numpy_dtype_of
 
             x_source: Any = FileSource(str(dump.path), header.offset, numpy_dtype_of(header.data_type),
                                        header.element_count)
@@ -330,7 +330,7 @@ def _usual_host_layout(npu_format: str, golden_dims: int) -> str:
 
 def _dtype_text(header: Any) -> str:
     """The numpy name msaccucmp shows; bf16 is decoded to float32 there."""
-    from precision_tool.formats.npu_dump import DataType
+    from precision_tool.formats.dump_types import DataType
 
     if header.data_type == DataType.BF16:
         return "float32"

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from precision_tool.errors import FormatError, PrecisionToolError
+from precision_tool.formats.dump_types import format_name, npy_descr_of
 from precision_tool.formats.npu_dump import (
-    MAPPING_FILE, DumpFile, TensorHeader, format_name, npy_descr_of, read_dump_header, read_mapping, read_tensor,
+    MAPPING_FILE, DumpFile, TensorHeader, read_dump_header, read_mapping, read_tensor,
 )
 from precision_tool.atomic import write_atomic
 

@@ -140,7 +140,8 @@ def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
     tensor; a bad file is one fact with a problem. `op` (the graph's op) tells each tensor's origin layout."""
     from precision_tool.analysis.decode import op_origin_formats, origin_layout_array
     from precision_tool.analysis.tensor_stats import tensor_stats
-    from precision_tool.formats.npu_dump import data_type_name, format_name, read_dump_header, read_tensor
+    from precision_tool.formats.dump_types import data_type_name, format_name
+    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
 
     try:
         dump = read_dump_header(path)

@@ -16,7 +16,8 @@ from precision_tool.analysis.decode import origin_layout_array
 from precision_tool.analysis.dump_files import DumpEntry, scan_dump_folder
 from precision_tool.analysis.tensor_stats import TensorStats, tensor_stats
 from precision_tool.errors import FormatError
-from precision_tool.formats.npu_dump import data_type_name, read_dump_header, read_tensor
+from precision_tool.formats.dump_types import data_type_name
+from precision_tool.formats.npu_dump import read_dump_header, read_tensor
 from precision_tool.formats.opdebug import OverflowRecord, parse_opdebug_payload
 
 

@@ -87,7 +87,8 @@ def default_tolerances(dtypes: tuple[str, ...]) -> tuple[float, float, str]:
 def load_tensor(spec: str) -> LoadedTensor:
     """`x.npy`, or `DUMPFILE:output:0` / `DUMPFILE:input:1` (device layout, with its original shape)."""
 
-    from precision_tool.formats.npu_dump import format_name, read_dump_header, read_tensor
+    from precision_tool.formats.dump_types import format_name
+    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
 
     path = Path(spec)
     if path.is_file() and path.suffix == ".npy":

@@ -33,7 +33,7 @@ def overflow_text(header: Any, read: Callable[[], Any]) -> str:
     the flat data (a FileSource or an array)."""
     import numpy as np
 
-    from precision_tool.formats.npu_dump import DataType
+    from precision_tool.formats.dump_types import DataType
 
     if header.data_type != DataType.FLOAT16:
         return NAN_TEXT

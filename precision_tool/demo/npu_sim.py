@@ -303,7 +303,7 @@ def ge_model(graph: NpuGraph, *, fixed_kernel: bool = False) -> Any:
 
 # --- dump files --------------------------------------------------------------------------------------
 def _spec(array: Any, tensor: NpuTensor, *, output: bool) -> Any:
-    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.dump_types import Format
     from precision_tool.formats.npu_dump_write import TensorSpec
 
     return TensorSpec(array=device_array(array, tensor), format=int(Format[tensor.layout]),

@@ -40,7 +40,7 @@ def format_label(fmt: int | str) -> str:
     """A format given as a number (Format) or a name → its upper-case name."""
     if isinstance(fmt, str):
         return fmt.upper()
-    from precision_tool.formats.npu_dump import format_name
+    from precision_tool.formats.dump_types import format_name
 
     return format_name(int(fmt))
 

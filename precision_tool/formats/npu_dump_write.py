@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from precision_tool.atomic import write_atomic
-from precision_tool.formats.npu_dump import _ML_DTYPES, DataType, Format, numpy_dtype_of
+from precision_tool.formats.dump_types import _ML_DTYPES, DataType, Format, numpy_dtype_of
 
 if TYPE_CHECKING:
     import numpy as np

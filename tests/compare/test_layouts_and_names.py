@@ -35,7 +35,7 @@ def test_cp_converts_a_device_layout_dump_to_the_golden_layout(
     tmp_path: Path, host: str, device: str, shape: tuple[int, ...], wanted: str, cli  # type: ignore[no-untyped-def]
 ) -> None:
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.dump_types import Format
     from precision_tool.formats.npu_dump_write import TensorSpec
 
     rng = np.random.default_rng(1)
@@ -54,7 +54,7 @@ def test_cp_converts_a_device_layout_dump_to_the_golden_layout(
 
 def test_cp_refuses_when_converted_shapes_differ(tmp_path: Path) -> None:
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.dump_types import Format
     from precision_tool.formats.npu_dump_write import TensorSpec
 
     value = np.ones((1, 16, 4, 4), np.float16)
@@ -227,7 +227,7 @@ def test_npu_vs_npu_csv_equals_msaccucmp(make_case, reference_tool: Path) -> Non
     import subprocess
 
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format
+    from precision_tool.formats.dump_types import Format
     from precision_tool.formats.npu_dump_write import TensorSpec
 
     make, _, _, read_rows = make_case

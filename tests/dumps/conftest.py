@@ -11,7 +11,8 @@ import pytest
 
 from precision_tool.formats.dump_proto import dump_data_class
 from precision_tool.formats.layouts import to_device
-from precision_tool.formats.npu_dump import Format, dump_file_name
+from precision_tool.formats.dump_types import Format
+from precision_tool.formats.npu_dump import dump_file_name
 from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
 DUMP_SUBDIR = Path("npu/debug_0/dump/20240613143502/0/ge_default_20240613143502_1/1/0")

@@ -13,9 +13,8 @@ from precision_tool.analysis.decode import decode_dumps, record_mapping, short_f
 from precision_tool.errors import FormatError
 from precision_tool.formats.hifloat8 import decode_hifloat8, encode_hifloat8, hifloat8_table
 from precision_tool.formats.layouts import to_device
-from precision_tool.formats.npu_dump import (
-    DataType, Format, dump_file_name, read_dump_header, read_mapping, read_tensor,
-)
+from precision_tool.formats.dump_types import DataType, Format
+from precision_tool.formats.npu_dump import dump_file_name, read_dump_header, read_mapping, read_tensor
 from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
 STAMP = 1_718_260_502_000_000

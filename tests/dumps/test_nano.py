@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from precision_tool.errors import FormatError
 from precision_tool.formats.layouts import from_device, to_device
 from precision_tool.formats.nano_dump import NANO_MAGIC, PROTO_TO_NANO_TYPE
+from precision_tool.formats.dump_types import DataType, Format
 from precision_tool.formats.npu_dump import (
-    DataType, Format, TensorHeader, count_dump_tensors, dump_file_name, read_dump_header, read_tensor,
+    TensorHeader, count_dump_tensors, dump_file_name, read_dump_header, read_tensor,
 )
 from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 

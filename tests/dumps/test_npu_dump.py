@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precision_tool.errors import FormatError
+from precision_tool.formats.dump_types import DataType, Format
 from precision_tool.formats.npu_dump import (
-    DataType, DumpName, Format, count_dump_tensors, dump_file_name, dump_name_of, parse_dump_name,
-    read_dump_header, read_mapping, read_tensor,
+    DumpName, count_dump_tensors, dump_file_name, dump_name_of, parse_dump_name, read_dump_header, read_mapping,
+    read_tensor,
 )
 from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 

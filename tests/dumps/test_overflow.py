@@ -9,7 +9,7 @@ import pytest
 
 from precision_tool.analysis.overflow import find_overflows
 from precision_tool.errors import FormatError
-from precision_tool.formats.npu_dump import DataType
+from precision_tool.formats.dump_types import DataType
 from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 from precision_tool.formats.opdebug import (
     describe_status, new_layout_payload, old_layout_payload, parse_opdebug_payload,

@@ -16,7 +16,8 @@ import pytest
 
 from precision_tool.analysis.decode import decode_dumps
 from precision_tool.formats.layouts import to_device
-from precision_tool.formats.npu_dump import DataType, Format, dump_file_name, read_mapping
+from precision_tool.formats.dump_types import DataType, Format
+from precision_tool.formats.npu_dump import dump_file_name, read_mapping
 from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
 pytestmark = pytest.mark.reference

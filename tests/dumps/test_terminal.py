@@ -130,7 +130,8 @@ def _table_cells(dump: Path) -> set[str]:
     from precision_tool.analysis.decode import origin_layout_array
     from precision_tool.shapes import shape_text
     from precision_tool.analysis.tensor_stats import tensor_stats
-    from precision_tool.formats.npu_dump import data_type_name, read_dump_header, read_tensor
+    from precision_tool.formats.dump_types import data_type_name
+    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
     from precision_tool.render.dumps import number
 
     header = read_dump_header(dump)

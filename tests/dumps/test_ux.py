@@ -103,7 +103,8 @@ def _hwcn_weight_workspace(tmp_path: Path, *, with_graph: bool = True) -> tuple[
     device, and (optionally) the run's Build graph naming origin_format HWCN for that input."""
     from precision_tool.formats.ge_graph import Graph, Model, Op, TensorDesc, attr_str, write_graph_text
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, dump_file_name
+    from precision_tool.formats.dump_types import Format
+    from precision_tool.formats.npu_dump import dump_file_name
     from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     root = tmp_path / "precision_data"

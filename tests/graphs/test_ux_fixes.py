@@ -35,7 +35,8 @@ def test_ni_stats_cut_device_padding(cli, make_workspace, tf_ge_model: Model) ->
 
     from precision_tool.formats.golden import golden_file_name
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import Format, dump_file_name
+    from precision_tool.formats.dump_types import Format
+    from precision_tool.formats.npu_dump import dump_file_name
     from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     root = make_workspace({0: tf_ge_model})

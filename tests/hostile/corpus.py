@@ -129,9 +129,8 @@ def _dump_seeds(variant: str) -> list[tuple[str, str, bytes]]:
     import tempfile
 
     from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import (
-        Format, dump_file_name,
-    )
+    from precision_tool.formats.dump_types import Format
+    from precision_tool.formats.npu_dump import dump_file_name
     from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(7)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from precision_tool.formats.npu_dump import DataType, dump_file_name
+from precision_tool.formats.dump_types import DataType
+from precision_tool.formats.npu_dump import dump_file_name
 from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
 from precision_tool.formats.opdebug import new_layout_payload
 

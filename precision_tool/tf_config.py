@@ -170,7 +170,7 @@ def golden_session_config(config: Any = None) -> Any:
     return config
 
 
-def runs_as_written(config: Any) -> bool:
+def _runs_as_written(config: Any) -> bool:
     """Whether a session with this ConfigProto runs its graph unrewritten (see golden_session_config)."""
     graph = config.graph_options
     return bool(graph.rewrite_options.disable_meta_optimizer
@@ -187,7 +187,7 @@ def sess_dump(sess: Any) -> Any:
         raise WorkspaceError(f"{root} already holds dumps; run tf_dump on them first, then move or delete "
                              "the folder before dumping again")
     config = getattr(sess, "_config", None)
-    if not NPU_ADAPTER_PRESENT and (config is None or not runs_as_written(config)):
+    if not NPU_ADAPTER_PRESENT and (config is None or not _runs_as_written(config)):
         _say("sess_dump: TensorFlow's graph optimizers still rewrite this session's graph (folded constants "
              "and merged ops get new names, so their golden tensors lose their NPU counterparts); create it "
              "with config=npu_tf_config.golden_session_config(config)")

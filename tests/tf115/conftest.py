@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.capture.conftest import standin_env
 from tests.conftest import TF_IMPORT_LEFTOVERS
 
 ROOT = Path(__file__).resolve().parents[2]
-STANDIN = ROOT / "tests" / "tools" / "npu_standin"
 VENV = Path.home() / ".cache" / "precision_tool" / "py37-tf115"
 TF_VERSION = "1.15.5"
 # protobuf 4 dropped the pure-Python code TF 1.15's generated modules need
@@ -68,12 +68,13 @@ def py37() -> str:
 
 
 def env_for(workspace: Path, *, standin: bool = False, **extra: str) -> dict[str, str]:
-    """The checkout (and the adapter stand-in) on PYTHONPATH, the workspace in PRECISION_DATA."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PRECISION_TOOL_", "DUMP_G", "NPU_DUMP", "PYTHON")) and k not in TF_IMPORT_LEFTOVERS}
-    paths = [str(STANDIN)] if standin else []
-    env.update({"PYTHONPATH": os.pathsep.join([*paths, str(ROOT)]), "PRECISION_DATA": str(workspace),
-                "TF_CPP_MIN_LOG_LEVEL": "2", "COLUMNS": "200", "NO_COLOR": "1", **extra})
+    """The capture tests' environment (checkout and stand-in on PYTHONPATH, the workspace in PRECISION_DATA,
+    no flags of the caller's), without the stand-in unless asked, nor what a TF 2 import left behind."""
+    env = standin_env(workspace, COLUMNS="200", NO_COLOR="1", **extra)
+    if not standin:
+        env["PYTHONPATH"] = str(ROOT)
+    for name in (*TF_IMPORT_LEFTOVERS, "PYTHONHASHSEED", "PYTHONHOME"):
+        env.pop(name, None)
     return env
 
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from precision_tool.workspace import Workspace
-from tests.capture.conftest import standin_env
+from tests.capture.conftest import STANDIN, standin_env
 from tests.conftest import run_cli
-from tests.tf115.conftest import ROOT, STANDIN, TF_VERSION, env_for, run37
+from tests.tf115.conftest import ROOT, TF_VERSION, env_for, run37
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 TRAIN_SCRIPTS = ROOT / "tests" / "train" / "scripts"

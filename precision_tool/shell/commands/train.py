@@ -1,13 +1,10 @@
 """`train -d cpu|npu|all -a ACTION`: replay the captured step (tf/checkpoints) on CPU and/or the NPU.
 
-The shell never imports TensorFlow: each device's replay runs in a child process
-(`python -m precision_tool.capture.replay_step`, started by capture/replay_run.py), with PYTHONPATH to this checkout and PRECISION_DATA
-set to the workspace, as the demo runs TensorFlow. The child's TensorFlow chatter is captured; a failure
-is one line: the child's own line for a mistake it knows (exit 2, 3), else the error's last line and the
-file holding the child's full error output. A CPU replay dumps into a fresh folder inside tf/, renamed to
-tf/tf_debug only when the child succeeds (removed otherwise), so a failed replay never blocks the next one;
-then the dump is turned into golden .npy files exactly as `tf_dump` does. Every folder the replay writes is
-checked writable before the child starts.
+The shell never imports TensorFlow: each device's replay runs in a child process started by
+capture/replay_run.py (its environment, its one-line failures, the CPU dump staged inside tf/ and renamed
+to tf/tf_debug only when the child succeeds). Here: the options, the refusals made before any child
+starts (impossible actions, old golden folders, folders that cannot be written), and the lines shown;
+after a CPU replay the dump becomes golden .npy files exactly as `tf_dump` does it.
 """
 
 from __future__ import annotations

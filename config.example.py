@@ -22,3 +22,13 @@ COSINE_THRESHOLD = 0.98
 
 # Worker processes for the whole-network comparison; 0 means one per CPU core.
 WORKERS = 0
+
+# Replay (`ni -c`, `replay`, `ac -c`): the NPU output "agrees" with TensorFlow's on the same inputs when
+# Inf/NaN sit at the same places, the cosine is at least ..._COSINE and ||npu - tf|| / ||tf|| is at most
+# ..._ERROR, by the dtype of the NPU tensor (docs/replay.md explains the defaults).
+REPLAY_FLOAT16_COSINE = 0.999
+REPLAY_FLOAT16_ERROR = 0.01
+REPLAY_BFLOAT16_COSINE = 0.99
+REPLAY_BFLOAT16_ERROR = 0.05
+REPLAY_FLOAT32_COSINE = 0.99999
+REPLAY_FLOAT32_ERROR = 0.0001

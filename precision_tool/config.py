@@ -44,6 +44,18 @@ class Settings:
     """An output whose cosine similarity is at or below this is abnormal (vcs, ac)."""
     WORKERS: int = 0
     """Worker processes for whole-network comparison; 0 means one per core."""
+    # Replay (`ni -c`, `replay`, `ac -c`): how close the NPU output must be to TensorFlow's on the same
+    # inputs to "agree", by the NPU tensor's dtype: cosine at least ..._COSINE, and the relative error
+    # ||npu - tf|| / ||tf|| at most ..._ERROR (Inf/NaN must sit at the same places).
+    REPLAY_FLOAT16_COSINE: float = 0.999
+    """float16 keeps ~3 decimal digits; fused and reordered float16 arithmetic stays within this."""
+    REPLAY_FLOAT16_ERROR: float = 0.01
+    REPLAY_BFLOAT16_COSINE: float = 0.99
+    """bfloat16 keeps ~2 decimal digits."""
+    REPLAY_BFLOAT16_ERROR: float = 0.05
+    REPLAY_FLOAT32_COSINE: float = 0.99999
+    """float32 (and every other dtype): summation order alone stays well within this."""
+    REPLAY_FLOAT32_ERROR: float = 0.0001
 
     @property
     def root_dir(self) -> Path:
@@ -106,6 +118,11 @@ def settings_from_mapping(values: Mapping[str, Any], source: str = "config") -> 
         raise ConfigError(f"{source}: LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}")
     if "COSINE_THRESHOLD" in checked and not -1.0 <= checked["COSINE_THRESHOLD"] <= 1.0:
         raise ConfigError(f"{source}: COSINE_THRESHOLD must lie in [-1, 1]")
+    for name, value in checked.items():
+        if name.startswith("REPLAY_") and name.endswith("_COSINE") and not -1.0 <= value <= 1.0:
+            raise ConfigError(f"{source}: {name} must lie in [-1, 1]")
+        if name.startswith("REPLAY_") and name.endswith("_ERROR") and value < 0:
+            raise ConfigError(f"{source}: {name} must not be negative")
     return Settings(**checked)
 
 

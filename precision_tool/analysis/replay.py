@@ -1,0 +1,283 @@
+"""Replay NPU ops on CPU and say why they differ: plan the cases, run one TensorFlow child for all of them,
+judge each, write the fixes, save the results (replay.csv, replay.json) in the replay folder.
+
+The shell never imports TensorFlow: the child (capture/op_replay.py) does, in this interpreter unless the
+caller names another. Inserted Cast/TransData ops need no TensorFlow: numpy replays them here.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from precision_tool.analysis.graph_index import GraphIndex, OpEntry
+from precision_tool.analysis.replay_plan import (
+    NATIVE_TYPES, RESULT_FILE, ReplayCase, golden_graph_files, plan_case, read_child_result,
+)
+from precision_tool.analysis.replay_verdict import CANNOT, INHERITED, KERNEL, PRECISION, Verdict, cannot, judge
+from precision_tool.atomic import write_text_atomic
+from precision_tool.errors import WorkspaceError
+from precision_tool.formats.ge_graph import split_input
+from precision_tool.workspace import Workspace
+
+if TYPE_CHECKING:
+    from precision_tool.analysis.results import CompareSummary
+    from precision_tool.config import Settings
+
+CHILD_TIMEOUT_S = 3600
+CSV_NAME = "replay.csv"
+JSON_NAME = "replay.json"
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    folder: Path
+    verdicts: tuple[Verdict, ...]
+    csv_path: Path | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # "plan", "child", "judge"
+    ops_info: Path | None = None
+    problems: tuple[str, ...] = ()  # fixes that could not be written
+
+
+def tensorflow_missing(python: str | None = None) -> str | None:
+    """Why the replay child cannot import TensorFlow (this interpreter only; another is tried as is)."""
+    import importlib.util
+
+    if python and python != sys.executable:
+        return None
+    if importlib.util.find_spec("tensorflow") is None:
+        return (f"TensorFlow is not installed for {sys.executable}; `pip install tensorflow-cpu` "
+                "(or `pip install precision-tool[tf]`) to replay ops on CPU")
+    return None
+
+
+def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, settings: "Settings", *,
+               summary: "CompareSummary | None" = None, python: str | None = None) -> ReplayRun:
+    """Replay each op (one child for all), judge it, write its fix; results saved in `folder`."""
+    from precision_tool.formats.golden import scan_golden_dir
+
+    workspace = index.workspace
+    Workspace.ensure_dir(folder, "replay folder")
+    started = time.perf_counter()
+    golden = scan_golden_dir(workspace.golden_dir)
+    graph_defs = golden_graph_files(workspace)
+    for entry in entries:  # a case folder holds one replay: never an earlier run's results
+        shutil.rmtree(folder / _key(entry), ignore_errors=True)
+    cases = [plan_case(index, entry, folder / _key(entry), golden, graph_defs) for entry in entries]
+    planned = time.perf_counter()
+    missing_tf = tensorflow_missing(python)
+    for case in cases:
+        if case.problem is None and case.mode == "native":
+            _replay_native(case)
+    tf_cases = [c for c in cases if c.problem is None and c.mode == "tf"]
+    child_failure = None
+    if tf_cases and missing_tf is None:
+        child_failure = _run_child(workspace, tf_cases, python)
+    ran = time.perf_counter()
+    verdicts = []
+    for case in cases:
+        if case.problem is None and case.mode == "tf" and missing_tf:
+            verdicts.append(cannot(case, missing_tf))
+            continue
+        result = read_child_result(Path(case.folder)) if case.problem is None else None
+        if result is None and case.problem is None and child_failure:
+            verdicts.append(cannot(case, child_failure))
+            continue
+        verdicts.append(judge(case, result, settings))
+    verdicts = [_with_upstream(index, v, summary) for v in verdicts]
+    verdicts, ops_info, problems = _write_fixes(workspace, verdicts)
+    csv_path = save_results(folder, verdicts)
+    done = time.perf_counter()
+    return ReplayRun(folder, tuple(verdicts), csv_path,
+                     {"plan": planned - started, "child": ran - planned, "judge": done - ran},
+                     ops_info, tuple(problems))
+
+
+def _key(entry: OpEntry) -> str:
+    from precision_tool.analysis.replay_plan import case_key
+
+    return case_key(entry)
+
+
+def _replay_native(case: ReplayCase) -> None:
+    """A Cast or TransData from its own dumped input: float32 = the input's value; the NPU's dtype = the
+    input converted as the op converts it (layouts are already undone: the values must be equal)."""
+    import numpy as np
+
+    folder = Path(case.folder)
+    if not case.inputs or not case.outputs:
+        write_text_atomic(folder / RESULT_FILE, json.dumps({"status": "failed",
+                                                            "reason": "its dump holds no input or no output"}))
+        return
+    value = np.load(folder / case.inputs[0].file, allow_pickle=False)
+    out = case.outputs[0]
+    exact = value.astype(np.float32) if value.dtype.kind == "f" else value
+    variants = {"float32": {"0": "replay_float32_output_0.npy"}}
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.save(folder / "replay_float32_output_0.npy", exact.reshape(out.shape), allow_pickle=False)
+        if case.fp16:
+            np.save(folder / "replay_float16_output_0.npy", value.astype(out.dtype).reshape(out.shape),
+                    allow_pickle=False)
+            variants["float16"] = {"0": "replay_float16_output_0.npy"}
+    write_text_atomic(folder / RESULT_FILE, json.dumps({
+        "status": "ok", "variants": variants, "fp16": "numpy" if case.fp16 else "none",
+        "notes": [f"{case.op_type} inserted by the compiler: replayed by numpy from its own input"],
+        "outputs": {"0": out.tf_tensor or ""}}))
+
+
+def _run_child(workspace: Workspace, cases: list[ReplayCase], python: str | None) -> str | None:
+    """One child for every case; None when it ran, else the one-line reason (cases without a result)."""
+    from precision_tool.capture.child_env import tf_child_env
+
+    python = python or sys.executable
+    command = [python, "-m", "precision_tool.capture.op_replay", *(c.folder for c in cases)]
+    try:
+        proc = subprocess.run(command, cwd=workspace.root if workspace.root.is_dir() else None,
+                              env=tf_child_env(workspace.root), capture_output=True, text=True,
+                              timeout=CHILD_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"the replay process did not finish in {CHILD_TIMEOUT_S} s"
+    except OSError as error:
+        return f"cannot run {python} ({error.strerror or error}); name a Python that has TensorFlow"
+    if proc.returncode == 0:
+        return None
+    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+    if "No module named 'tensorflow'" in proc.stderr:
+        return f"TensorFlow is not installed for {python}; `pip install tensorflow-cpu`"
+    log = Path(cases[0].folder).parent / "replay_child.log"
+    try:
+        log.write_text(f"$ {' '.join(command)}\nexit {proc.returncode}\n{proc.stderr}\n{proc.stdout}", encoding="utf-8")
+        where = f"full output in {log}"
+    except OSError:
+        where = "its output could not be saved"
+    last = lines[-1] if lines else "no error output"
+    return f"the replay process failed (exit {proc.returncode}): {last[:200]}; {where}"
+
+
+# --- following the divergence back ------------------------------------------------------------------
+def _producer(index: GraphIndex, entry: OpEntry, input_index: int) -> OpEntry | None:
+    """The op that computes an input, looking through inserted Cast/TransData ops."""
+    refs = [t for t in entry.inputs if t and not t.endswith(":-1") and not t.startswith("^")]
+    if input_index >= len(refs):
+        return None
+    current = index.entry(entry.file, entry.graph, split_input(refs[input_index])[0])
+    for _ in range(32):
+        if current is None or current.type not in NATIVE_TYPES:
+            return current
+        inner = [t for t in current.inputs if t and not t.startswith("^")]
+        current = index.entry(current.file, current.graph, split_input(inner[0])[0]) if inner else None
+    return current
+
+
+def _with_upstream(index: GraphIndex, verdict: Verdict, summary: "CompareSummary | None") -> Verdict:
+    """For *inherited*: the op to look at next, walking back while the comparison says its inputs fail."""
+    import dataclasses
+
+    if verdict.verdict != INHERITED:
+        return verdict
+    differing = next((i for i in verdict.inputs if i.vs_golden is not None and not i.vs_golden.agrees), None)
+    if differing is None:
+        return verdict
+    entry = index.entry(Path(verdict.case.graph_file), verdict.case.graph, verdict.case.op_name)
+    current = _producer(index, entry, differing.index) if entry is not None else None
+    ops = {op.npu_op: op for op in summary.ops} if summary is not None else {}
+    seen = set()
+    while current is not None and current.name not in seen:
+        seen.add(current.name)
+        result = ops.get(current.name)
+        failing = result.failing_inputs(summary.threshold) if result is not None and summary is not None else []
+        if not failing:
+            break
+        position = _input_position(failing[0].tensor_index)
+        following = _producer(index, current, position) if position is not None else None
+        if following is None:
+            break
+        current = following
+    if current is None:
+        return verdict
+    born = " (its inputs pass: the divergence is born there)" if ops.get(current.name) is not None else ""
+    return dataclasses.replace(verdict, upstream=f"[{current.id}] {current.name} ({current.type}){born}")
+
+
+def _input_position(tensor_index: str) -> int | None:
+    _, _, tail = tensor_index.rpartition(":input:")
+    return int(tail) if tail.isdigit() else None
+
+
+# --- fixes and results ------------------------------------------------------------------------------
+def _write_fixes(workspace: Workspace, verdicts: list[Verdict]) -> tuple[list[Verdict], Path | None, list[str]]:
+    import dataclasses
+
+    from precision_tool.analysis.replay_fixes import write_ops_info, write_reproducer
+
+    problems: list[str] = []
+    ops_info = None
+    precision_types = sorted({v.case.op_type for v in verdicts if v.verdict == PRECISION})
+    if precision_types:
+        try:
+            ops_info = write_ops_info(workspace, precision_types)
+        except (WorkspaceError, OSError) as exc:
+            problems.append(f"fix/ops_info.json not written: {exc}")
+    out = []
+    for verdict in verdicts:
+        fixes: tuple[str, ...] = ()
+        if verdict.verdict == PRECISION and ops_info is not None:
+            fixes = (str(ops_info),)
+        elif verdict.verdict == KERNEL:
+            try:
+                fixes = (str(write_reproducer(workspace, verdict)),)
+            except (WorkspaceError, OSError) as exc:
+                problems.append(f"reproducer of {verdict.case.op_name} not written: {exc}")
+        out.append(dataclasses.replace(verdict, fixes=fixes) if fixes else verdict)
+    return out, ops_info, problems
+
+
+CSV_COLUMNS = ("OpId", "Op", "OpType", "Verdict", "Output", "TfTensor", "DataType", "Against", "Agrees")
+
+
+def save_results(folder: Path, verdicts: Sequence[Verdict]) -> Path:
+    """replay.csv (a row per output and reference, the ten metrics) and replay.json (verdicts, evidence)."""
+    from precision_tool.analysis.metrics import METRIC_NAMES
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*CSV_COLUMNS, *METRIC_NAMES])
+    for verdict in verdicts:
+        case = verdict.case
+        if verdict.verdict == CANNOT:
+            writer.writerow([case.op_id, case.op_name, case.op_type, verdict.verdict, "", "", "", "", "",
+                             *["NaN"] * len(METRIC_NAMES)])
+            continue
+        for output in verdict.outputs:
+            for against, agreement in output.against.items():
+                metrics = output.metrics.get(against)
+                values = list(metrics.values) if metrics is not None else ["NaN"] * len(METRIC_NAMES)
+                writer.writerow([case.op_id, case.op_name, case.op_type, verdict.verdict, output.index,
+                                 output.tf_tensor or "", output.dtype, against,
+                                 "YES" if agreement.agrees else "NO", *values])
+    path = folder / CSV_NAME
+    write_text_atomic(path, buffer.getvalue())
+    summary = [{"op_id": v.case.op_id, "op": v.case.op_name, "op_type": v.case.op_type, "debug_id": v.case.debug_id,
+                "verdict": v.verdict, "line": v.line, "evidence": list(v.evidence), "upstream": v.upstream,
+                "fixes": list(v.fixes), "tf_nodes": list(v.case.tf_nodes), "case_folder": v.case.folder}
+               for v in verdicts]
+    write_text_atomic(folder / JSON_NAME, json.dumps(summary, indent=1) + "\n")
+    return path
+
+
+def read_saved(folder: Path) -> list[dict[str, Any]]:
+    """The verdicts a replay saved (replay.json), [] when there are none."""
+    path = folder / JSON_NAME
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return data if isinstance(data, list) else []

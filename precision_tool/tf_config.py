@@ -356,3 +356,40 @@ class NpuPrintLossScaleCallBack(tf.keras.callbacks.Callback):
 # Capturing one step for `train` (docs/train.md), here so a training script needs this one import.
 from precision_tool.capture.keras_capture import PrecisionKerasCapture, keras_dump  # noqa: E402,F401
 from precision_tool.capture.session import PrecisionTfSession  # noqa: E402,F401
+
+
+MIX_PRECISION_MODES = ("allow_mix_precision", "allow_mix_precision_fp16", "allow_mix_precision_bf16")
+
+
+def keep_in_float32(target: Any, ops_info: str | os.PathLike[str]) -> Any:
+    """Apply a mixed-precision list (the fix/ops_info.json a replay writes: op types on the block list
+    stay in float32) through the adapter's `modify_mixlist` option. `target`: the NpuOptimizer custom_op
+    of a TF1 session config, or the npu_device module (TF2, before npu_device.open()); returns it.
+
+    The adapter accepts modify_mixlist only under a mixed precision mode, so precision_mode becomes
+    allow_mix_precision when none is set (a precision_mode_v2 already set is kept)."""
+    path = Path(ops_info).expanduser().resolve()
+    if not path.is_file():
+        raise ConfigError(f"keep_in_float32: {path} does not exist; `ni -c OP` (or `ac -c`) writes fix/ops_info.json "
+                          "when a replay finds a float16 precision problem")
+    if hasattr(target, "parameter_map"):
+        params = target.parameter_map
+        params["modify_mixlist"].s = tf.compat.as_bytes(str(path))
+        mode = params["precision_mode"].s.decode() if "precision_mode" in params else ""
+        has_v2 = "precision_mode_v2" in params and params["precision_mode_v2"].s
+        if not has_v2 and mode not in MIX_PRECISION_MODES:
+            params["precision_mode"].s = tf.compat.as_bytes("allow_mix_precision")
+        return target
+    if hasattr(target, "global_options"):
+        options = target.global_options()
+        try:
+            options.modify_mixlist = str(path)
+            if not getattr(options, "precision_mode_v2", None) and \
+                    getattr(options, "precision_mode", None) not in MIX_PRECISION_MODES:
+                options.precision_mode = "allow_mix_precision"
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise ConfigError(f"npu_device.global_options().modify_mixlist refused: {exc}; is the CANN TensorFlow "
+                              "adapter older than this option?") from None
+        return target
+    raise UsageError("keep_in_float32 needs the NpuOptimizer custom_op (TF1 session config) or the npu_device "
+                     "module (TF2) as its first argument")

@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.auto_check",
     "precision_tool.shell.commands.compare",
     "precision_tool.shell.commands.graphs",
+    "precision_tool.shell.commands.replay",
     "precision_tool.shell.commands.ls",
     "precision_tool.shell.commands.dumps",
     "precision_tool.shell.commands.tf",

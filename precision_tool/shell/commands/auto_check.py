@@ -12,7 +12,7 @@ from typing import Any
 
 from precision_tool.errors import CommandFailed, CommandInterrupted, PrecisionToolError
 from precision_tool.render.messages import note_line, show_error
-from precision_tool.shell.arg_types import positive_int
+from precision_tool.shell.arg_types import non_negative_int, positive_int
 from precision_tool.shell.command import Command, CommandParser, Context
 
 
@@ -30,6 +30,9 @@ def _parser(parser: CommandParser) -> None:
                         help="run the whole-network comparison (vc) first")
     parser.add_argument("-l", "--limit", type=positive_int, default=3,
                         help="how many abnormal ops / overflows each check shows (default 3)")
+    parser.add_argument("--replay", type=non_negative_int, metavar="N", default=None,
+                        help="replay the first N abnormal ops on CPU and give their verdicts (default with -c: the "
+                             "first divergent op and the first to produce Inf/NaN; 0: no replay)")
 
 
 def _auto_check(args: argparse.Namespace, ctx: Context) -> Any:

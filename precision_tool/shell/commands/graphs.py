@@ -124,7 +124,9 @@ def _ni_parser(parser: CommandParser) -> None:
     parser.add_argument("-g", "--graph", help="only graphs whose name (or file name) contains this")
     parser.add_argument("-a", "--attrs", "--attr", action="store_true", help="also show every attribute of the op")
     parser.add_argument("-c", "--check", action="store_true",
-                        help="check the op alone by replaying it (the original's single-op check; not there yet)")
+                        help="check the op alone: replay it on CPU with its NPU inputs and give a verdict "
+                             "(kernel, precision, inherited), as `replay NAME` does")
+    parser.add_argument("--python", metavar="PY", help="with -c: the Python that runs TensorFlow (default: this one)")
     parser.add_argument("-s", "--save", type=_depth, metavar="DEPTH",
                         help="save the subgraph of this depth around the op as .gv/.svg under temp/op_graph/")
     parser.add_argument("-o", "--output", metavar="DIR",
@@ -151,10 +153,17 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.node_info import op_block
 
     name = args.name or args.op_name
+    if args.python and not args.check:
+        raise UsageError("ni: --python names the Python that replays the op; add -c")
     if args.check:
-        op = name or "OP"
-        raise UsageError(f"ni -c: replaying one op alone is not there yet; meanwhile `ni {op}` shows both sides' "
-                         f"statistics and `cp {op}:output:0 {op}:0` compares its NPU output with the golden one")
+        from precision_tool.shell.commands.replay import replay_names
+
+        if not name:
+            raise UsageError("ni -c: give the op to replay: `ni -c NAME`")
+        if args.save is not None or args.attrs:
+            raise UsageError("ni -c replays the op; run `ni NAME -s DEPTH` / `ni NAME -a` on their own")
+        return replay_names([name], argparse.Namespace(graph=args.graph, debug=None, python=args.python,
+                                                       quiet=False), ctx, command="ni -c")
     if not name:
         raise UsageError("ni: give an op name: `ni NAME` or `ni -n NAME` (see `ni -h`)")
     if args.name and args.op_name and args.name != args.op_name:

@@ -1,0 +1,95 @@
+"""How `ni -c`, `replay` and `ac -c` show replay verdicts: the verdict in one line, the evidence below
+it, then what to do (the fix written, the reproducer, the op to look at next)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from rich.text import Text
+
+VERDICT_STYLE = {"kernel": "bold red", "precision": "bold yellow", "inherited": "bold cyan", "ok": "bold green",
+                 "cannot replay": "bold magenta"}
+
+
+def verdict_text(verdict: Any, *, evidence: bool = True) -> Text:
+    """One op's verdict: '[16] bn2/FusedBatchNormV3 (BatchNorm): KERNEL — ...' then evidence and advice."""
+    from precision_tool.analysis.replay_fixes import tf_config_line
+
+    case = verdict.case
+    text = Text()
+    text.append(f"replay {case.label}", style="bold")
+    made_of = f" ← {', '.join(case.tf_nodes)}" if case.tf_nodes and list(case.tf_nodes) != [case.op_name] else ""
+    text.append(f" ({case.op_type}{made_of}): ")
+    text.append(verdict.verdict.upper(), style=VERDICT_STYLE.get(verdict.verdict, "bold"))
+    line = verdict.line.split(": ", 1)[1] if ": " in verdict.line else verdict.line
+    text.append(f"\n  {line}")
+    if evidence:
+        for item in evidence_lines(verdict):
+            text.append(f"\n    {item}", style="dim")
+    if verdict.verdict == "precision":
+        for path in verdict.fixes:
+            text.append("\n  fix: ", style="bold")
+            text.append(path, style="path")
+            text.append(f" puts {case.op_type} on the mixed-precision block list (kept in float32); in the "
+                        "training script's session config:")
+            text.append(f"\n    {tf_config_line(path)}", style="green")
+            text.append("\n  or build the op inside npu_scope.keep_dtype_scope() (TF2: npu.keep_dtype_scope()); "
+                        "both need a mixed precision mode (allow_mix_precision)")
+    elif verdict.verdict == "kernel":
+        for path in verdict.fixes:
+            text.append("\n  reproducer for the op's vendor: ", style="bold")
+            text.append(path, style="path")
+            text.append(" (inputs, NPU output, the TF ops; `python3 run.py` prints both)")
+    elif verdict.verdict == "inherited" and verdict.upstream:
+        text.append("\n  look at next: ", style="bold")
+        text.append(verdict.upstream)
+    return text
+
+
+def _short(agreement: Any) -> str:
+    if agreement.size_mismatch:
+        return "sizes differ"
+    text = f"cos {agreement.cosine:.6f} err {agreement.error:.1e}"
+    if agreement.nonfinite_mismatch:
+        text += f" {agreement.nonfinite_mismatch} Inf/NaN apart"
+    return text + ("" if agreement.agrees else " ✗")
+
+
+def evidence_lines(verdict: Any) -> list[str]:
+    """Per output: how it compares with each replay and golden (outputs that agree everywhere in one line);
+    per input that has a golden tensor: how far it is from it; then the replay's notes."""
+    lines: list[str] = []
+    quiet = [o for o in verdict.outputs if all(a.agrees for k, a in o.against.items() if k != "golden")
+             and o.kind == "ok" and verdict.verdict != "ok"]
+    for output in verdict.outputs:
+        if output in quiet:
+            continue
+        parts = "; ".join(f"{name} {_short(a)}" for name, a in output.against.items())
+        lines.append(f"out{output.index} {output.tf_tensor} {output.dtype}: {parts}")
+    if quiet:
+        lines.append(f"out{', out'.join(str(o.index) for o in quiet)}: agree with the replays")
+    for item in verdict.inputs:
+        if item.vs_golden is not None:
+            lines.append(f"in{item.index} {item.tf_tensor} vs golden: {_short(item.vs_golden)}")
+    lines += [note for note in verdict.evidence if not note.startswith(("output ", "input "))]
+    return lines
+
+
+def run_lines(run: Any, *, evidence: bool = True) -> list[Any]:
+    """Every verdict of a replay run, then where the results were saved and how long it took."""
+    from precision_tool.render.messages import note_line, warning_line
+
+    out: list[Any] = [verdict_text(v, evidence=evidence) for v in run.verdicts]
+    out += [warning_line(problem) for problem in run.problems]
+    seconds = sum(run.seconds.values())
+    if run.csv_path is not None:
+        out.append(note_line(f"replay results ({seconds:.1f} s, {run.seconds.get('child', 0):.1f} s in TensorFlow): "
+                             f"{run.csv_path}"))
+    return out
+
+
+def verdict_counts(verdicts: Sequence[Any]) -> str:
+    counts: dict[str, int] = {}
+    for verdict in verdicts:
+        counts[verdict.verdict] = counts.get(verdict.verdict, 0) + 1
+    return ", ".join(f"{n} {name}" for name, n in counts.items())

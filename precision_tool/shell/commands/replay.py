@@ -1,0 +1,166 @@
+"""`replay OP [OP ...]` (and `ni -c OP`): replay NPU ops on CPU with their own dumped inputs and say why
+they differ; and `ac`'s replay section, which replays the suspects of the newest comparison.
+
+TensorFlow runs in one child process per command (analysis/replay.py); the shell never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from precision_tool.errors import UsageError, WorkspaceError
+from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
+
+_DESCRIPTION = """\
+Replay each op on CPU from its NPU dump: its own inputs, the TensorFlow ops it was made from (its
+_datadump_original_op_names, with their attributes, from the golden run's GraphDef; a fused op replays its
+whole original subgraph; an inserted Cast/TransData replays by numpy), run in float32 and in the NPU's
+dtypes. Then one verdict per op:
+  kernel       on its own inputs the NPU output disagrees with TensorFlow in float32 and float16
+               (writes fix/repro_<op>/, a reproducer to send to the op's vendor)
+  precision    it agrees with the float16 replay only: float16 loses the answer
+               (writes fix/ops_info.json, the modify_mixlist block list keeping the op type in float32)
+  inherited    it computes correctly; its inputs already differ from golden (names the op to look at next)
+  ok           it agrees with TensorFlow, and its inputs with golden
+  cannot replay  and why (no GraphDef node, no CPU kernel, no dump, ...)
+Results: temp/replay/<time>/replay.csv (the ten metrics per output and reference) and replay.json.
+Tolerances: settings REPLAY_FLOAT16_COSINE, REPLAY_FLOAT16_ERROR, ... (docs/replay.md).
+
+examples:
+  replay bn2/FusedBatchNormV3
+  replay 16 46                  ops by id
+  ni -c gradients/fc2/MatMul_grad/MatMul_1
+"""
+
+
+def _parser(parser: CommandParser) -> None:
+    parser.add_argument("ops", nargs="+", metavar="OP", help="op names (as `ni` takes them) or op ids")
+    _common_options(parser)
+
+
+def _common_options(parser: CommandParser) -> None:
+    parser.add_argument("-g", "--graph", help="only graphs whose name (or file name) contains this")
+    parser.add_argument("-d", "--debug", type=int, metavar="N", default=None,
+                        help="the NPU run npu/debug_N to replay (default: the lowest that has the op)")
+    parser.add_argument("--python", metavar="PY",
+                        help="the Python that runs TensorFlow (default: this one), e.g. a python3.7 with TF 1.15")
+    parser.add_argument("-q", "--quiet", action="store_true", help="the verdicts only, without the evidence")
+
+
+def _replay(args: argparse.Namespace, ctx: Context) -> Any:
+    return replay_names(list(args.ops), args, ctx)
+
+
+def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, command: str = "replay") -> Any:
+    """Resolve the op names as `ni` does, replay them in one child, show the verdicts."""
+    from precision_tool.analysis.op_lookup import resolve
+    from precision_tool.shell.commands.graphs import _load, ambiguous_text, not_found_message
+
+    index = _load(ctx, args.graph)
+    entries = []
+    for name in names:
+        lookup = resolve(index, name, args.graph)
+        if not lookup.names:
+            raise WorkspaceError(f"{command}: {not_found_message(lookup)}")
+        if lookup.ambiguous:
+            ctx.note(ambiguous_text(lookup))
+            raise UsageError(f"{command}: {name!r} names several ops; give one of the names above")
+        found = index.find(lookup.names[0], args.graph)
+        if args.debug is not None:
+            found = [e for e in found if e.debug_id == args.debug]
+        if not found:
+            where = f"npu/debug_{args.debug}" if args.debug is not None else "any Build graph"
+            raise WorkspaceError(f"{command}: {lookup.names[0]} is not in {where}")
+        first = min(e.debug_id for e in found)
+        entries.append(next(e for e in found if e.debug_id == first))
+    return _run(index, entries, ctx, args, folder=None)
+
+
+def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace, folder: Any,
+         summary: Any = None) -> list[Any]:
+    import time
+
+    from precision_tool.analysis.replay import replay_ops
+    from precision_tool.render.messages import note_line
+    from precision_tool.render.replay import run_lines
+
+    if folder is None:
+        folder = ctx.workspace.temp_dir / "replay" / time.strftime("%Y%m%d%H%M%S")
+    ctx.note(note_line(f"replaying {len(entries)} op(s) on CPU (one TensorFlow process)"))
+    run = replay_ops(index, entries, folder, ctx.settings, summary=summary, python=getattr(args, "python", None))
+    return run_lines(run, evidence=not getattr(args, "quiet", False))
+
+
+def _complete(request: CompletionRequest) -> list[str]:
+    from precision_tool.shell.commands.graphs import complete_graph_names, complete_op_names
+
+    if request.option in ("-g", "--graph"):
+        return complete_graph_names(request)
+    if request.option is None:
+        return complete_op_names(request)
+    return []
+
+
+# --- ac --------------------------------------------------------------------------------------------------
+def suspects(summary: Any, count: int | None) -> list[Any]:
+    """The ops `ac` replays: the first `count` abnormal ops, or by default the first divergent op and the
+    first op whose output holds Inf/NaN while its inputs do not (a new failure, born there)."""
+    if count is not None:
+        return list(summary.abnormal_ops[:count])
+    chosen = [summary.first_divergent_op] if summary.first_divergent_op is not None else []
+    born = next((op for op in summary.abnormal_ops if op.nan_data_outputs
+                 and not any(t.nan_data for t in op.inputs)), None)
+    if born is not None and born not in chosen:
+        chosen.append(born)
+    return chosen
+
+
+def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
+    """After the comparison section: replay its suspects, NPU vs golden runs only."""
+    from pathlib import Path
+
+    from precision_tool.analysis.compare_runs import result_spec
+    from precision_tool.analysis.graph_index import index_for
+    from precision_tool.analysis.replay import tensorflow_missing
+    from precision_tool.render.messages import note_line
+    from precision_tool.shell.commands.result_summaries import summaries
+
+    count = getattr(args, "replay", None)
+    if count == 0 or not (getattr(args, "compare", False) or count is not None):
+        return None
+    if ctx.workspace.newest_result_dir() is None:
+        return None
+    out: list[Any] = []
+    for shown in summaries(ctx, None, ctx.settings.COSINE_THRESHOLD):
+        summary = shown.summary
+        if shown.npu_vs_npu or not hasattr(summary, "abnormal_ops"):
+            continue  # NPU vs NPU has no golden to judge by; a statistics compare has no tensors
+        ops = suspects(summary, count)
+        if not ops:
+            continue
+        missing = tensorflow_missing(getattr(args, "python", None))
+        if missing:
+            out.append(note_line(f"replay: not run: {missing}"))
+            continue
+        spec = result_spec(Path(summary.path))
+        debug_id = ctx.workspace.run_of(Path(spec.npu_dir)) if spec is not None else None
+        index = index_for(ctx.workspace)
+        index.load()
+        entries = []
+        for op in ops:
+            found = [e for e in index.find(op.npu_op) if debug_id is None or e.debug_id == debug_id]
+            if found:
+                entries.append(found[0])
+        if entries:
+            folder = Path(summary.path).parent / "replay"
+            out += _run(index, entries, ctx, args, folder, summary=summary)
+    return out or None
+
+
+COMMANDS = [
+    Command("replay", "replay ops on CPU with their NPU inputs: kernel, precision or inherited, and the fix",
+            _parser, _replay, completer=_complete, description=_DESCRIPTION),
+]
+
+AC_SECTIONS = [AcSection("replay", _ac_replay, order=15)]

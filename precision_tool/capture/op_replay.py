@@ -243,10 +243,7 @@ def _unnamed_match(golden_path: Any, candidates: list[dict[str, Any]]) -> tuple[
 
 def _input_dtypes(node: Any) -> list[int]:
     """The DataType each data input of a NodeDef takes, from its OpDef and attributes."""
-    from tensorflow.python.framework import op_def_registry
-
-    op_def = op_def_registry.get(node.op) if hasattr(op_def_registry, "get") else \
-        op_def_registry.get_registered_ops().get(node.op)
+    op_def = _op_def(node.op)
     if op_def is None:
         raise _Failed(f"TensorFlow has no op {node.op} (a custom op): it cannot run on CPU here")
     dtypes: list[int] = []
@@ -255,14 +252,24 @@ def _input_dtypes(node: Any) -> list[int]:
         if arg.type_list_attr:
             dtypes += list(node.attr[arg.type_list_attr].list.type)
         else:
-            dtype = arg.type or node.attr[arg.type_attr].type
-            dtypes += [dtype] * count
+            dtypes += [arg.type or node.attr[arg.type_attr].type] * count
     return dtypes
 
 
+def _op_def(op_type: str) -> Any:
+    from tensorflow.python.framework import op_def_registry
+
+    if hasattr(op_def_registry, "get"):
+        return op_def_registry.get(op_type)
+    return op_def_registry.get_registered_ops().get(op_type)  # TF 1.15
+
+
 def build_graph_def(case: dict[str, Any], by_name: dict[str, Any], feeds: list[dict[str, Any]],
-                    constants: list[str], half: bool) -> tuple[Any, list[tuple[str, int]]]:
-    """The replay GraphDef: constants, a placeholder per feed, the case's nodes (float16 where `half`)."""
+                    constants: list[str], half: bool, values: dict[str, Any]) -> tuple[Any, list[str], list[str]]:
+    """The replay GraphDef (constants, a placeholder per feed, the case's nodes, float16 where `half`), the
+    tensors to fetch for the case's outputs, and the ops to run first. A resource input (an optimizer
+    op's variable) becomes a variable initialised with the fed value; the op's result is that variable
+    read after the op ran."""
     import tensorflow as tf
 
     from tensorflow.core.framework import types_pb2
@@ -287,16 +294,48 @@ def build_graph_def(case: dict[str, Any], by_name: dict[str, Any], feeds: list[d
         for ref, dtype in zip(node.input, _input_dtypes(node)):
             if ref.startswith("replay_input_"):
                 wanted[ref] = dtype
-    for ref, name in placeholder.items():
-        node = graph_def.node.add()
-        node.name, node.op = name, "Placeholder"
-        node.attr["dtype"].type = wanted.get(name, types_pb2.DT_FLOAT)
+    init: list[str] = []
+    variables: dict[str, str] = {}  # consumer node → the variable it updates
+    for name in placeholder.values():
+        value = values[name]
+        holder = graph_def.node.add()
+        holder.name, holder.op = name, "Placeholder"
+        if wanted.get(name) != types_pb2.DT_RESOURCE:
+            holder.attr["dtype"].type = wanted.get(name, types_pb2.DT_FLOAT)
+            continue
+        holder.attr["dtype"].type = tf.as_dtype(value.dtype).as_datatype_enum
+        var = graph_def.node.add()
+        var.name, var.op = f"{name}_variable", "VarHandleOp"
+        var.attr["dtype"].type = holder.attr["dtype"].type
+        var.attr["shape"].shape.CopyFrom(tf.TensorShape(value.shape).as_proto())
+        var.attr["shared_name"].s = var.name.encode()
+        assign = graph_def.node.add()
+        assign.name, assign.op = f"{name}_init", "AssignVariableOp"
+        assign.input.extend([var.name, name])
+        assign.attr["dtype"].type = holder.attr["dtype"].type
+        init.append(assign.name)
+        for node in copies:
+            for position, ref in enumerate(node.input):
+                if ref == name:
+                    node.input[position] = var.name
+                    variables.setdefault(node.name, var.name)
+    fetches = []
+    for output in case["outputs"]:
+        node_name, slot = _split(output["tf_tensor"])
+        op_def = _op_def(by_name[node_name].op)
+        if node_name in variables and op_def is not None and not op_def.output_arg:
+            read = graph_def.node.add()
+            read.name, read.op = f"replay_read_{output['index']}", "ReadVariableOp"
+            read.input.extend([variables[node_name], f"^{node_name}"])
+            read.attr["dtype"].CopyFrom(next(n for n in graph_def.node if n.name == variables[node_name]).attr["dtype"])
+            fetches.append(f"{read.name}:0")
+        else:
+            fetches.append(f"{node_name}:{slot}")
     graph_def.node.sort(key=lambda n: n.op != "Placeholder")
-    fetches = [_split(t) for t in (o["tf_tensor"] for o in case["outputs"])]
-    return graph_def, fetches
+    return graph_def, fetches, init
 
 
-def run_graph(graph_def: Any, feeds: dict[str, Any], fetches: list[str]) -> list[Any]:
+def run_graph(graph_def: Any, feeds: dict[str, Any], fetches: list[str], init: list[str]) -> list[Any]:
     import numpy as np
     import tensorflow as tf
 
@@ -305,10 +344,14 @@ def run_graph(graph_def: Any, feeds: dict[str, Any], fetches: list[str]) -> list
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.import_graph_def(graph_def, name="")
-        placeholders = {graph.get_tensor_by_name(f"{name}:0"): value for name, value in feeds.items()}
+        feed_dict = {}
+        for name, value in feeds.items():
+            tensor = graph.get_tensor_by_name(f"{name}:0")
+            feed_dict[tensor] = np.asarray(value).astype(tensor.dtype.as_numpy_dtype)
         with tf.compat.v1.Session(graph=graph, config=tf_config.golden_session_config()) as session:
-            values = session.run(fetches, feed_dict={
-                t: np.asarray(v).astype(t.dtype.as_numpy_dtype) for t, v in placeholders.items()})
+            if init:
+                session.run(init, feed_dict=feed_dict)
+            values = session.run(fetches, feed_dict=feed_dict)
     return [np.asarray(v) for v in values]
 
 
@@ -326,7 +369,6 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
     if outside:
         raise _Failed(f"output {outside[0]} is not made by {', '.join(nodes)}")
     feeds, constants, notes = plan_feeds(case, by_name)
-    fetch_names = [o["tf_tensor"] for o in case["outputs"]]
     result: dict[str, Any] = {"status": "ok", "graph_def": graph_file, "notes": notes, "variants": {},
                               "graphs": {}, "feeds": [{"placeholder": f"replay_input_{n}", **f}
                                                       for n, f in enumerate(feeds)],
@@ -336,7 +378,18 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
         full = Path(path) if Path(path).is_absolute() else folder / path
         return np.load(full, allow_pickle=False)
 
-    npu_feeds = {f"replay_input_{n}": load(f["file"]) for n, f in enumerate(feeds)}
+    def shaped(feed: dict[str, Any]) -> Any:
+        """The NPU's value in the TF tensor's shape (a scalar is often dumped as [1])."""
+        value = load(feed["file"])
+        if feed["golden"] and feed["source"] != "golden":
+            from precision_tool.formats.golden import read_npy_header
+
+            shape = tuple(read_npy_header(feed["golden"])[1])
+            if shape != value.shape and int(np.prod(shape)) == value.size:
+                value = value.reshape(shape)
+        return value
+
+    npu_feeds = {f"replay_input_{n}": shaped(f) for n, f in enumerate(feeds)}
     variants = [("float32", False, npu_feeds)]
     if case["fp16"]:
         variants.append(("float16", True, npu_feeds))
@@ -346,16 +399,18 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
         notes.append("no golden replay: a fed input has no golden tensor")
     result["fp16"] = "tensorflow" if case["fp16"] else "none"
     for variant, half, values in variants:
-        graph_def, _ = build_graph_def(case, by_name, feeds, constants, half)
+        graph_def, fetches, init = build_graph_def(case, by_name, feeds, constants, half, values)
         (folder / f"graph_{variant}.pb").write_bytes(graph_def.SerializeToString())
         result["graphs"][variant] = f"graph_{variant}.pb"
+        result.setdefault("fetches", fetches)
+        result.setdefault("init", init)
         try:
-            outputs = run_graph(graph_def, values, fetch_names)
+            outputs = run_graph(graph_def, values, fetches, init)
         except Exception as exc:  # TensorFlow's own errors: no kernel, bad shapes...
             message = getattr(exc, "message", None) or str(exc)
-            first = message.strip().splitlines()[0] if message.strip() else type(exc).__name__
+            first = _error_line(message) or type(exc).__name__
             if half and ("kernel" in message.lower()):
-                outputs = _emulated_half(case, by_name, feeds, constants, values, fetch_names)
+                outputs = _emulated_half(case, by_name, feeds, constants, values)
                 result["fp16"] = "emulated"
                 notes.append(f"float16 replay emulated (inputs and outputs rounded to float16, float32 "
                              f"arithmetic): TensorFlow has no float16 CPU kernel here ({first[:160]})")
@@ -373,15 +428,22 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
     return result
 
 
+def _error_line(message: str) -> str:
+    """The line of a TensorFlow error that says what is wrong (not where it was detected)."""
+    skip = ("Graph execution error", "Detected at node", "[[", "Stack trace", "Traceback", "File ")
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return next((line for line in lines if not line.startswith(skip)), lines[0] if lines else "")
+
+
 def _emulated_half(case: dict[str, Any], by_name: dict[str, Any], feeds: list[dict[str, Any]],
-                   constants: list[str], values: dict[str, Any], fetch_names: list[str]) -> list[Any]:
+                   constants: list[str], values: dict[str, Any]) -> list[Any]:
     import numpy as np
 
-    graph_def, _ = build_graph_def(case, by_name, feeds, constants, half=False)
-    rounded = {k: (v.astype(np.float16) if v.dtype.kind == "f" else v) for k, v in values.items()}
+    rounded = {k: (v.astype(np.float16).astype(v.dtype) if v.dtype.kind == "f" else v) for k, v in values.items()}
+    graph_def, fetches, init = build_graph_def(case, by_name, feeds, constants, False, rounded)
     with np.errstate(over="ignore"):
         return [v.astype(np.float16) if v.dtype == np.float32 else v
-                for v in run_graph(graph_def, rounded, fetch_names)]
+                for v in run_graph(graph_def, rounded, fetches, init)]
 
 
 def main(argv: list[str] | None = None) -> int:

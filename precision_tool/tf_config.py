@@ -382,10 +382,14 @@ def keep_in_float32(target: Any, ops_info: str | os.PathLike[str]) -> Any:
         return target
     if hasattr(target, "global_options"):
         options = target.global_options()
+
+        def value(name: str) -> Any:  # the adapter's options are OptionValue objects holding .value
+            option = getattr(options, name, None)
+            return getattr(option, "value", option)
+
         try:
             options.modify_mixlist = str(path)
-            if not getattr(options, "precision_mode_v2", None) and \
-                    getattr(options, "precision_mode", None) not in MIX_PRECISION_MODES:
+            if not value("precision_mode_v2") and value("precision_mode") not in MIX_PRECISION_MODES:
                 options.precision_mode = "allow_mix_precision"
         except (AttributeError, TypeError, ValueError) as exc:
             raise ConfigError(f"npu_device.global_options().modify_mixlist refused: {exc}; is the CANN TensorFlow "

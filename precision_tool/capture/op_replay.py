@@ -430,7 +430,7 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
 
 def _error_line(message: str) -> str:
     """The line of a TensorFlow error that says what is wrong (not where it was detected)."""
-    skip = ("Graph execution error", "Detected at node", "[[", "Stack trace", "Traceback", "File ")
+    skip = ("Graph execution error", "Detected at node", "Node:", "[[", "Stack trace", "Traceback", "File ")
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     return next((line for line in lines if not line.startswith(skip)), lines[0] if lines else "")
 

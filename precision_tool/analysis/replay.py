@@ -190,10 +190,16 @@ def _with_upstream(index: GraphIndex, verdict: Verdict, summary: "CompareSummary
     current = _producer(index, entry, differing.index) if entry is not None else None
     ops = {op.npu_op: op for op in summary.ops} if summary is not None else {}
     seen = set()
+    born = ""
     while current is not None and current.name not in seen:
         seen.add(current.name)
         result = ops.get(current.name)
         failing = result.failing_inputs(summary.threshold) if result is not None and summary is not None else []
+        if result is not None and not failing:
+            born = " (its inputs pass: the divergence is born there)"
+        if result is not None and result.nan_data_outputs and not any(t.nan_data for t in result.inputs):
+            born = " (its Inf/NaN is born there)"  # a new failure on top of the inherited one: stop here
+            break
         if not failing:
             break
         position = _input_position(failing[0].tensor_index)
@@ -203,7 +209,6 @@ def _with_upstream(index: GraphIndex, verdict: Verdict, summary: "CompareSummary
         current = following
     if current is None:
         return verdict
-    born = " (its inputs pass: the divergence is born there)" if ops.get(current.name) is not None else ""
     return dataclasses.replace(verdict, upstream=f"[{current.id}] {current.name} ({current.type}){born}")
 
 

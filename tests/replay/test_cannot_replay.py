@@ -1,6 +1,7 @@
 """Each reason an op cannot be replayed, made real on a copy of the demo and said in one line (never a
 guess, never a traceback): no dump, no golden GraphDef, no such node, a custom op, no CPU kernel, rebuilt
-ops that do not reproduce golden, no TensorFlow for the Python that replays."""
+ops that do not reproduce golden, statistics only, no original op names, no TensorFlow for the Python that
+replays."""
 
 from __future__ import annotations
 
@@ -70,7 +71,7 @@ def _reason(ws: Path, op: str = OP, *extra: str) -> str:
     result = run_cli("replay", op, *extra, data=ws)
     assert result.status == 0, result.err[-2000:]
     assert "Traceback" not in result.out + result.err
-    lines = [line for line in result.out.splitlines() if line.startswith(f"replay [") and op in line]
+    lines = [line for line in result.out.splitlines() if line.startswith("replay [") and op in line]
     assert len(lines) == 1 and lines[0].endswith("CANNOT REPLAY"), result.out[-2000:]
     after = result.out.splitlines()[result.out.splitlines().index(lines[0]) + 1]
     return after.strip()
@@ -132,3 +133,25 @@ def test_bad_requests_are_one_line(fresh_ws: Path):
     assert result.status != 0 and "ni -c: give the op to replay" in result.err + result.out
     result = run_cli("ni", "--python", "python3", OP, data=fresh_ws)
     assert result.status != 0 and "add -c" in result.err + result.out
+
+
+def test_statistics_only(fresh_ws: Path):
+    from tests.stats.stats_helpers import to_stats
+
+    (dump,) = (fresh_ws / "npu" / "debug_0" / "dump").rglob("BatchNorm.bn2_FusedBatchNormV3.*")
+    to_stats(dump)
+    assert _reason(fresh_ws) == ('debug_0 dumped statistics only for bn2/FusedBatchNormV3 (dump_data="stats"); '
+                                 'replaying needs its tensors (dump_data="tensor")')
+
+
+def test_no_original_op_names(fresh_ws: Path):
+    from precision_tool.formats.ge_graph import load_graph, write_graph_text
+
+    (path,) = (fresh_ws / "npu" / "debug_0" / "graph").glob("*_Build.txt")
+    model = load_graph(path)
+    for _, op in model.iter_ops():
+        if op.name == "bn2/Relu":
+            del op.attrs["_datadump_original_op_names"]
+    write_graph_text(model, path)
+    assert _reason(fresh_ws, "bn2/Relu") == ("bn2/Relu has no _datadump_original_op_names: the graph does not say "
+                                             "which TensorFlow ops it was made from")

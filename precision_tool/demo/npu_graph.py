@@ -3,8 +3,9 @@
 What the compiler does and this module imitates (docs/demo.md lists it):
 - prunes what the training step does not need, drops Identity/NoOp and no-op Reshapes, folds constant
   sub-graphs (shape arithmetic, the gradient seed) into `Const` ops or op attributes (`...D` ops);
-- fuses Conv2D+BiasAdd(+Relu) into one op and MatMul+BiasAdd into one MatMulV2, recording the TF ops
-  in `_datadump_original_op_names` and the fusion passes in `pass_name`/`pass_name_ub`;
+- fuses Conv2D+BiasAdd(+Relu) into one op and MatMul+BiasAdd into one MatMulV2 (planned in
+  `npu_fusion`), recording the TF ops in `_datadump_original_op_names` and the fusion passes in
+  `pass_name`/`pass_name_ub`;
 - mixed precision: cube and vector ops run in float16, loss / optimizer ops in float32, variables stay
   float32; a `Cast` is inserted wherever the dtypes disagree;
 - layouts: 4-D activations NC1HWC0, convolution weights FRACTAL_Z, matrices FRACTAL_NZ; a `TransData`
@@ -20,6 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from precision_tool.demo.npu_fusion import (PASS_CONV_BIAS, PASS_CONV_RELU_UB, PASS_MATMUL_BIAS, FusionCount,
+                                            plan_fusion)
+from precision_tool.demo.npu_fusion import data_inputs as _data_inputs
+from precision_tool.demo.npu_fusion import split_ref as _split
+
 FLOAT16 = "float16"
 FLOAT32 = "float32"
 INT32 = "int32"
@@ -29,12 +35,6 @@ SHAPE_OPS = frozenset({"Shape", "ShapeN", "Rank", "Size"})
 # Not ops on the device: Identity disappears; a ReadVariableOp becomes the Variable op it reads.
 PASS_THROUGH_OPS = frozenset({"Identity", "ReadVariableOp"})
 SKIPPED_OPS = frozenset({"NoOp"})
-
-# Graph fusion (GE) and UB fusion (TBE) pass names, as Ascend's fusion_result.json spells them.
-PASS_CONV_BIAS = "AABiasaddConvFusion"
-PASS_CONV_RELU_UB = "TbeConvElemwiseFusionPass"
-PASS_MATMUL_BIAS = "MatMulBiasAddFusionPass"
-PASS_CONV_BN = "ConvBatchnormFusionPass"  # matches conv2+bn2 but does not fire in training mode
 
 
 @dataclass
@@ -70,14 +70,6 @@ class NpuOp:
 
 
 @dataclass
-class FusionCount:
-    """How often a fusion pass matched a pattern and how often it changed the graph."""
-
-    match_times: int = 0
-    effect_times: int = 0
-
-
-@dataclass
 class NpuGraph:
     """The derived graph: ops in execution order, plus what the fusion passes did."""
 
@@ -97,15 +89,6 @@ class NpuGraph:
 class TfTensorInfo:
     dtype: str
     shape: tuple[int, ...]
-
-
-def _split(ref: str) -> tuple[str, int]:
-    name, _, index = ref.partition(":")
-    return name, int(index) if index else 0
-
-
-def _data_inputs(node: Any) -> list[str]:
-    return [i for i in node.input if not i.startswith("^")]
 
 
 _TF_DTYPES = {1: FLOAT32, 2: "float64", 3: INT32, 9: "int64", 10: "bool", 19: FLOAT16, 20: "resource"}
@@ -151,9 +134,6 @@ class _Deriver:
         self.tf_to_npu: dict[str, tuple[str, int]] = {}  # 'tf node:slot' → (npu op, output)
         self.trans_cache: dict[tuple[str, int, str, str], tuple[str, int]] = {}
         self.counters = {"Cast": 0, "TransData": 0}
-        self.graph_fusion: dict[str, FusionCount] = {}
-        self.ub_fusion: dict[str, FusionCount] = {}
-        self.fused_into: dict[str, str] = {}  # inner TF node → the TF node whose op carries the group
         self.folded_values: dict[str, Any] = {}
 
     # --- reachability and folding ---------------------------------------------------------------
@@ -299,50 +279,11 @@ class _Deriver:
     def fp16_layout(shape: tuple[int, ...]) -> str:
         return {4: "NC1HWC0", 2: "FRACTAL_NZ"}.get(len(shape), "ND")
 
-    # --- fusion ----------------------------------------------------------------------------------------
-    def consumers(self, name: str) -> list[str]:
-        found = []
-        for other in self.needed:
-            if other == name:
-                continue
-            for ref in _data_inputs(self.nodes[other]):
-                if self.nodes[other].op in PASS_THROUGH_OPS:
-                    continue
-                if _split(self.resolve(ref))[0] == name:
-                    found.append(other)
-        return sorted(set(found), key=self.order.__getitem__)
-
-    def plan_fusion(self) -> dict[str, list[str]]:
-        """TF node that carries a fused group (its last node) → the group's nodes, first to last."""
-        groups: dict[str, list[str]] = {}
-        for name in sorted(self.needed, key=self.order.__getitem__):
-            node = self.nodes[name]
-            if node.op == "Conv2D":
-                users = self.consumers(name)
-                if len(users) == 1 and self.nodes[users[0]].op == "BiasAdd":
-                    bias_add = users[0]
-                    _count(self.graph_fusion, PASS_CONV_BIAS, effect=True)
-                    group = [name, bias_add]
-                    after = self.consumers(bias_add)
-                    if len(after) == 1 and self.nodes[after[0]].op == "Relu":
-                        group.append(after[0])
-                        _count(self.ub_fusion, PASS_CONV_RELU_UB, effect=True)
-                    groups[group[-1]] = group
-                elif len(users) >= 1 and any(self.nodes[u].op.startswith("FusedBatchNorm") for u in users):
-                    _count(self.graph_fusion, PASS_CONV_BN, effect=False)  # training-mode BN cannot fold
-            elif node.op == "MatMul" and not node.attr["transpose_a"].b and not node.attr["transpose_b"].b:
-                users = self.consumers(name)
-                if len(users) == 1 and self.nodes[users[0]].op == "BiasAdd":
-                    _count(self.graph_fusion, PASS_MATMUL_BIAS, effect=True)
-                    groups[users[0]] = [name, users[0]]
-        for carrier, group in groups.items():
-            for inner in group[:-1]:
-                self.fused_into[inner] = carrier
-        return groups
-
     # --- lowering ----------------------------------------------------------------------------------
     def derive(self) -> NpuGraph:
-        groups = self.plan_fusion()
+        plan = plan_fusion(self.nodes, self.needed, self.order, self.resolve, PASS_THROUGH_OPS)
+        self.fused_into = plan.fused_into
+        groups = plan.groups
         for name in sorted(self.needed, key=self.order.__getitem__):
             node = self.nodes[name]
             if (node.op in PASS_THROUGH_OPS or node.op in SKIPPED_OPS or node.op == "VarHandleOp"
@@ -354,7 +295,7 @@ class _Deriver:
                 self.lower_group([self.nodes[n] for n in groups[name]])
             else:
                 self.lower(node)
-        return NpuGraph(self.graph_name, self.ops, self.graph_fusion, self.ub_fusion)
+        return NpuGraph(self.graph_name, self.ops, plan.graph_fusion, plan.ub_fusion)
 
     def finish(self, node_name: str, op: NpuOp) -> None:
         self.add(op)
@@ -481,12 +422,6 @@ def _pool_params(node: Any) -> dict[str, Any]:
         return {}
     return {"ksize": list(node.attr["ksize"].list.i), "strides": list(node.attr["strides"].list.i),
             "padding": node.attr["padding"].s.decode()}
-
-
-def _count(table: dict[str, FusionCount], name: str, *, effect: bool) -> None:
-    entry = table.setdefault(name, FusionCount())
-    entry.match_times += 1
-    entry.effect_times += int(effect)
 
 
 def derive_npu_graph(graph_def: Any, *, roots: Sequence[str], data_nodes: Sequence[str],

@@ -1,0 +1,104 @@
+"""The demo compiler's fusion planning: which TF nodes become one NPU op, and what each pass did.
+
+Conv2D+BiasAdd(+Relu) become one Conv2D (graph pass `AABiasaddConvFusion`, UB pass
+`TbeConvElemwiseFusionPass`), MatMul+BiasAdd one MatMulV2 (`MatMulBiasAddFusionPass`);
+`ConvBatchnormFusionPass` matches conv2+bn2 but does not fire (training-mode BatchNorm cannot fold).
+`npu_graph` lowers the groups; this module only decides them, over the GraphDef's nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Collection, Mapping
+
+# Graph fusion (GE) and UB fusion (TBE) pass names, as Ascend's fusion_result.json spells them.
+PASS_CONV_BIAS = "AABiasaddConvFusion"
+PASS_CONV_RELU_UB = "TbeConvElemwiseFusionPass"
+PASS_MATMUL_BIAS = "MatMulBiasAddFusionPass"
+PASS_CONV_BN = "ConvBatchnormFusionPass"  # matches conv2+bn2 but does not fire in training mode
+
+
+@dataclass
+class FusionCount:
+    """How often a fusion pass matched a pattern and how often it changed the graph."""
+
+    match_times: int = 0
+    effect_times: int = 0
+
+
+@dataclass
+class FusionPlan:
+    """The groups to fuse and the passes' counts."""
+
+    groups: dict[str, list[str]] = field(default_factory=dict)  # carrier (last TF node) → nodes, first to last
+    fused_into: dict[str, str] = field(default_factory=dict)  # inner TF node → its group's carrier
+    graph_fusion: dict[str, FusionCount] = field(default_factory=dict)
+    ub_fusion: dict[str, FusionCount] = field(default_factory=dict)
+
+
+def split_ref(ref: str) -> tuple[str, int]:
+    """'node:slot' → (node, slot); a bare 'node' is slot 0."""
+    name, _, index = ref.partition(":")
+    return name, int(index) if index else 0
+
+
+def data_inputs(node: Any) -> list[str]:
+    """A NodeDef's data inputs (control inputs `^name` left out)."""
+    return [i for i in node.input if not i.startswith("^")]
+
+
+def _count(table: dict[str, FusionCount], name: str, *, effect: bool) -> None:
+    entry = table.setdefault(name, FusionCount())
+    entry.match_times += 1
+    entry.effect_times += int(effect)
+
+
+class _Planner:
+    def __init__(self, nodes: Mapping[str, Any], needed: Collection[str], order: Mapping[str, int],
+                 resolve: Callable[[str], str], pass_through: Collection[str]) -> None:
+        self.nodes, self.needed, self.order = nodes, needed, order
+        self.resolve, self.pass_through = resolve, pass_through
+
+    def consumers(self, name: str) -> list[str]:
+        found = []
+        for other in self.needed:
+            if other == name or self.nodes[other].op in self.pass_through:
+                continue
+            for ref in data_inputs(self.nodes[other]):
+                if split_ref(self.resolve(ref))[0] == name:
+                    found.append(other)
+        return sorted(set(found), key=self.order.__getitem__)
+
+    def plan(self) -> FusionPlan:
+        plan = FusionPlan()
+        for name in sorted(self.needed, key=self.order.__getitem__):
+            node = self.nodes[name]
+            if node.op == "Conv2D":
+                users = self.consumers(name)
+                if len(users) == 1 and self.nodes[users[0]].op == "BiasAdd":
+                    bias_add = users[0]
+                    _count(plan.graph_fusion, PASS_CONV_BIAS, effect=True)
+                    group = [name, bias_add]
+                    after = self.consumers(bias_add)
+                    if len(after) == 1 and self.nodes[after[0]].op == "Relu":
+                        group.append(after[0])
+                        _count(plan.ub_fusion, PASS_CONV_RELU_UB, effect=True)
+                    plan.groups[group[-1]] = group
+                elif len(users) >= 1 and any(self.nodes[u].op.startswith("FusedBatchNorm") for u in users):
+                    _count(plan.graph_fusion, PASS_CONV_BN, effect=False)  # training-mode BN cannot fold
+            elif node.op == "MatMul" and not node.attr["transpose_a"].b and not node.attr["transpose_b"].b:
+                users = self.consumers(name)
+                if len(users) == 1 and self.nodes[users[0]].op == "BiasAdd":
+                    _count(plan.graph_fusion, PASS_MATMUL_BIAS, effect=True)
+                    plan.groups[users[0]] = [name, users[0]]
+        for carrier, group in plan.groups.items():
+            for inner in group[:-1]:
+                plan.fused_into[inner] = carrier
+        return plan
+
+
+def plan_fusion(nodes: Mapping[str, Any], needed: Collection[str], order: Mapping[str, int],
+                resolve: Callable[[str], str], pass_through: Collection[str]) -> FusionPlan:
+    """The fused groups among the `needed` TF nodes (in GraphDef `order`); `resolve` maps an input
+    reference past the ops the compiler drops, `pass_through` names those op types."""
+    return _Planner(nodes, needed, order, resolve, pass_through).plan()

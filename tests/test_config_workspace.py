@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -129,3 +130,13 @@ def test_ensure_dir_on_a_read_only_mount_and_a_full_disk(tmp_path):
         f"cannot write the folder {ro}/sub: Read-only file system; H",
         f"cannot write the folder {full}/y: No space left on device; H",
     ]
+
+
+def test_replay_tolerances_are_checked_by_name():
+
+    assert settings_from_mapping({"REPLAY_FLOAT16_COSINE": 0.9995, "REPLAY_FLOAT32_ERROR": 1e-5}).REPLAY_FLOAT16_COSINE \
+        == 0.9995
+    for values, message in (({"REPLAY_FLOAT16_COSINE": 1.5}, "REPLAY_FLOAT16_COSINE must lie in [-1, 1]"),
+                            ({"REPLAY_BFLOAT16_ERROR": -0.1}, "REPLAY_BFLOAT16_ERROR must not be negative")):
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            settings_from_mapping(values)

@@ -94,9 +94,16 @@ def _wrap_words(console: Console, text: Text, width: int) -> list[Text]:
 def _example_lines(console: Console, line: Text, width: int) -> list[Text]:
     line.rstrip()
     match = _EXAMPLE.match(line.plain)
-    if len(line.plain) <= width or match is None or width - len(match.group(1)) < _MIN_EXPLANATION:
+    if len(line.plain) <= width:
         return [line]
-    column = len(match.group(1))
+    if match is None or width - len(match.group(1)) < _MIN_EXPLANATION:
+        # an indented line that is not "command  explanation" (a continuation): wrapped under its indent,
+        # never cropped by the terminal
+        column = len(line.plain) - len(line.plain.lstrip())
+        if width - column < _MIN_EXPLANATION:
+            return [line]
+    else:
+        column = len(match.group(1))
     lines = _wrap_words(console, line[column:], width - column)
     pad = Text(" " * column)
     return [line[:column] + lines[0], *(pad + rest for rest in lines[1:])]

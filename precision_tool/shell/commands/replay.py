@@ -17,19 +17,20 @@ Replay each op on CPU from its NPU dump: its own inputs, the TensorFlow ops it w
 _datadump_original_op_names, with their attributes, from the golden run's GraphDef; a fused op replays its
 whole original subgraph; an inserted Cast/TransData replays by numpy), run in float32 and in the NPU's
 dtypes. Then one verdict per op:
-  kernel       on its own inputs the NPU output disagrees with TensorFlow in float32 and float16
-               (writes fix/repro_<op>/, a reproducer to send to the op's vendor)
-  precision    it agrees with the float16 replay only: float16 loses the answer
-               (writes fix/ops_info.json, the modify_mixlist block list keeping the op type in float32)
-  inherited    it computes correctly; its inputs already differ from golden (names the op to look at next)
-  ok           it agrees with TensorFlow, and its inputs with golden
-  cannot replay  and why (no GraphDef node, no CPU kernel, no dump, ...)
+  kernel     disagrees with TensorFlow in float32 and float16 on its own inputs;
+             writes fix/repro_<op>/, a reproducer for the op's vendor
+  precision  agrees with the float16 replay only: float16 loses the answer;
+             writes fix/ops_info.json (modify_mixlist: the op type kept in float32)
+  inherited  computes correctly; its inputs already differ from golden;
+             names the op to look at next
+  ok         agrees with TensorFlow, and its inputs with golden
+  cannot replay, and why (no dump, no GraphDef node, no CPU kernel, ...)
 Results: temp/replay/<time>/replay.csv (the ten metrics per output and reference) and replay.json.
 Tolerances: settings REPLAY_FLOAT16_COSINE, REPLAY_FLOAT16_ERROR, ... (docs/replay.md).
 
 examples:
   replay bn2/FusedBatchNormV3
-  replay 16 46                  ops by id
+  replay 16 48                  ops by id
   ni -c gradients/fc2/MatMul_grad/MatMul_1
 """
 

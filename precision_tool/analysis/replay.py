@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from precision_tool.analysis.graph_index import GraphIndex, OpEntry
 from precision_tool.analysis.replay_plan import (
-    NATIVE_TYPES, RESULT_FILE, ReplayCase, golden_graph_files, plan_case, read_child_result,
+    NATIVE_TYPES, RESULT_FILE, ReplayCase, case_key, golden_graph_files, plan_case, read_child_result,
 )
 from precision_tool.analysis.replay_verdict import CANNOT, INHERITED, KERNEL, PRECISION, Verdict, cannot, judge
 from precision_tool.atomic import write_text_atomic
@@ -70,8 +70,8 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     golden = scan_golden_dir(workspace.golden_dir)
     graph_defs = golden_graph_files(workspace)
     for entry in entries:  # a case folder holds one replay: never an earlier run's results
-        shutil.rmtree(folder / _key(entry), ignore_errors=True)
-    cases = [plan_case(index, entry, folder / _key(entry), golden, graph_defs) for entry in entries]
+        shutil.rmtree(folder / case_key(entry), ignore_errors=True)
+    cases = [plan_case(index, entry, folder / case_key(entry), golden, graph_defs) for entry in entries]
     planned = time.perf_counter()
     missing_tf = tensorflow_missing(python)
     for case in cases:
@@ -99,12 +99,6 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     return ReplayRun(folder, tuple(verdicts), csv_path,
                      {"plan": planned - started, "child": ran - planned, "judge": done - ran},
                      ops_info, tuple(problems))
-
-
-def _key(entry: OpEntry) -> str:
-    from precision_tool.analysis.replay_plan import case_key
-
-    return case_key(entry)
 
 
 def _replay_native(case: ReplayCase) -> None:

@@ -217,8 +217,9 @@ def _decide(case: ReplayCase, result: ChildResult, outputs: tuple[OutputJudgemen
         return Verdict(case, KERNEL, line, **common)
     if precision:
         o = precision[0]
+        reference = result.variants["float32"][str(o.index)]
         return Verdict(case, PRECISION, f"precision: output {o.index} agrees with the float16 replay but not the "
-                       f"float32 one: {_float16_loss(case, o)}", **common)
+                       f"float32 one: {_float16_loss(case, o, reference)}", **common)
     if differing:
         first = differing[0]
         return Verdict(case, INHERITED, f"inherited: the op computes correctly on the NPU's inputs, and input "
@@ -234,7 +235,7 @@ def _mark(agreement: Agreement) -> str:
     return "agrees" if agreement.agrees else "DIFFERS"
 
 
-def _float16_loss(case: ReplayCase, output: OutputJudgement) -> str:
+def _float16_loss(case: ReplayCase, output: OutputJudgement, float32_file: str) -> str:
     """What float16 did to the answer: overflow, underflow, or rounding."""
     import numpy as np
 
@@ -242,7 +243,7 @@ def _float16_loss(case: ReplayCase, output: OutputJudgement) -> str:
     tensor = case.tensor("output", output.index)
     if tensor is None:
         return "float16 loses it"
-    reference = _load(folder, f"replay_float32_output_{output.index}.npy").astype(np.float64)
+    reference = _load(folder, float32_file).astype(np.float64)
     npu = _load(folder, tensor.file).astype(np.float64)
     with np.errstate(invalid="ignore"):
         over = int(np.count_nonzero(np.isfinite(reference) & (np.abs(reference) > FLOAT16_MAX)))

@@ -2,7 +2,8 @@
 
 A small TF1-style classifier built from `tf.nn` ops and `tf.compat.v1.get_variable` (Keras 3 removed
 `tf.compat.v1.layers`): conv → relu → pool → conv → batch-norm → relu → pool → dense → relu → dense,
-softmax cross-entropy, one plain SGD step. Every seed is fixed, so each build gives the same numbers.
+softmax cross-entropy, a static loss scale (LOSS_SCALE), one plain SGD step on the unscaled gradients.
+Every seed is fixed, so each build gives the same numbers.
 
 Run it as `python -m precision_tool.demo.network WORKSPACE` (what `precision-tool demo` does): the
 module imports `precision_tool.tf_config` before TensorFlow, so oneDNN and grappler leave the graph as
@@ -25,6 +26,11 @@ CLASSES = 10
 LEARNING_RATE = 0.1
 DATA_SEED = 2024
 LOSS_NAME = "loss/Mean"
+# Static loss scale, in the graph on both sides (as LossScaleOptimizer / NPULossScaleOptimizer with a
+# FixedLossScaleManager): harmless in the float32 golden run; on the NPU the float16 gradient of fc2's
+# weights (gradients/fc2/MatMul_grad/MatMul_1) exceeds 65504 and overflows to inf.
+LOSS_SCALE = 2.0 ** 17
+SCALED_LOSS_NAME = "loss_scale/mul"
 
 
 @dataclass
@@ -34,6 +40,7 @@ class TrainingGraph:
     graph: Any  # tf.Graph
     train_op: Any
     loss: Any
+    scaled_loss: Any  # loss * LOSS_SCALE, fetched with the loss (so both runs compute it)
     init_op: Any
     variable_names: list[str]  # VarHandleOp names, in creation order
 
@@ -100,10 +107,19 @@ def build_training_graph() -> TrainingGraph:
         with tf.name_scope("loss"):
             xent = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits, name="xent")
             loss = tf.reduce_mean(xent, name="Mean")
-        train_op = v1.train.GradientDescentOptimizer(LEARNING_RATE).minimize(loss)
+        with v1.name_scope("loss_scale"):
+            scaled = tf.multiply(loss, LOSS_SCALE, name="mul")
+        optimizer = v1.train.GradientDescentOptimizer(LEARNING_RATE)
+        grads_and_vars = optimizer.compute_gradients(scaled)
+        with v1.name_scope("loss_scale/"):  # the same scope again (a trailing / re-enters it)
+            reciprocal = tf.constant(1.0 / LOSS_SCALE, name="reciprocal")
+            # g * (1 / scale), as TF's loss-scale optimizer unscales
+            unscaled = [(tf.multiply(g, reciprocal, name="unscale_" + v.op.name.replace("/", "_")), v)
+                        for g, v in grads_and_vars]
+        train_op = optimizer.apply_gradients(unscaled)
         init_op = v1.global_variables_initializer()
         variable_names = [v.op.name for v in v1.global_variables()]
-    return TrainingGraph(graph, train_op, loss, init_op, variable_names)
+    return TrainingGraph(graph, train_op, loss, scaled, init_op, variable_names)
 
 
 def session_config() -> Any:
@@ -168,9 +184,19 @@ def prepare(workspace_root: Path) -> GoldenRun:
 def run_golden_step(run: GoldenRun) -> float:
     """One training step under the project's dump hook: writes tf/tf_debug/run_*/..."""
     dump_session = _golden_session(run.session)
-    _, loss = dump_session.run([run.training.train_op, run.training.loss])
+    _, loss, _scaled = dump_session.run([run.training.train_op, run.training.loss, run.training.scaled_loss])
     run.loss = float(loss)
     return run.loss
+
+
+def derive(run: GoldenRun, keep_fp32: frozenset[str] = frozenset()) -> Any:
+    """The compiled NPU graph of the step (what the optimizer updates, the loss and the scaled loss)."""
+    from precision_tool.demo import npu_graph
+
+    roots = [n.name for n in run.graph_def.node if n.op == "ResourceApplyGradientDescent"]
+    return npu_graph.derive_npu_graph(run.graph_def, roots=roots + [LOSS_NAME, SCALED_LOSS_NAME],
+                                      data_nodes=["input", "labels"], fold=run.fold, graph_name=graph_name(),
+                                      keep_fp32=keep_fp32)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,13 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     root = Path(argv[0]).resolve()
     _prepare_environment(root)
-    from precision_tool.demo import npu_graph, npu_sim
+    from precision_tool.demo import npu_sim
     from precision_tool.workspace import Workspace
 
     run = prepare(root)
-    roots = [n.name for n in run.graph_def.node if n.op == "ResourceApplyGradientDescent"] + [LOSS_NAME]
-    graph = npu_graph.derive_npu_graph(run.graph_def, roots=roots, data_nodes=["input", "labels"],
-                                       fold=run.fold, graph_name=graph_name())
+    graph = derive(run)
     loss = run_golden_step(run)
     workspace = Workspace(root)
     print(f"golden step on CPU: loss {loss:.6f}, tfdbg dump in {workspace.tf_debug_dir}")

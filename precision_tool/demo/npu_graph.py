@@ -6,8 +6,9 @@ What the compiler does and this module imitates (docs/demo.md lists it):
 - fuses Conv2D+BiasAdd(+Relu) into one op and MatMul+BiasAdd into one MatMulV2 (planned in
   `npu_fusion`), recording the TF ops in `_datadump_original_op_names` and the fusion passes in
   `pass_name`/`pass_name_ub`;
-- mixed precision: cube and vector ops run in float16, loss / optimizer ops in float32, variables stay
-  float32; a `Cast` is inserted wherever the dtypes disagree;
+- mixed precision: cube and vector ops run in float16, loss / loss scale / optimizer ops in float32,
+  variables stay float32; the op types of the block list (`keep_fp32`, CANN's `modify_mixlist`
+  "black-list") stay in float32; a `Cast` is inserted wherever the dtypes disagree;
 - layouts: 4-D activations NC1HWC0, convolution weights FRACTAL_Z, matrices FRACTAL_NZ; a `TransData`
   is inserted wherever the layouts disagree;
 - op ids follow the execution order.
@@ -19,7 +20,7 @@ Pure Python over the GraphDef protobuf: TensorFlow itself is not imported here.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from precision_tool.demo.npu_fusion import (PASS_CONV_BIAS, PASS_CONV_RELU_UB, PASS_MATMUL_BIAS, FusionCount,
                                             plan_fusion)
@@ -120,7 +121,8 @@ class _Deriver:
     """One derivation; see `derive_npu_graph`."""
 
     def __init__(self, graph_def: Any, roots: Sequence[str], data_nodes: Sequence[str],
-                 fold: Callable[[list[str]], list[Any]], graph_name: str) -> None:
+                 fold: Callable[[list[str]], list[Any]], graph_name: str, keep_fp32: Collection[str]) -> None:
+        self.keep_fp32 = frozenset(keep_fp32)
         self.nodes = {node.name: node for node in graph_def.node}
         self.order = {node.name: n for n, node in enumerate(graph_def.node)}
         self.infos = tensor_infos(graph_def)
@@ -193,6 +195,9 @@ class _Deriver:
             return "HWCN"
         if node.op == "ReadVariableOp":
             return "HWCN"  # 4-D variables here are convolution kernels
+        if node.op == "Mul":  # elementwise: the layout of the tensor it scales (HWCN for a kernel gradient)
+            return self.origin_format(max((self.resolve(i) for i in _data_inputs(node)),
+                                          key=lambda t: len(self.infos[t].shape)))
         return "NHWC"
 
     def producer(self, tensor: str) -> tuple[str, int]:
@@ -280,6 +285,10 @@ class _Deriver:
         return {4: "NC1HWC0", 2: "FRACTAL_NZ"}.get(len(shape), "ND")
 
     # --- lowering ----------------------------------------------------------------------------------
+    def low(self, npu_type: str) -> str:
+        """The dtype of an op type the NPU runs in float16 unless the block list keeps it in float32."""
+        return FLOAT32 if npu_type in self.keep_fp32 else FLOAT16
+
     def derive(self) -> NpuGraph:
         plan = plan_fusion(self.nodes, self.needed, self.order, self.resolve, PASS_THROUGH_OPS)
         self.fused_into = plan.fused_into
@@ -307,23 +316,25 @@ class _Deriver:
         names = [n.name for n in group]
         shape = self.infos[f"{last.name}:0"].shape
         if first.op == "Conv2D":
+            lo = self.low("Conv2D")
             x, w = _data_inputs(first)
             bias = _data_inputs(group[1])[1]
-            inputs = [self.feed(x, FLOAT16, "NC1HWC0"), self.feed(w, FLOAT16, "FRACTAL_Z"),
-                      self.feed(bias, FLOAT16, "ND")]
+            inputs = [self.feed(x, lo, "NC1HWC0"), self.feed(w, lo, "FRACTAL_Z"),
+                      self.feed(bias, lo, "ND")]
             op = NpuOp(first.name, "Conv2D", "compute", inputs,
-                       [self.output(last.name, 0, FLOAT16, "NC1HWC0")], original_names=names,
+                       [self.output(last.name, 0, lo, "NC1HWC0")], original_names=names,
                        pass_name=PASS_CONV_BIAS, pass_name_ub=PASS_CONV_RELU_UB if len(group) > 2 else None,
                        params={"strides": list(first.attr["strides"].list.i),
                                "padding": first.attr["padding"].s.decode(), "bias": True,
                                "relu": len(group) > 2})
         else:  # MatMul + BiasAdd
+            lo = self.low("MatMulV2")
             a, b = _data_inputs(first)
             bias = _data_inputs(last)[1]
-            inputs = [self.feed(a, FLOAT16, "FRACTAL_NZ"), self.feed(b, FLOAT16, "FRACTAL_NZ"),
-                      self.feed(bias, FLOAT16, "ND")]
+            inputs = [self.feed(a, lo, "FRACTAL_NZ"), self.feed(b, lo, "FRACTAL_NZ"),
+                      self.feed(bias, lo, "ND")]
             op = NpuOp(first.name, "MatMulV2", "compute", inputs,
-                       [self.output(last.name, 0, FLOAT16, self.fp16_layout(shape))], original_names=names,
+                       [self.output(last.name, 0, lo, self.fp16_layout(shape))], original_names=names,
                        pass_name=PASS_MATMUL_BIAS,
                        params={"transpose_a": False, "transpose_b": False, "bias": True})
         self.finish(last.name, op)
@@ -332,7 +343,8 @@ class _Deriver:
         name, kind = node.name, node.op
         ins = _data_inputs(node)
         shape = self.infos[f"{name}:0"].shape if f"{name}:0" in self.infos else ()
-        fp16 = self.fp16_layout(shape)
+        fp16 = self.fp16_layout(shape)  # the device layout of a cube/vector op's result, either dtype
+        lo = self.low(_NPU_TYPES.get(kind, kind))
 
         def single(npu_type: str, inputs: list[tuple[str, int]], outputs: list[NpuTensor],
                    **params: Any) -> None:
@@ -340,29 +352,29 @@ class _Deriver:
                                     params=params))
 
         if kind == "Conv2D":
-            single("Conv2D", [self.feed(ins[0], FLOAT16, "NC1HWC0"), self.feed(ins[1], FLOAT16, "FRACTAL_Z")],
-                   [self.output(name, 0, FLOAT16, "NC1HWC0")], strides=list(node.attr["strides"].list.i),
+            single("Conv2D", [self.feed(ins[0], lo, "NC1HWC0"), self.feed(ins[1], lo, "FRACTAL_Z")],
+                   [self.output(name, 0, lo, "NC1HWC0")], strides=list(node.attr["strides"].list.i),
                    padding=node.attr["padding"].s.decode(), bias=False, relu=False)
         elif kind in ("MaxPool", "Relu"):
-            single(kind, [self.feed(ins[0], FLOAT16, fp16)], [self.output(name, 0, FLOAT16, fp16)],
+            single(kind, [self.feed(ins[0], lo, fp16)], [self.output(name, 0, lo, fp16)],
                    **_pool_params(node))
         elif kind == "ReluGrad":
-            single(kind, [self.feed(i, FLOAT16, fp16) for i in ins], [self.output(name, 0, FLOAT16, fp16)])
+            single(kind, [self.feed(i, lo, fp16) for i in ins], [self.output(name, 0, lo, fp16)])
         elif kind == "MaxPoolGrad":
-            single(kind, [self.feed(i, FLOAT16, "NC1HWC0") for i in ins],
-                   [self.output(name, 0, FLOAT16, "NC1HWC0")], **_pool_params(node))
+            single(kind, [self.feed(i, lo, "NC1HWC0") for i in ins],
+                   [self.output(name, 0, lo, "NC1HWC0")], **_pool_params(node))
         elif kind == "FusedBatchNormV3":
-            # Ascend's BatchNorm: x in float16 (5HD), statistics and parameters in float32
-            single("BatchNorm", [self.feed(ins[0], FLOAT16, "NC1HWC0"), self.feed(ins[1], FLOAT32, "ND"),
+            # Ascend's BatchNorm: x in float16 (5HD) unless kept in float32, statistics and parameters float32
+            single("BatchNorm", [self.feed(ins[0], lo, "NC1HWC0"), self.feed(ins[1], FLOAT32, "ND"),
                                  self.feed(ins[2], FLOAT32, "ND")],
-                   [self.output(name, 0, FLOAT16, "NC1HWC0")]
+                   [self.output(name, 0, lo, "NC1HWC0")]
                    + [self.output(name, slot, FLOAT32, "ND") for slot in (1, 2, 3, 4)],
                    epsilon=float(node.attr["epsilon"].f), is_training=True)
         elif kind == "FusedBatchNormGradV3":
-            single("BatchNormGrad", [self.feed(ins[0], FLOAT16, "NC1HWC0"), self.feed(ins[1], FLOAT16, "NC1HWC0"),
+            single("BatchNormGrad", [self.feed(ins[0], lo, "NC1HWC0"), self.feed(ins[1], lo, "NC1HWC0"),
                                      self.feed(ins[2], FLOAT32, "ND"), self.feed(ins[3], FLOAT32, "ND"),
                                      self.feed(ins[4], FLOAT32, "ND")],
-                   [self.output(name, 0, FLOAT16, "NC1HWC0"), self.output(name, 1, FLOAT32, "ND"),
+                   [self.output(name, 0, lo, "NC1HWC0"), self.output(name, 1, FLOAT32, "ND"),
                     self.output(name, 2, FLOAT32, "ND")], epsilon=float(node.attr["epsilon"].f))
         elif kind == "Reshape":
             source = self.resolve(ins[0])
@@ -370,13 +382,13 @@ class _Deriver:
             single("Reshape", [self.feed(source, dtype, "natural")], [self.output(name, 0, dtype, "natural")],
                    shape=[int(d) for d in self.constant(ins[1])])
         elif kind == "MatMul":
-            single("MatMulV2", [self.feed(ins[0], FLOAT16, "FRACTAL_NZ"), self.feed(ins[1], FLOAT16, "FRACTAL_NZ")],
-                   [self.output(name, 0, FLOAT16, fp16)], transpose_a=bool(node.attr["transpose_a"].b),
+            single("MatMulV2", [self.feed(ins[0], lo, "FRACTAL_NZ"), self.feed(ins[1], lo, "FRACTAL_NZ")],
+                   [self.output(name, 0, lo, fp16)], transpose_a=bool(node.attr["transpose_a"].b),
                    transpose_b=bool(node.attr["transpose_b"].b), bias=False)
         elif kind == "BiasAddGrad":
             source_shape = self.infos[self.resolve(ins[0])].shape
-            single("BiasAddGrad", [self.feed(ins[0], FLOAT16, self.fp16_layout(source_shape))],
-                   [self.output(name, 0, FLOAT16, "ND")])
+            single("BiasAddGrad", [self.feed(ins[0], lo, self.fp16_layout(source_shape))],
+                   [self.output(name, 0, lo, "ND")])
         elif kind == "SoftmaxCrossEntropyWithLogits":
             single(kind, [self.feed(i, FLOAT32, "ND") for i in ins],
                    [self.output(name, 0, FLOAT32, "ND"), self.output(name, 1, FLOAT32, "ND")])
@@ -384,17 +396,19 @@ class _Deriver:
             single("ReduceMeanD", [self.feed(ins[0], FLOAT32, "ND")], [self.output(name, 0, FLOAT32, "ND")],
                    axes=[int(a) for a in self.constant(ins[1]).reshape(-1)])
         elif kind == "Mul":
-            # a float32 op (the loss gradient): runs in the precision of its inputs
-            single("Mul", [self.feed(i, FLOAT32, "ND") for i in ins], [self.output(name, 0, FLOAT32, "ND")])
+            # float32 ops (the loss gradient, the loss scale, the gradients' unscaling), each in the layout
+            # of the tensor it scales: a convolution kernel's gradient stays HWCN
+            single("Mul", [self.feed(i, FLOAT32, "natural") for i in ins],
+                   [self.output(name, 0, FLOAT32, "natural")])
         elif kind == "Conv2DBackpropInput":
-            single("Conv2DBackpropInputD", [self.feed(ins[1], FLOAT16, "FRACTAL_Z"),
-                                            self.feed(ins[2], FLOAT16, "NC1HWC0")],
-                   [self.output(name, 0, FLOAT16, "NC1HWC0")],
+            single("Conv2DBackpropInputD", [self.feed(ins[1], lo, "FRACTAL_Z"),
+                                            self.feed(ins[2], lo, "NC1HWC0")],
+                   [self.output(name, 0, lo, "NC1HWC0")],
                    input_size=[int(d) for d in self.constant(ins[0])],
                    strides=list(node.attr["strides"].list.i), padding=node.attr["padding"].s.decode())
         elif kind == "Conv2DBackpropFilter":
-            single("Conv2DBackpropFilterD", [self.feed(ins[0], FLOAT16, "NC1HWC0"),
-                                             self.feed(ins[2], FLOAT16, "NC1HWC0")],
+            single("Conv2DBackpropFilterD", [self.feed(ins[0], lo, "NC1HWC0"),
+                                             self.feed(ins[2], lo, "NC1HWC0")],
                    [self.output(name, 0, FLOAT32, "FRACTAL_Z")],
                    filter_size=[int(d) for d in self.constant(ins[1])],
                    strides=list(node.attr["strides"].list.i), padding=node.attr["padding"].s.decode())
@@ -417,6 +431,12 @@ class _Deriver:
         return f"{reads[0]}:0"
 
 
+# The NPU op type each lowered TF op type becomes (the block list names NPU types).
+_NPU_TYPES = {"FusedBatchNormV3": "BatchNorm", "FusedBatchNormGradV3": "BatchNormGrad", "MatMul": "MatMulV2",
+              "Conv2DBackpropInput": "Conv2DBackpropInputD", "Conv2DBackpropFilter": "Conv2DBackpropFilterD",
+              "Mean": "ReduceMeanD", "ResourceApplyGradientDescent": "ApplyGradientDescent"}
+
+
 def _pool_params(node: Any) -> dict[str, Any]:
     if "ksize" not in node.attr:
         return {}
@@ -425,10 +445,13 @@ def _pool_params(node: Any) -> dict[str, Any]:
 
 
 def derive_npu_graph(graph_def: Any, *, roots: Sequence[str], data_nodes: Sequence[str],
-                     fold: Callable[[list[str]], list[Any]], graph_name: str) -> NpuGraph:
+                     fold: Callable[[list[str]], list[Any]], graph_name: str,
+                     keep_fp32: frozenset[str] = frozenset()) -> NpuGraph:
     """The compiled graph for the TF nodes `roots` need (data edges only, as GE prunes the rest).
 
     `graph_def` must carry `_output_shapes` (as_graph_def(add_shapes=True)); `fold(['node:slot', ...])`
     evaluates constant tensors (the compiler's constant folding); `data_nodes` become `Data` inputs.
+    `keep_fp32`: NPU op types (e.g. "MatMulV2") the mixed-precision block list keeps in float32: their
+    inputs and outputs are float32 (Casts follow), every other op is as without it.
     """
-    return _Deriver(graph_def, roots, data_nodes, fold, graph_name).derive()
+    return _Deriver(graph_def, roots, data_nodes, fold, graph_name, keep_fp32).derive()

@@ -1,15 +1,17 @@
 """Run the derived NPU graph in the NPU's precision and write what an Ascend run leaves behind.
 
 Every op is computed again, from the NPU's own upstream outputs (so errors propagate as on the
-device), with TensorFlow's CPU kernels or numpy: float16 tensors, float32 accumulation where the cube
-unit accumulates in float32 (convolutions, matmuls, reductions), float32 for the loss and the
-optimizer. Nothing is golden plus noise. One kernel is planted wrong (`PLANTED_FAULT`).
+device), with TensorFlow's CPU kernels or numpy, in the dtypes the graph gives it: float16 tensors,
+float32 accumulation where the cube unit accumulates in float32 (convolutions, matmuls, reductions),
+float32 for the loss, the loss scale and the optimizer, and float32 throughout for the op types the
+block list keeps in float32. Nothing is golden plus noise. One kernel is planted wrong
+(`PLANTED_FAULT`); the network's static loss scale makes float16 gradients overflow for real.
 
 Writes, under the workspace:
 - npu/debug_0/graph/ge_proto_00000001_graph_1_Build.txt and npu/debug_0/dump/<time>/0/<graph>/1/0/*
 - npu/debug_1/...: a second run after the faulty kernel was fixed (differs in that one op)
-- overflow/dump/<time>/0/<graph>/1/0/: an overflow-detection run with loss scale 2^17, where a real
-  float16 overflow happens: an Opdebug record and the dump of the op that overflowed
+- overflow/dump/<time>/0/<graph>/1/0/: debug_0's step with overflow detection on: an Opdebug record
+  and the dump of each op whose float16 result overflowed
 - fusion/fusion_result.json: what the fusion passes matched and changed
 """
 
@@ -27,7 +29,6 @@ from precision_tool.demo.npu_graph import FLOAT16, FLOAT32, NpuGraph, NpuOp, Npu
 PLANTED_FAULT_OP = "bn2/FusedBatchNormV3"
 PLANTED_FAULT = ("the NPU BatchNorm kernel of bn2/FusedBatchNormV3 reads its offset (beta) vector one "
                  "channel late: channel c gets beta[c-1] (channel 0 gets the last one)")
-OVERFLOW_LOSS_SCALE = 2.0 ** 17
 GRAPH_FILE_NAME = "ge_proto_00000001_graph_1_Build.txt"
 STREAM_ID = 0
 KERNEL_VERSION = {"faulty": "te_batchnorm_v1_9c1e", "fixed": "te_batchnorm_v2_4a7d"}
@@ -37,19 +38,12 @@ Values = dict[tuple[str, int], Any]
 
 @dataclass(frozen=True)
 class SimOptions:
-    """One simulated run: whether the planted fault is in, and the loss scale (1: none)."""
+    """One simulated run: whether the planted fault is in (the loss scale is part of the graph)."""
 
     planted_fault: bool = True
-    loss_scale: float = 1.0
 
 
 # --- kernels -----------------------------------------------------------------------------------------
-def _f16(array: Any) -> Any:
-    import numpy as np
-
-    return np.asarray(array).astype(np.float16)
-
-
 def _f32(array: Any) -> Any:
     import numpy as np
 
@@ -60,13 +54,14 @@ def _conv2d(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
     import numpy as np
     import tensorflow as tf
 
-    # cube unit: float16 operands, float32 accumulation, float16 result
+    # cube unit: float16 (or float32) operands, float32 accumulation, result in the graph's dtype
+    dtype = np.dtype(op.outputs[0].dtype)
     acc = tf.nn.conv2d(_f32(ins[0]), _f32(ins[1]), op.params["strides"], op.params["padding"]).numpy()
-    out = _f16(acc)
+    out = acc.astype(dtype)
     if op.params["bias"]:
-        out = out + ins[2]  # vector unit, float16
+        out = out + ins[2]  # vector unit, in the bias's dtype (the same)
     if op.params["relu"]:
-        out = np.maximum(out, np.float16(0))
+        out = np.maximum(out, dtype.type(0))
     return [out]
 
 
@@ -76,7 +71,8 @@ def _matmul(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
         a = a.T
     if op.params["transpose_b"]:
         b = b.T
-    out = _f16(a @ b)
+    # float32 accumulation; a float16 result saturates to inf beyond 65504, a float32 one does not
+    out = (a @ b).astype(op.outputs[0].dtype)
     if op.params["bias"]:
         out = out + ins[2]
     return [out]
@@ -85,7 +81,7 @@ def _matmul(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
 def _max_pool(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
     import tensorflow as tf
 
-    x = tf.constant(ins[0], dtype=tf.float16)
+    x = tf.constant(ins[0])  # in its own dtype (float16, or float32 when kept)
     return [tf.raw_ops.MaxPool(input=x, ksize=op.params["ksize"], strides=op.params["strides"],
                                padding=op.params["padding"]).numpy()]
 
@@ -93,7 +89,7 @@ def _max_pool(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
 def _max_pool_grad(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
     import tensorflow as tf
 
-    x, y, grad = (tf.constant(a, dtype=tf.float16) for a in ins)
+    x, y, grad = (tf.constant(a) for a in ins)
     return [tf.raw_ops.MaxPoolGrad(orig_input=x, orig_output=y, grad=grad, ksize=op.params["ksize"],
                                    strides=op.params["strides"], padding=op.params["padding"]).numpy()]
 
@@ -137,7 +133,7 @@ def _batch_norm_grad(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any
 
 def _bias_add_grad(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
     grad = _f32(ins[0])
-    return [_f16(grad.reshape(-1, grad.shape[-1]).sum(axis=0))]
+    return [grad.reshape(-1, grad.shape[-1]).sum(axis=0).astype(op.outputs[0].dtype)]
 
 
 def _softmax_xent(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
@@ -163,7 +159,7 @@ def _conv_backprop_input(op: NpuOp, ins: list[Any], options: SimOptions) -> list
     acc = tf.raw_ops.Conv2DBackpropInput(input_sizes=op.params["input_size"], filter=_f32(ins[0]),
                                          out_backprop=_f32(ins[1]), strides=op.params["strides"],
                                          padding=op.params["padding"]).numpy()
-    return [_f16(acc)]
+    return [acc.astype(op.outputs[0].dtype)]
 
 
 def _conv_backprop_filter(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
@@ -177,7 +173,7 @@ def _conv_backprop_filter(op: NpuOp, ins: list[Any], options: SimOptions) -> lis
 
 def _apply_gradient_descent(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
     var, lr, delta = ins
-    return [_f32(var - lr * delta / options.loss_scale)]
+    return [_f32(var - lr * delta)]  # delta is already unscaled (the graph's loss_scale/unscale_* Muls)
 
 
 def _reshape(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
@@ -214,10 +210,7 @@ def simulate(graph: NpuGraph, feeds: dict[str, Any], options: SimOptions) -> Val
             if op.kind in ("data", "variable"):
                 outputs = [np.asarray(feeds[op.name], dtype=op.outputs[0].dtype)]
             elif op.kind == "const":
-                value = np.asarray(op.params["value"])
-                if op.name.startswith("gradients/") and value.dtype.kind == "f":
-                    value = (value * options.loss_scale).astype(value.dtype)  # the scaled gradient seed
-                outputs = [value]
+                outputs = [np.asarray(op.params["value"])]
             else:
                 ins = [values[ref] for ref in op.inputs]
                 outputs = KERNELS[op.type](op, ins, options)
@@ -452,8 +445,9 @@ def write_npu_side(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any])
     count = write_run(workspace, 0, graph, faulty, stamp=stamps[0], start_us=start_us, fixed_kernel=False)
     fixed = simulate(graph, feeds, SimOptions(planted_fault=False))
     write_run(workspace, 1, graph, fixed, stamp=stamps[1], start_us=start_us + 1_000_000, fixed_kernel=True)
-    scaled = simulate(graph, feeds, SimOptions(planted_fault=True, loss_scale=OVERFLOW_LOSS_SCALE))
-    overflows = write_overflow_run(workspace.overflow_root, graph, scaled, stamp=stamps[2],
+    # debug_0's step again with overflow detection on: the same values, so the same ops overflow
+    overflows = write_overflow_run(workspace.overflow_root, graph, faulty, stamp=stamps[2],
                                    start_us=start_us + 2_000_000)
     write_fusion_file(workspace.fusion_file, graph)
     return NpuSideReport(len(graph.ops), count, tuple(overflows), time.perf_counter() - started)
+

@@ -45,7 +45,9 @@ def test_ac_names_each_op_once_and_ends_with_a_recap(demo: Path, cli) -> None:  
     assert len(verdicts) == 2
     for line in verdicts:
         assert "first divergent op [16] bn2/FusedBatchNormV3;" in line
-        assert re.search(r"\d+ ops, \d+ of \d+ tensors compared, \d+ abnormal \(an output cosine ≤ 0\.98\)$", line)
+        # the fc2 weight gradient's float16 overflow puts inf into both runs
+        assert re.search(r"\d+ ops, \d+ of \d+ tensors compared, \d+ abnormal "
+                         r"\(an output cosine ≤ 0\.98 or NaN/Inf data\)$", line)
     # NPU vs golden and NPU vs NPU name the planted op alike: its Build-graph id and graph name, never the
     # dump-file spelling with the NPU-vs-NPU run's own counter.
     titles = PANEL_TITLE.findall(ran.out)

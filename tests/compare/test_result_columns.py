@@ -102,7 +102,7 @@ def test_opdebug_records_make_the_op_outputs_yes(tmp_path: Path, cli) -> None:  
     cells = {r[header.index("TensorIndex")]: r[header.index("OverFlow")] for r in rows[1:]}
     assert cells["gradients/fc2/MatMul_grad/MatMul_1:output:0"] == "YES"
     assert cells["gradients/fc2/MatMul_grad/MatMul_1:input:0"] == "NO"
-    assert "[46] gradients/fc2/MatMul_grad/MatMul_1 (MatMulV2): out0" in result.out
+    assert "[48] gradients/fc2/MatMul_grad/MatMul_1 (MatMulV2): out0" in result.out
     shown = cli("vcs", "--overflow", data=root)
     assert shown.status == 0 and "gradients/fc2/MatMul_grad/MatMul_1" in shown.out
 

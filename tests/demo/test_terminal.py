@@ -151,7 +151,7 @@ def test_every_command_on_a_read_only_workspace_without_home_has_no_traceback(de
     assert everything.count("cannot write the shell history") == 1, everything[-4000:]
     assert "history stays in memory" in seen["help vc"]
     # Each command that reads shows what it shows on a writable workspace.
-    expected = ["--resume", "164 op(s)", "138 dump file(s)", "Tensors", "max", "golden tensor", "CosineSimilarity",
+    expected = ["--resume", "188 op(s)", "158 dump file(s)", "Tensors", "max", "golden tensor", "CosineSimilarity",
                 "no comparison results"]
     for line, what in zip(reads, expected):
         assert what in seen[line], (line, seen[line])

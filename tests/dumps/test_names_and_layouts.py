@@ -135,8 +135,8 @@ def test_ls_dump_names_paste_back_into_pt_and_dc(cli, demo_data: Path, tmp_path:
     listing = cli("ls", "dump", data=demo_data, env={"COLUMNS": "80"})
     assert listing.status == 0, listing.err
     rows = listing_rows(listing.out)
-    assert len(rows) == 138 and {r[0] for r in rows} == {"debug_0", "debug_1"}
-    assert "138 dump file(s) in 2 runs" in listing.out.splitlines()
+    assert len(rows) == 158 and {r[0] for r in rows} == {"debug_0", "debug_1"}
+    assert "158 dump file(s) in 2 runs" in listing.out.splitlines()
     # In a pipe a row is one line, however long, its name aligned with the others.
     assert len({line.index(name) for line in listing.out.splitlines() for *_, name in rows
                 if line.endswith(f"  {name}")}) == 1

@@ -112,7 +112,7 @@ def test_read_only_workspace_one_shot_pt_c_and_dc_are_one_line(demo_data: Path, 
         listing = subprocess.run(users.read_only_user_command([sys.executable, CLI, "--data", str(ws), "ls", "dump"],
                                                               ws),
                                  capture_output=True, text=True, env=_env(80), timeout=120)
-        assert listing.returncode == 0 and "138 dump file(s) in 2 runs" in listing.stdout, listing.stderr
+        assert listing.returncode == 0 and "158 dump file(s) in 2 runs" in listing.stdout, listing.stderr
     finally:
         users.make_writable_again(ws)
 

@@ -53,7 +53,7 @@ def test_op_ids(cli, demo_root: Path) -> None:
     unknown = cli("ni", "999", data=demo_root)
     assert unknown.status == 1
     assert (unknown.out + unknown.err).strip() == \
-        "ni: no op is named '999' and no op has Id 999 (the ids run from 0 to 81)"
+        "ni: no op is named '999' and no op has Id 999 (the ids run from 0 to 93)"
     assert cli("ni", "[16", data=demo_root).status == 1  # not an id: a name, and no op is named so
 
 

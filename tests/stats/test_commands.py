@@ -12,7 +12,7 @@ def test_ls_dump_lists_a_stats_only_run(shared_stats_workspace, cli):
     result = cli("ls", "dump", data=root)
     assert result.status == 0, result.err
     assert "no NPU dump files" not in result.out
-    assert re.search(r"debug_0: 69 dump file\(s\) \(69 of them statistics CSVs\) in ", result.out)
+    assert re.search(r"debug_0: 79 dump file\(s\) \(79 of them statistics CSVs\) in ", result.out)
     assert re.search(r"^ *3 +1 +stats +Conv2D\.conv1_Conv2D\.\d+\.0\.\d+\.csv$", result.out, re.M)
     assert 'stats: a statistics CSV (dump_data="stats")' in result.out
     assert "`pt NAME:output:0`" not in result.out  # nothing to print as a tensor
@@ -25,7 +25,7 @@ def test_ls_dump_lists_both_kinds_in_a_mixed_folder(stats_workspace, cli):
     result = cli("ls", "dump", data=root)
     assert result.status == 0, result.err
     kinds = re.findall(r"^ *\d+ +\d+ +(stats|tensors) +\S+$", result.out, re.M)
-    assert kinds.count("stats") == 35 and kinds.count("tensors") == 34
+    assert kinds.count("stats") == 40 and kinds.count("tensors") == 39
     assert "`pt NAME:output:0`" in result.out and "stats: a statistics CSV" in result.out
 
 

@@ -173,7 +173,7 @@ def test_npu_vs_npu_statistics_find_the_op_the_tensor_compare_finds(stats_worksp
     left, right = (root / "npu" / f"debug_{n}" / "dump" for n in (0, 1))
     summary = compare_statistics_npu(left, right, tmp_path / "nn.csv")
     rows = read_stats_result(tmp_path / "nn.csv")
-    assert summary.total == len(rows) == 192 and summary.no_golden == 0
+    assert summary.total == len(rows) == 222 and summary.no_golden == 0
     first = summary.first_failing
     # the tensor compare of the same runs: "debug_0 vs debug_1: first divergent op [16] bn2/FusedBatchNormV3"
     assert first is not None and first.tensor_index == "bn2_FusedBatchNormV3:output:0"

@@ -20,19 +20,19 @@ def test_vc_compares_statistics_against_golden_and_the_other_run(stats_workspace
     assert result.status == 0, result.out + result.err
     assert "no NPU dump files" not in result.out + result.err
     # the planted fault (bn2 reads beta one channel late) is the first divergent tensor of both runs' compares
-    assert re.search(r"vs golden: statistics compare .*: 192 tensor\(s\): \d+ pass", result.out)
+    assert re.search(r"vs golden: statistics compare .*: 222 tensor\(s\): \d+ pass", result.out)
     assert "first divergent tensor: [16] bn2/FusedBatchNormV3:output:0" in result.out
     assert "debug_0 vs debug_1: statistics compare" in result.out
     assert "first divergent tensor: [10] bn2_FusedBatchNormV3:output:0" in result.out
     assert re.search(r"^  \S+ vs golden: statistics: first divergent tensor \[16\] bn2/FusedBatchNormV3:output:0; "
-                     r"192 tensor\(s\)", result.out, re.M)
+                     r"222 tensor\(s\)", result.out, re.M)
     files = _result_csvs(root)
     assert len(files) == 2
     for path in files:
         with open(path, newline="") as handle:
             rows = list(csv.reader(handle))
         assert tuple(rows[0]) == tuple(STATS_RESULT_HEADER)
-        assert len(rows) == 193
+        assert len(rows) == 223
         results = {row[rows[0].index("Result")] for row in rows[1:]}
         assert {"pass", "warning", "error"} <= results
 

@@ -9,6 +9,10 @@ Run it as `python -m precision_tool.demo.network WORKSPACE` (what `precision-too
 module imports `precision_tool.tf_config` before TensorFlow, so oneDNN and grappler leave the graph as
 written and the golden dump holds `conv1/Conv2D:0`, `conv1/BiasAdd:0`, ... Then the same process
 simulates the NPU run (`npu_sim`), which needs the graph and the starting weights.
+
+`python -m precision_tool.demo.network WORKSPACE --fixed OPS_INFO` (what `demo --fixed` does) builds the
+same network again but runs no golden step (tf/ is left as it is): it simulates the NPU step with the op
+types of OPS_INFO's block list kept in float32 and the fixed kernel, into npu/debug_2.
 """
 
 from __future__ import annotations
@@ -153,18 +157,22 @@ class GoldenRun:
     loss: float = float("nan")
 
 
-def prepare(workspace_root: Path) -> GoldenRun:
+def prepare(workspace_root: Path, *, capture: bool = True) -> GoldenRun:
     """Build the graph, initialise the variables and remember their starting values. The session is a
     PrecisionTfSession: the golden step (the first run fetching the train op) is captured into
-    tf/checkpoints, so `train -d cpu -a dump` replays it and gets the same golden tensors bit for bit."""
+    tf/checkpoints, so `train -d cpu -a dump` replays it and gets the same golden tensors bit for bit.
+    `capture=False`: a plain session, for a run that only needs the graph and the starting values."""
     import tensorflow as tf
 
     from precision_tool.capture.session import PrecisionTfSession
     from precision_tool.workspace import Workspace
 
     training = build_training_graph()
-    session = PrecisionTfSession(graph=training.graph, config=session_config(),
-                                 checkpoint_dir=Workspace(workspace_root).checkpoint_dir)
+    if capture:
+        session = PrecisionTfSession(graph=training.graph, config=session_config(),
+                                     checkpoint_dir=Workspace(workspace_root).checkpoint_dir)
+    else:
+        session = tf.compat.v1.Session(graph=training.graph, config=session_config())
     session.run(training.init_op)
     with training.graph.as_default():
         reads = {name: tf.raw_ops.ReadVariableOp(resource=training.graph.get_operation_by_name(name).outputs[0],
@@ -189,6 +197,9 @@ def run_golden_step(run: GoldenRun) -> float:
     return run.loss
 
 
+USAGE = "usage: python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INFO]"
+
+
 def derive(run: GoldenRun, keep_fp32: frozenset[str] = frozenset()) -> Any:
     """The compiled NPU graph of the step (what the optimizer updates, the loss and the scaled loss)."""
     from precision_tool.demo import npu_graph
@@ -200,12 +211,15 @@ def derive(run: GoldenRun, keep_fp32: frozenset[str] = frozenset()) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m precision_tool.demo.network WORKSPACE`: golden step, then the simulated NPU side."""
+    """`python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INFO]`: golden step, then the
+    simulated NPU side; with --fixed, only the fixed NPU run (npu/debug_2)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) != 1:
-        print("usage: python -m precision_tool.demo.network WORKSPACE", file=sys.stderr)
+    if len(argv) not in (1, 3) or (len(argv) == 3 and argv[1] != "--fixed"):
+        print(USAGE, file=sys.stderr)
         return 2
     root = Path(argv[0]).resolve()
+    if len(argv) == 3:
+        return _fixed(root, Path(argv[2]))
     _prepare_environment(root)
     from precision_tool.demo import npu_sim
     from precision_tool.workspace import Workspace
@@ -217,6 +231,29 @@ def main(argv: list[str] | None = None) -> int:
     print(f"golden step on CPU: loss {loss:.6f}, tfdbg dump in {workspace.tf_debug_dir}")
     report = npu_sim.write_npu_side(workspace, graph, run.feeds)
     print(report)
+    return 0
+
+
+def _fixed(root: Path, ops_info: Path) -> int:
+    """npu/debug_2: the same network and weights, the block list's op types in float32, the fixed kernel."""
+    from precision_tool.errors import PrecisionToolError
+    from precision_tool.formats.mixlist import read_mixlist
+
+    try:
+        keep = read_mixlist(ops_info).kept_in_float32
+    except (OSError, PrecisionToolError) as exc:
+        print(f"cannot read {ops_info}: {exc}", file=sys.stderr)
+        return 1
+    _prepare_environment(root)
+    from precision_tool.demo import npu_sim
+    from precision_tool.workspace import Workspace
+
+    run = prepare(root, capture=False)  # no golden step: tf/ keeps the golden run of the first build
+    report = npu_sim.write_fixed_run(Workspace(root), derive(run, keep), run.feeds)
+    kept = ", ".join(sorted(keep)) or "nothing"
+    overflows = ", ".join(f.op_name for f in report.overflows) or "none"
+    print(f"npu/debug_2: the NPU step with {kept} kept in float32 and the fixed {npu_sim.PLANTED_FAULT_OP} "
+          f"kernel: {report.ops} ops, {report.dump_files} dump files, overflows: {overflows}, {report.seconds:.1f} s")
     return 0
 
 

@@ -13,6 +13,8 @@ Writes, under the workspace:
 - overflow/dump/<time>/0/<graph>/1/0/: debug_0's step with overflow detection on: an Opdebug record
   and the dump of each op whose float16 result overflowed
 - fusion/fusion_result.json: what the fusion passes matched and changed
+- npu/debug_2/... (`demo --fixed`, `write_fixed_run`): the step with the block list's op types kept in
+  float32 and the fixed kernel
 """
 
 from __future__ import annotations
@@ -451,3 +453,25 @@ def write_npu_side(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any])
     write_fusion_file(workspace.fusion_file, graph)
     return NpuSideReport(len(graph.ops), count, tuple(overflows), time.perf_counter() - started)
 
+
+FIXED_DEBUG_ID = 2
+
+
+def write_fixed_run(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any]) -> NpuSideReport:
+    """npu/debug_2: the step of `graph` (derived with the block list's op types kept in float32) with the
+    vendor's fixed kernel; an earlier debug_2 is replaced."""
+    import shutil
+
+    started = time.perf_counter()
+    target = workspace.debug_dir(FIXED_DEBUG_ID)
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.exists() or target.is_symlink():
+        target.unlink()
+    now = time.time()
+    values = simulate(graph, feeds, SimOptions(planted_fault=False))
+    stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now))
+    count = write_run(workspace, FIXED_DEBUG_ID, graph, values, stamp=stamp, start_us=int(now * 1_000_000),
+                      fixed_kernel=True)
+    overflows = tuple(find_overflows(graph, values))
+    return NpuSideReport(len(graph.ops), count, overflows, time.perf_counter() - started)

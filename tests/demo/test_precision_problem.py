@@ -1,22 +1,29 @@
-"""The demo's second, float16 problem: the static loss scale makes the NPU's float16 weight gradient of
-fc2 overflow (inf in debug_0 and debug_1, named by the overflow run)."""
+"""The demo's second, float16 problem and its fix: the static loss scale makes the NPU's float16 weight
+gradient of fc2 overflow (inf in debug_0 and debug_1, named by the overflow run), and `demo --fixed`
+with MatMulV2 on the block list re-runs the step into npu/debug_2, whose comparison with golden passes."""
 
 from __future__ import annotations
 
 import csv
+import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from precision_tool.analysis.results import read_result_csv, summarize
+from precision_tool.errors import FormatError
 from precision_tool.formats.ge_graph import load_graph
+from precision_tool.formats.mixlist import read_mixlist
 from precision_tool.formats.npu_dump import parse_dump_name, read_dump_header, read_tensor, sanitize_op_name
 from precision_tool.workspace import Workspace, walk_files
 
 OVERFLOW_OP = "gradients/fc2/MatMul_grad/MatMul_1"
 PLANTED = "bn2/FusedBatchNormV3"
 FLOAT16_MAX = 65504
+NO_OPS_INFO = ("run `ac -c` first: it writes fix/ops_info.json when a replay finds a float16 precision "
+               "problem")
 
 
 def _graph(root: Path, debug_id: int):  # type: ignore[no-untyped-def]
@@ -105,3 +112,153 @@ def test_loss_scale_ops_are_float32_and_the_kernel_gradient_stays_hwcn(demo_work
         assert apply.input_descs[2].layout == op.output_descs[0].layout  # no TransData between them
     kernel = graph.op("loss_scale/unscale_conv1_kernel").output_descs[0]
     assert (kernel.layout, kernel.origin_format, kernel.origin_shape) == ("HWCN", "HWCN", (3, 3, 3, 16))
+
+
+# --- demo --fixed ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def fixed_run(demo_workspace, tmp_path_factory):  # type: ignore[no-untyped-def]
+    """A copy of the demo with a hand-written fix/ops_info.json, then `demo --fixed` on it."""
+    from tests.conftest import run_demo_cli
+
+    root = tmp_path_factory.mktemp("fixed") / "ws"
+    shutil.copytree(demo_workspace, root, symlinks=True)
+    shutil.rmtree(root / "fix", ignore_errors=True)  # whatever `ac -c` wrote: this test writes its own
+    (root / "fix").mkdir()
+    (root / "fix" / "ops_info.json").write_text(json.dumps({"black-list": {"to-add": ["MatMulV2"]}}))
+    golden_before = {p.relative_to(root): p.read_bytes() for p in walk_files(root / "tf")}
+    proc = run_demo_cli("--data", str(root), "demo", "--fixed")
+    return root, proc, golden_before
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_demo_fixed_writes_debug_2_whose_comparison_passes(fixed_run) -> None:
+    root, proc, golden_before = fixed_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "debug_2 vs golden: 0 op(s) abnormal" in proc.stdout
+    assert "94 ops, 213 of 237 tensors compared, 0 abnormal" in proc.stdout
+    # the golden run was reused, not rewritten
+    assert {p.relative_to(root): p.read_bytes() for p in walk_files(root / "tf")} == golden_before
+    ws = Workspace(root)
+    assert ws.debug_ids() == [0, 1, 2]
+    graph = _graph(root, 2)
+    matmuls = [op for op in graph.ops if op.type == "MatMulV2"]
+    assert len(matmuls) == 6
+    for op in matmuls:  # every MatMulV2 computes in float32
+        assert {d.dtype for d in op.input_descs + op.output_descs} == {"DT_FLOAT"}, op.name
+    # the rest is as it was, with the vendor's fixed kernel (debug_1's)
+    assert {op.output_descs[0].dtype for op in graph.ops if op.type == "BatchNorm"} == {"DT_FLOAT16"}
+    kernel = f"{PLANTED}_kernelname"
+    assert graph.op(PLANTED).attrs[kernel] == _graph(root, 1).op(PLANTED).attrs[kernel]
+    # no inf anywhere in debug_2; the weight gradient holds what float16 could not
+    dumps = _dumps(root, 2)
+    dump = read_dump_header(dumps["gradients_fc2_MatMul_grad_MatMul_1"])
+    out = read_tensor(dump, dump.outputs[0])
+    assert out.dtype == np.float32 and np.isfinite(out).all() and np.abs(out).max() > FLOAT16_MAX
+    for path in dumps.values():
+        header = read_dump_header(path)
+        assert all(np.isfinite(read_tensor(header, t).astype(np.float32)).all() for t in header.outputs), path.name
+    # the newest result is debug_2 against golden, with no abnormal op
+    (csv_path,) = ws.newest_result_dir().glob("result_*.csv")
+    summary = summarize(read_result_csv(csv_path), 0.98)
+    assert summary.abnormal_ops == () and summary.first_divergent_op is None
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_demo_fixed_again_replaces_debug_2(fixed_run) -> None:
+    from tests.conftest import run_demo_cli
+
+    root, first, _ = fixed_run
+    assert first.returncode == 0
+    before = sorted(p.name for p in walk_files(Workspace(root).debug_dir(2)))
+    again = run_demo_cli("demo", "--fixed", str(root), "--no-check")
+    assert again.returncode == 0, again.stdout + again.stderr
+    after = sorted(p.name for p in walk_files(Workspace(root).debug_dir(2)))
+    assert len(after) == len(before) and after != before  # one run, newly stamped
+    assert len(list(Workspace(root).dump_root(2).iterdir())) == 1
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@pytest.mark.tf
+@pytest.mark.slow
+def test_every_float16_op_type_on_the_block_list_leaves_no_cast(demo_workspace, tmp_path) -> None:
+    """keep_fp32 is not MatMulV2-only: with every op type the NPU runs in float16 on the block list, every
+    kernel computes in float32, the graph needs no Cast at all, and nothing is abnormal."""
+    from tests.conftest import run_demo_cli
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for part in ("tf", "npu"):
+        shutil.copytree(demo_workspace / part, root / part, symlinks=True)
+    # the ops that compute in float16 (Cast, TransData and Reshape only carry their input's dtype)
+    float16_types = sorted({op.type for op in _graph(root, 0).ops
+                            if any(d.dtype == "DT_FLOAT16" for d in op.input_descs + op.output_descs)
+                            and op.type not in ("Cast", "TransData", "Reshape")})
+    assert {"Conv2D", "BatchNorm", "MatMulV2", "Conv2DBackpropFilterD", "MaxPoolGrad"} <= set(float16_types)
+    (root / "fix").mkdir()
+    (root / "fix" / "ops_info.json").write_text(json.dumps({"black-list": {"to-add": float16_types}}))
+    proc = run_demo_cli("demo", "--fixed", str(root))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "debug_2 vs golden: 0 op(s) abnormal" in proc.stdout
+    graph = _graph(root, 2)
+    assert [op.name for op in graph.ops if op.type == "Cast"] == []
+    assert {d.dtype for op in graph.ops for d in op.input_descs + op.output_descs} == {"DT_FLOAT"}
+
+
+def test_demo_fixed_without_ops_info_is_one_line(demo_workspace, tmp_path) -> None:
+    from tests.conftest import run_demo_cli
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    for part in ("tf", "npu"):
+        shutil.copytree(demo_workspace / part, root / part, symlinks=True)
+    proc = run_demo_cli("demo", "--fixed", str(root))
+    assert proc.returncode == 1
+    assert proc.stdout.strip().splitlines() == [
+        f"demo --fixed: {root / 'fix' / 'ops_info.json'} does not exist; {NO_OPS_INFO}"]
+    assert not Workspace(root).debug_dir(2).exists()
+    (root / "fix").mkdir()
+    (root / "fix" / "ops_info.json").write_text('{"black-list": ["MatMulV2"]}')
+    bad = run_demo_cli("demo", "--fixed", str(root))
+    assert bad.returncode == 1 and len(bad.stdout.strip().splitlines()) == 1, bad.stdout
+    assert "'black-list' must be an object" in bad.stdout and "remove it and run `ac -c`" in bad.stdout
+    assert "Traceback" not in bad.stdout + bad.stderr
+
+
+def test_demo_fixed_on_a_folder_without_a_demo_is_one_line(tmp_path) -> None:
+    from tests.conftest import run_demo_cli
+
+    proc = run_demo_cli("demo", "--fixed", str(tmp_path))
+    assert proc.returncode == 1
+    (line,) = proc.stdout.strip().splitlines()
+    assert line.startswith(f"demo --fixed: {tmp_path} holds no demo workspace (no golden tensors in ")
+    assert line.endswith(f"build one with `demo {tmp_path}` first")
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- the mixed-precision list file ----------------------------------------------------------------------
+def test_mixlist_reads_the_block_list(tmp_path) -> None:
+    path = tmp_path / "ops_info.json"
+    path.write_text(json.dumps({"black-list": {"to-add": ["MatMulV2", "Conv2D"], "to-remove": ["Conv2D"]},
+                                "white-list": {"to-add": ["Relu"]}}))
+    mixlist = read_mixlist(path)
+    assert mixlist.kept_in_float32 == frozenset({"MatMulV2"})
+    assert mixlist.types("white-list") == ("Relu",) and mixlist.types("gray-list") == ()
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("{", "not JSON"),
+    ("[]", "not a mixed-precision list"),
+    ('{"blacklist": {}}', "unknown key 'blacklist'"),
+    ('{"black-list": {"add": []}}', "unknown key 'add' in 'black-list'"),
+    ('{"black-list": {"to-add": "MatMulV2"}}', "black-list to-add must be an array of op type names"),
+])
+def test_mixlist_names_the_file_and_the_problem(tmp_path, text, problem) -> None:
+    path = tmp_path / "ops_info.json"
+    path.write_text(text)
+    with pytest.raises(FormatError) as caught:
+        read_mixlist(path)
+    assert str(caught.value).startswith(f"{path}: ") and problem in str(caught.value)

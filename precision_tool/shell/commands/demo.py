@@ -1,4 +1,5 @@
-"""`demo [DIR]`: build a complete example workspace (real TF network, simulated NPU run) and check it.
+"""`demo [DIR]`: build a complete example workspace (real TF network, simulated NPU run) and check it;
+`demo --fixed [DIR]`: re-run its NPU step with fix/ops_info.json's block list in float32 and compare.
 
 TensorFlow is loaded only in the child process the build starts; this module imports argparse only.
 """
@@ -12,15 +13,22 @@ from precision_tool.shell.command import Command, CommandParser, CompletionReque
 
 _DESCRIPTION = """\
 Build a complete workspace from a small TensorFlow network (conv, batch-norm, relu, pool, dense,
-softmax cross-entropy, one SGD step): the golden CPU run dumped by tf_config.sess_dump and extracted by
-tf_dump, and a simulated NPU run computed in float16 (GE Build graph with fused ops, Cast and TransData,
-NC1HWC0 / FRACTAL_Z / FRACTAL_NZ dumps) with one planted kernel fault, an overflow-detection run,
-fusion_result.json and a second NPU run (debug_1). Then runs `ac -c` on it.
+softmax cross-entropy with a static loss scale of 2^17, one SGD step): the golden CPU run dumped by
+tf_config.sess_dump and extracted by tf_dump, and a simulated NPU run computed in float16 (GE Build
+graph with fused ops, Cast and TransData, NC1HWC0 / FRACTAL_Z / FRACTAL_NZ dumps) with two problems: a
+planted kernel fault, and float16 weight gradients that overflow to inf. Also an overflow-detection
+run, fusion_result.json and a second NPU run with the kernel fixed (debug_1). Then runs `ac -c` on it.
+
+--fixed: on a demo workspace, read fix/ops_info.json (the mixed-precision list CANN's modify_mixlist
+option reads, {"black-list": {"to-add": ["MatMulV2"]}}; `ac -c` writes it when a replay finds a float16
+precision problem), run the NPU step again with those op types kept in float32 and the vendor's fixed
+kernel into npu/debug_2 (replacing an earlier one; tf/ is reused), and compare it with the golden run.
 
 examples:
   demo                       build ./precision_data_demo and run `ac -c`
   demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/)
   demo --no-check            build only
+  demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
 """
 
 
@@ -28,9 +36,15 @@ def _parser(parser: CommandParser) -> None:
     parser.add_argument("dir", nargs="?", default=None, metavar="DIR",
                         help="folder for the demo workspace (default: the --data folder when it does not exist "
                              "yet or is empty, else ./precision_data_demo)")
-    parser.add_argument("--no-check", action="store_true", help="build only; do not run `ac -c` afterwards")
+    parser.add_argument("--no-check", action="store_true",
+                        help="build only; do not run `ac -c` afterwards (with --fixed: no `vc`)")
     parser.add_argument("--force", action="store_true",
                         help="rebuild when DIR already holds a workspace (removes only the demo's folders)")
+    parser.add_argument("--fixed", action="store_true",
+                        help="on a demo workspace (default: the --data folder when it holds one, else "
+                             "./precision_data_demo): run its NPU step again with DIR/fix/ops_info.json's block "
+                             "list kept in float32 and the fixed kernel, into npu/debug_2, and `vc` it against the "
+                             "golden run (`ac -c` writes that file)")
 
 
 def _open_command(dir_text: str) -> str:
@@ -63,6 +77,10 @@ def _unused_workspace(ctx: Context) -> str | None:
 
 
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:
+    if args.fixed:
+        from precision_tool.shell.commands.demo_fixed import run_fixed
+
+        return run_fixed(args, ctx)
     import dataclasses
     import time
     from pathlib import Path
@@ -125,6 +143,7 @@ def _complete(request: CompletionRequest) -> list[str]:
 
 
 COMMANDS = [
-    Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault), run ac -c",
+    Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault and a float16 "
+                    "overflow), run ac -c; --fixed: re-run its NPU step with fix/ops_info.json",
             _parser, _demo, completer=_complete, description=_DESCRIPTION),
 ]

@@ -114,6 +114,20 @@ def test_loss_scale_ops_are_float32_and_the_kernel_gradient_stays_hwcn(demo_work
     assert (kernel.layout, kernel.origin_format, kernel.origin_shape) == ("HWCN", "HWCN", (3, 3, 3, 16))
 
 
+@pytest.mark.tf
+@pytest.mark.slow
+def test_the_demo_summary_names_both_problems_and_the_fix(demo_run) -> None:
+    assert demo_run.status == 0, demo_run.out[-3000:]
+    summary = demo_run.out[demo_run.out.rindex("Demo workspace ready in"):]
+    assert "Planted fault: the NPU BatchNorm kernel of bn2/FusedBatchNormV3" in summary
+    assert f"Float16 problem: nothing planted: with the network's static loss scale of 2^17, fc2's weight " \
+           f"gradient {OVERFLOW_OP} (MatMulV2) exceeds float16's 65504" in summary
+    # `ac -c`'s replay wrote fix/ops_info.json: the summary says how to apply it
+    assert read_mixlist(demo_run.root / "fix" / "ops_info.json").kept_in_float32 == {"MatMulV2"}
+    assert "Apply the fix (fix/ops_info.json: MatMulV2 in float32)" in summary
+    assert f"demo --fixed {demo_run.root}" in summary
+
+
 # --- demo --fixed ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def fixed_run(demo_workspace, tmp_path_factory):  # type: ignore[no-untyped-def]

@@ -49,18 +49,35 @@ def _parser(parser: CommandParser) -> None:
 
 def _open_command(dir_text: str) -> str:
     """The command line that opens the shell on the demo workspace."""
+    return _tool_command("--data", dir_text)
+
+
+def _tool_command(*words: str) -> str:
+    """A command line of this tool as the user can type it (`precision-tool` when installed)."""
     import shlex
     import shutil
     from pathlib import Path
 
+    tail = " ".join(shlex.quote(word) for word in words)
     if shutil.which("precision-tool"):
-        return f"precision-tool --data {shlex.quote(dir_text)}"
+        return f"precision-tool {tail}"
     cli = Path(__file__).resolve().parents[2] / "cli.py"
     try:
         shown = str(cli.relative_to(Path.cwd()))
     except ValueError:
         shown = str(cli)
-    return f"python3 {shlex.quote(shown)} --data {shlex.quote(dir_text)}"
+    return f"python3 {shlex.quote(shown)} {tail}"
+
+
+def _kept_in_float32(path: Any) -> list[str]:
+    """The op types fix/ops_info.json keeps in float32; none when it is missing or unreadable."""
+    from precision_tool.errors import PrecisionToolError
+    from precision_tool.formats.mixlist import read_mixlist
+
+    try:
+        return sorted(read_mixlist(path).kept_in_float32)
+    except (OSError, UnicodeDecodeError, PrecisionToolError):
+        return []
 
 
 def _unused_workspace(ctx: Context) -> str | None:
@@ -89,7 +106,8 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     from rich.text import Text
 
     from precision_tool.demo.build import DEFAULT_DIR, WRITE_HINT, fused_ops, prepare_folder, run_network
-    from precision_tool.demo.npu_sim import PLANTED_FAULT
+    from precision_tool.demo.npu_sim import PLANTED_FAULT, PRECISION_PROBLEM
+    from precision_tool.shell.commands.demo_fixed import OPS_INFO
     from precision_tool.errors import CommandFailed, WorkspaceError
     from precision_tool.render.messages import note_line
     from precision_tool.shell.dispatch import execute
@@ -124,11 +142,18 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     text.append(str(root), style="path")
     text.append("\nPlanted fault: ", style="bold")
     text.append(PLANTED_FAULT + ".")
+    text.append("\nFloat16 problem: ", style="bold")
+    text.append(PRECISION_PROBLEM + ".")
     fused = fused_ops(root)
     if fused:
         text.append("\nFused by the NPU compiler:", style="bold")
         for op in fused:
             text.append(f"\n  {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]")
+    kept = _kept_in_float32(root / OPS_INFO)
+    if kept:  # `ac -c`'s replay wrote the fix: say how to see it applied
+        text.append(f"\nApply the fix ({OPS_INFO}: {', '.join(kept)} in float32) with the vendor's fixed "
+                    "kernel:\n  ", style="bold")
+        text.append(_tool_command("demo", "--fixed", dir_text), style="bold green")
     text.append("\nOpen the shell on it:\n  ", style="bold")
     text.append(_open_command(dir_text), style="bold green")
     return [Rule("[bold]demo[/bold]", align="left"), text]

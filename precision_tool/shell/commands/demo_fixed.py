@@ -116,7 +116,8 @@ def run_fixed(args: argparse.Namespace, ctx: Context) -> Any:
     demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=ws,
                        console=ctx.console, table=ctx.table)
     line = f"vc -lt {shlex.quote(str(dump_dir))} -rt {shlex.quote(str(ws.golden_dir))}"
-    ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
+    ctx.note(Rule("[bold]vc[/bold]", align="left"))
+    ctx.note(note_line(line))  # the command whole (a rule's title is cut to the width)
     if not execute(line, demo_ctx, passthrough=False).ok:
         raise CommandFailed(f"demo --fixed: `{line}` failed on {root}")
     threshold = ctx.settings.COSINE_THRESHOLD

@@ -170,6 +170,16 @@ class Workspace:
         """tf/checkpoints: the captured step (checkpoint, fed inputs, manifest) that `train` replays."""
         return self.root / "tf" / "checkpoints"
 
+    @property
+    def fix_dir(self) -> Path:
+        """fix/: what replays write for the user to act on (ops_info.json, reproducer folders)."""
+        return self.root / "fix"
+
+    @property
+    def ops_info_file(self) -> Path:
+        """fix/ops_info.json: the mixed-precision list (modify_mixlist) a *precision* replay writes."""
+        return self.fix_dir / "ops_info.json"
+
     # --- results and scratch ----------------------------------------------------------------------
     @property
     def temp_dir(self) -> Path:

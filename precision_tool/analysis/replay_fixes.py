@@ -16,39 +16,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 from precision_tool.atomic import write_text_atomic
-from precision_tool.errors import WorkspaceError
+from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.workspace import Workspace
 
 if TYPE_CHECKING:
     from precision_tool.analysis.replay_verdict import Verdict
 
-OPS_INFO = "ops_info.json"
-BLOCK_LIST = "black-list"
-
-
-def fix_dir(workspace: Workspace) -> Path:
-    return workspace.root / "fix"
-
-
 def write_ops_info(workspace: Workspace, op_types: Iterable[str]) -> Path:
     """Add the op types to the block list of fix/ops_info.json (kept in float32); returns its path.
-    WorkspaceError when an existing file is not a mixlist JSON (it is not overwritten)."""
-    path = fix_dir(workspace) / OPS_INFO
+    WorkspaceError when an existing file is not a mixed-precision list (it is not overwritten)."""
+    from precision_tool.formats.mixlist import BLOCK_LIST, read_mixlist
+
+    path = workspace.ops_info_file
     data: dict = {}
     if path.is_file():
         try:
+            read_mixlist(path)  # refuses anything but {"black-list": {"to-add": [...]}, ...}
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise WorkspaceError(f"{path} exists but is not JSON ({exc}); it was not changed: fix or remove it, "
-                                 "then replay again") from None
-        if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-            raise WorkspaceError(f"{path} is not a modify_mixlist file ({{\"black-list\": {{\"to-add\": [...]}}}}); "
-                                 "it was not changed")
-    block = data.setdefault(BLOCK_LIST, {})
-    adding = block.setdefault("to-add", [])
-    for op_type in op_types:
-        if op_type not in adding:
-            adding.append(op_type)
+        except FormatError as exc:
+            raise WorkspaceError(f"{exc}; it was not changed: fix or remove it, then replay again") from None
+    adding = data.setdefault(BLOCK_LIST, {}).setdefault("to-add", [])
+    adding += [t for t in dict.fromkeys(op_types) if t not in adding]
     Workspace.ensure_dir(path.parent, "fix folder")
     write_text_atomic(path, json.dumps(data, indent=4) + "\n")
     return path
@@ -110,7 +98,7 @@ def write_reproducer(workspace: Workspace, verdict: "Verdict") -> Path:
     """fix/repro_<case>/ for a *kernel* verdict (replaced when it exists); returns the folder."""
     case = verdict.case
     source = Path(case.folder)
-    target = fix_dir(workspace) / f"repro_{case.key}"
+    target = workspace.fix_dir / f"repro_{case.key}"
     Workspace.ensure_dir(target.parent, "fix folder")
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)

@@ -20,7 +20,7 @@ from precision_tool.workspace import Workspace
 
 DEFAULT_DIR = "./precision_data_demo"
 # What a demo build writes; --force removes exactly these, never anything else in the folder.
-DEMO_PARTS = ("npu", "tf", "overflow", "fusion", "temp")
+DEMO_PARTS = ("npu", "tf", "overflow", "fusion", "temp", "fix")
 NETWORK_TIMEOUT_S = 600
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from precision_tool.errors import FormatError
 
 LISTS = ("black-list", "white-list", "gray-list")
+BLOCK_LIST = LISTS[0]  # the op types it adds stay in float32
 CHANGES = ("to-add", "to-remove")
 
 

@@ -26,7 +26,7 @@ kernel into npu/debug_2 (replacing an earlier one; tf/ is reused), and compare i
 
 examples:
   demo                       build ./precision_data_demo and run `ac -c`
-  demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/)
+  demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/, fix/)
   demo --no-check            build only
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
 """
@@ -107,7 +107,6 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
 
     from precision_tool.demo.build import DEFAULT_DIR, WRITE_HINT, fused_ops, prepare_folder, run_network
     from precision_tool.demo.npu_sim import PLANTED_FAULT, PRECISION_PROBLEM
-    from precision_tool.shell.commands.demo_fixed import OPS_INFO
     from precision_tool.errors import CommandFailed, WorkspaceError
     from precision_tool.render.messages import note_line
     from precision_tool.shell.dispatch import execute
@@ -149,9 +148,10 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         text.append("\nFused by the NPU compiler:", style="bold")
         for op in fused:
             text.append(f"\n  {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]")
-    kept = _kept_in_float32(root / OPS_INFO)
+    ops_info = Workspace(root).ops_info_file
+    kept = _kept_in_float32(ops_info)
     if kept:  # `ac -c`'s replay wrote the fix: say how to see it applied
-        text.append(f"\nApply the fix ({OPS_INFO}: {', '.join(kept)} in float32) with the vendor's fixed "
+        text.append(f"\nApply the fix ({ops_info.relative_to(root)}: {', '.join(kept)} in float32) with the vendor's fixed "
                     "kernel:\n  ", style="bold")
         text.append(_tool_command("demo", "--fixed", dir_text), style="bold green")
     text.append("\nOpen the shell on it:\n  ", style="bold")

@@ -13,7 +13,6 @@ from typing import Any
 
 from precision_tool.shell.command import Context
 
-OPS_INFO = Path("fix") / "ops_info.json"
 WRITES_IT = "it writes fix/ops_info.json when a replay finds a float16 precision problem"
 HOW_TO_GET_IT = f"run `ac -c` first: {WRITES_IT}"
 
@@ -97,9 +96,9 @@ def run_fixed(args: argparse.Namespace, ctx: Context) -> Any:
     started = time.perf_counter()
     dir_text, root = _demo_root(args, ctx)
     check_demo(root, dir_text)
-    ops_info = root / OPS_INFO
-    keep = kept_types(ops_info)
     ws = Workspace(root)
+    ops_info = ws.ops_info_file
+    keep = kept_types(ops_info)
     Workspace.ensure_dir(ws.npu_dir, "NPU run folder", hint=WRITE_HINT)
     kept = ", ".join(sorted(keep))
     ctx.note(note_line(f"re-running the demo's NPU step in {root} with {kept} kept in float32 ({ops_info}) "

@@ -22,7 +22,9 @@ def _graph_ops(root: Path) -> tuple[set[str], set[str]]:
 
 def _printed_names(text: str, op_types: set[str]) -> set[str]:
     """Op names in `ac -c` output: compare panel titles and first-divergent lines ('[16] NAME'), the
-    overflow line ('#1 TYPE NAME'), and the 'golden NAME' / 'other NPU run NAME' references."""
+    overflow line ('#1 TYPE NAME'), and the 'golden NAME' / 'other NPU run NAME' references. A replay's
+    evidence lines ('    out0 T: golden cos 0.70 ...') name tensors and references, not ops: left out."""
+    text = "\n".join(line for line in text.splitlines() if not re.match(r"\s+(out|in)\d", line))
     names = set(re.findall(r"\[\d+\] ([^\s()│─]+)", text))
     for op_type, name in re.findall(r"^#\d+ (\S+) (\S+)", text, re.M):
         names.add(name if op_type in op_types else op_type)

@@ -41,12 +41,13 @@ def test_kernel_verdict_writes_a_reproducer_that_runs_alone(replay_ws: Path):
     repro = replay_ws / "fix" / "repro_debug_0_16_bn2_FusedBatchNormV3"
     assert f"reproducer for the op's vendor: {repro}" in result.out
     names = sorted(p.name for p in repro.iterdir())
+    # x, scale and offset are fed from the dump; the empty mean/variance of training mode are Consts
     assert names == ["graph_float16.pb", "graph_float32.pb", "input_0.npy", "input_1.npy", "input_2.npy",
-                     "input_3.npy", "input_4.npy", "npu_output_0.npy", "npu_output_1.npy", "npu_output_2.npy",
-                     "npu_output_3.npy", "npu_output_4.npy", "replay.json", "run.py"]
+                     "npu_output_0.npy", "npu_output_1.npy", "npu_output_2.npy", "npu_output_3.npy",
+                     "npu_output_4.npy", "replay.json", "run.py"]
     spec = json.loads((repro / "replay.json").read_text())
     assert spec["op"] == KERNEL_OP and spec["tf_nodes"] == [KERNEL_OP]
-    assert [f["source"] for f in spec["feeds"]][:3] == ["npu input 0", "npu input 1", "npu input 2"]
+    assert [f["source"] for f in spec["feeds"]] == ["npu input 0", "npu input 1", "npu input 2"]
     # run.py needs nothing of ours: run it from its own folder, without the checkout on the path
     env = {k: v for k, v in os.environ.items() if k not in TF_IMPORT_LEFTOVERS and k != "PYTHONPATH"}
     for variant in ("float32", "float16"):
@@ -73,6 +74,13 @@ def test_precision_verdict_writes_the_block_list(replay_ws: Path):
     again = run_cli("replay", PRECISION_OP, "-q", data=replay_ws)
     assert json.loads(ops_info.read_text()) == {"black-list": {"to-add": ["MatMulV2"]}}
     assert "out0" not in again.out  # -q: the verdicts only
+    kept = ops_info.read_text()
+    ops_info.write_text("{not json")
+    damaged = run_cli("replay", PRECISION_OP, "-q", data=replay_ws)
+    assert damaged.status == 0 and ops_info.read_text() == "{not json"
+    assert re.search(r"fix/ops_info\.json not written: .*ops_info\.json: not JSON .*; it was not changed: fix or "
+                     r"remove it, then replay again", damaged.out), damaged.out
+    ops_info.write_text(kept)
 
 
 def test_inherited_names_the_op_where_the_divergence_is_born(replay_ws: Path):

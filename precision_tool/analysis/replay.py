@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from precision_tool.analysis.graph_index import GraphIndex, OpEntry
 from precision_tool.analysis.replay_plan import (
@@ -102,29 +102,36 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
 
 
 def _replay_native(case: ReplayCase) -> None:
-    """A Cast or TransData from its own dumped input: float32 = the input's value; the NPU's dtype = the
-    input converted as the op converts it (layouts are already undone: the values must be equal)."""
+    """A Cast or TransData from its own dumped input. float32 replay: the input's value (to a float output,
+    exactly; to an integer or bool, converted); the NPU's dtype: the input converted as the op converts it.
+    Layouts are already undone on both sides, so the values must be equal."""
     import numpy as np
 
     folder = Path(case.folder)
+
+    def failed(reason: str) -> None:
+        write_text_atomic(folder / RESULT_FILE, json.dumps({"status": "failed", "reason": reason}))
+
     if not case.inputs or not case.outputs:
-        write_text_atomic(folder / RESULT_FILE, json.dumps({"status": "failed",
-                                                            "reason": "its dump holds no input or no output"}))
-        return
+        return failed("its dump holds no input or no output")
     value = np.load(folder / case.inputs[0].file, allow_pickle=False)
     out = case.outputs[0]
-    exact = value.astype(np.float32) if value.dtype.kind == "f" else value
-    variants = {"float32": {"0": "replay_float32_output_0.npy"}}
+    if value.size != int(np.prod(out.shape)):
+        return failed(f"its input has {value.size} values and its output {int(np.prod(out.shape))}: the dump's "
+                      "layouts could not both be brought back")
+    exact = value.astype(np.float32) if value.dtype.kind == "f" and np.dtype(out.dtype).kind == "f" else value
     with np.errstate(over="ignore", invalid="ignore"):
-        np.save(folder / "replay_float32_output_0.npy", exact.reshape(out.shape), allow_pickle=False)
+        converted = value.astype(out.dtype).reshape(out.shape)
+        np.save(folder / "replay_float32_output_0.npy",
+                (exact if np.dtype(out.dtype).kind == "f" else converted).reshape(out.shape), allow_pickle=False)
+        variants = {"float32": {"0": "replay_float32_output_0.npy"}}
         if case.fp16:
-            np.save(folder / "replay_float16_output_0.npy", value.astype(out.dtype).reshape(out.shape),
-                    allow_pickle=False)
+            np.save(folder / "replay_float16_output_0.npy", converted, allow_pickle=False)
             variants["float16"] = {"0": "replay_float16_output_0.npy"}
+    inserted = " (inserted by the compiler)" if case.op_name.startswith("trans_") else ""
     write_text_atomic(folder / RESULT_FILE, json.dumps({
         "status": "ok", "variants": variants, "fp16": "numpy" if case.fp16 else "none",
-        "notes": [f"{case.op_type} inserted by the compiler: replayed by numpy from its own input"],
-        "outputs": {"0": out.tf_tensor or ""}}))
+        "notes": [f"{case.op_type}{inserted}: replayed by numpy from its own input"]}))
 
 
 def _run_child(workspace: Workspace, cases: list[ReplayCase], python: str | None) -> str | None:
@@ -219,7 +226,8 @@ def _write_fixes(workspace: Workspace, verdicts: list[Verdict]) -> tuple[list[Ve
 
     problems: list[str] = []
     ops_info = None
-    precision_types = sorted({v.case.op_type for v in verdicts if v.verdict == PRECISION})
+    # a Cast or TransData that loses float16 range has no float32 version to choose: its producer has
+    precision_types = sorted({v.case.op_type for v in verdicts if v.verdict == PRECISION and v.case.mode == "tf"})
     if precision_types:
         try:
             ops_info = write_ops_info(workspace, precision_types)
@@ -230,7 +238,7 @@ def _write_fixes(workspace: Workspace, verdicts: list[Verdict]) -> tuple[list[Ve
         fixes: tuple[str, ...] = ()
         if verdict.verdict == PRECISION and ops_info is not None:
             fixes = (str(ops_info),)
-        elif verdict.verdict == KERNEL:
+        elif verdict.verdict == KERNEL and verdict.case.mode == "tf":  # numpy replays have no TF ops to send
             try:
                 fixes = (str(write_reproducer(workspace, verdict)),)
             except (WorkspaceError, OSError) as exc:
@@ -270,13 +278,3 @@ def save_results(folder: Path, verdicts: Sequence[Verdict]) -> Path:
                for v in verdicts]
     write_text_atomic(folder / JSON_NAME, json.dumps(summary, indent=1) + "\n")
     return path
-
-
-def read_saved(folder: Path) -> list[dict[str, Any]]:
-    """The verdicts a replay saved (replay.json), [] when there are none."""
-    path = folder / JSON_NAME
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return data if isinstance(data, list) else []

@@ -22,6 +22,7 @@ from precision_tool.workspace import Workspace
 if TYPE_CHECKING:
     from precision_tool.analysis.replay_verdict import Verdict
 
+
 def write_ops_info(workspace: Workspace, op_types: Iterable[str]) -> Path:
     """Add the op types to the block list of fix/ops_info.json (kept in float32); returns its path.
     WorkspaceError when an existing file is not a mixed-precision list (it is not overwritten)."""
@@ -35,8 +36,11 @@ def write_ops_info(workspace: Workspace, op_types: Iterable[str]) -> Path:
             data = json.loads(path.read_text(encoding="utf-8"))
         except FormatError as exc:
             raise WorkspaceError(f"{exc}; it was not changed: fix or remove it, then replay again") from None
-    adding = data.setdefault(BLOCK_LIST, {}).setdefault("to-add", [])
+    block = data.setdefault(BLOCK_LIST, {})
+    adding = block.setdefault("to-add", [])
     adding += [t for t in dict.fromkeys(op_types) if t not in adding]
+    if block.get("to-remove"):  # a type both added and removed is not kept: the removal goes
+        block["to-remove"] = [t for t in block["to-remove"] if t not in adding]
     Workspace.ensure_dir(path.parent, "fix folder")
     write_text_atomic(path, json.dumps(data, indent=4) + "\n")
     return path
@@ -66,8 +70,9 @@ def main():
     variant = sys.argv[1] if len(sys.argv) > 1 else "float32"
     if variant not in spec["graphs"]:
         sys.exit("run.py: no %s graph here; choose one of %s" % (variant, ", ".join(spec["graphs"])))
+    replayed = spec["graphs"][variant]
     graph_def = tf.compat.v1.GraphDef()
-    with open(os.path.join(HERE, spec["graphs"][variant]), "rb") as handle:
+    with open(os.path.join(HERE, replayed["file"]), "rb") as handle:
         graph_def.ParseFromString(handle.read())
     graph = tf.Graph()
     with graph.as_default():
@@ -75,11 +80,14 @@ def main():
         feeds = {{}}
         for feed in spec["feeds"]:
             tensor = graph.get_tensor_by_name(feed["placeholder"] + ":0")
-            feeds[tensor] = np.load(os.path.join(HERE, feed["file"])).astype(tensor.dtype.as_numpy_dtype)
+            value = np.load(os.path.join(HERE, feed["file"]), allow_pickle=False)
+            feeds[tensor] = value.astype(tensor.dtype.as_numpy_dtype)
         with tf.compat.v1.Session(graph=graph) as session:
-            values = session.run([o["tf_tensor"] for o in spec["outputs"]], feed_dict=feeds)
+            if replayed["init"]:  # an optimizer op's variables, set to the NPU's inputs
+                session.run(replayed["init"], feed_dict=feeds)
+            values = session.run(replayed["fetches"], feed_dict=feeds)
     for output, value in zip(spec["outputs"], values):
-        npu = np.load(os.path.join(HERE, output["npu"])).astype(np.float64).ravel()
+        npu = np.load(os.path.join(HERE, output["npu"]), allow_pickle=False).astype(np.float64).ravel()
         ref = np.asarray(value, dtype=np.float64).ravel()
         finite = np.isfinite(npu) & np.isfinite(ref)
         a, b = npu[finite], ref[finite]
@@ -102,9 +110,20 @@ def write_reproducer(workspace: Workspace, verdict: "Verdict") -> Path:
     Workspace.ensure_dir(target.parent, "fix folder")
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
+    try:
+        _fill_reproducer(staging, source, verdict)
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # a failed copy leaves no half-written folder
+    return target
+
+
+def _fill_reproducer(staging: Path, source: Path, verdict: "Verdict") -> None:
+    case = verdict.case
     staging.mkdir()
     feeds = []
-    for n, feed in enumerate(verdict.feeds):
+    for n, feed in enumerate(verdict.feeds):  # what the replay fed, as fed (reshaped, golden where it said)
         name = f"input_{n}.npy"
         origin = Path(feed["file"]) if Path(feed["file"]).is_absolute() else source / feed["file"]
         shutil.copyfile(origin, staging / name)
@@ -117,20 +136,18 @@ def write_reproducer(workspace: Workspace, verdict: "Verdict") -> Path:
         outputs.append({"index": tensor.index, "tf_tensor": tensor.tf_tensor, "npu": name, "dtype": tensor.dtype})
     graphs = {}
     for variant in ("float32", "float16"):
-        if (source / f"graph_{variant}.pb").is_file():
-            shutil.copyfile(source / f"graph_{variant}.pb", staging / f"graph_{variant}.pb")
-            graphs[variant] = f"graph_{variant}.pb"
+        replayed = verdict.graphs.get(variant)
+        if replayed and not replayed.get("emulated"):
+            shutil.copyfile(source / replayed["file"], staging / replayed["file"])
+            graphs[variant] = {k: replayed[k] for k in ("file", "fetches", "init")}
     spec = {"op": case.op_name, "op_type": case.op_type, "op_id": case.op_id, "tf_nodes": list(case.tf_nodes),
             "verdict": verdict.line, "feeds": feeds, "outputs": outputs, "graphs": graphs,
             "evidence": list(verdict.evidence)}
     write_text_atomic(staging / "replay.json", json.dumps(spec, indent=1) + "\n")
-    half_note = "" if "float16" in graphs else " (not written: the NPU computed this op in float32)"
+    half_note = "" if "float16" in graphs else " (not written: no float16 TensorFlow graph for this op)"
     write_text_atomic(staging / "run.py", _RUN_PY.format(op_name=case.op_name, op_type=case.op_type,
                                                           tf_nodes=", ".join(case.tf_nodes), half_note=half_note,
                                                           verdict=verdict.verdict))
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
-    return target
 
 
 def tf_config_line(path: Path) -> str:

@@ -38,7 +38,7 @@ class ReplayTensor:
 
     kind: str  # "input" | "output"
     index: int
-    file: str  # .npy in the case folder ("" when the dump does not hold it)
+    file: str  # its .npy in the case folder
     dtype: str  # numpy dtype name of the NPU's value
     shape: tuple[int, ...]
     layout: str  # the layout of the saved value (the origin layout)
@@ -65,7 +65,7 @@ class ReplayCase:
     dump_file: str = ""
     graph_defs: tuple[str, ...] = ()
     golden_dir: str = ""
-    fp16: bool = False  # the NPU computed in float16 (an input or output is float16)
+    fp16: bool = False  # the NPU computed in float16 (an input or output is float16): a float16 replay runs
     notes: tuple[str, ...] = ()
     problem: str | None = None
 
@@ -219,27 +219,18 @@ def write_case(case: ReplayCase) -> Path:
     return path
 
 
-def read_case(folder: Path) -> ReplayCase:
-    data = json.loads((folder / CASE_FILE).read_text(encoding="utf-8"))
-    for kind in ("inputs", "outputs"):
-        data[kind] = tuple(ReplayTensor(**{**t, "shape": tuple(t["shape"])}) for t in data[kind])
-    for key in ("tf_nodes", "graph_defs", "notes"):
-        data[key] = tuple(data[key])
-    return ReplayCase(**data)
-
-
 @dataclass(frozen=True)
 class ChildResult:
     """What the child wrote for one case (result.json)."""
 
     status: str  # "ok" | "failed"
     reason: str = ""
-    feeds: tuple[dict[str, Any], ...] = ()  # {"placeholder", "tf_tensor", "source"}
-    outputs: dict[str, str] = field(default_factory=dict)  # output index → replayed TF tensor
+    feeds: tuple[dict[str, Any], ...] = ()  # {"placeholder", "tf_tensor", "source", "file"}: what was fed
     variants: dict[str, dict[str, str]] = field(default_factory=dict)  # "float32" → {output index: .npy}
-    fp16: str = "none"  # how the float16 replay ran: "tensorflow", "emulated", "none" (NPU was not float16)
+    fp16: str = "none"  # how the float16 replay ran: "tensorflow", "emulated", "numpy", "none" (not float16)
     notes: tuple[str, ...] = ()
-    graphs: dict[str, str] = field(default_factory=dict)  # variant → the replayed GraphDef (.pb)
+    graphs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """variant → {"file": the replayed GraphDef (.pb), "fetches": tensors per output, "init": ops run first}"""
 
 
 def read_child_result(folder: Path) -> ChildResult | None:
@@ -251,6 +242,6 @@ def read_child_result(folder: Path) -> ChildResult | None:
     except (OSError, ValueError):
         return None
     return ChildResult(status=data.get("status", "failed"), reason=data.get("reason", ""),
-                       feeds=tuple(data.get("feeds", ())), outputs=dict(data.get("outputs", {})),
-                       variants=dict(data.get("variants", {})), fp16=data.get("fp16", "none"),
-                       notes=tuple(data.get("notes", ())), graphs=dict(data.get("graphs", {})))
+                       feeds=tuple(data.get("feeds", ())), variants=dict(data.get("variants", {})),
+                       fp16=data.get("fp16", "none"), notes=tuple(data.get("notes", ())),
+                       graphs=dict(data.get("graphs", {})))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from precision_tool.analysis.replay_plan import ChildResult, ReplayCase, ReplayTensor
+from precision_tool.errors import FormatError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from precision_tool.config import Settings
 
 KERNEL, PRECISION, INHERITED, OK, CANNOT = "kernel", "precision", "inherited", "ok", "cannot replay"
-VERDICTS = (KERNEL, PRECISION, INHERITED, OK, CANNOT)
 FLOAT16_MAX = 65504.0
 FLOAT16_TINY = 2.0 ** -24  # the smallest float16 subnormal: anything below becomes 0
 
@@ -72,8 +72,10 @@ class Agreement:
 
 
 def agreement(npu: "np.ndarray", reference: "np.ndarray", tol: Tolerance) -> Agreement:
+    """Floats within the tolerance; integers and booleans only when equal (an index off by one is wrong)."""
     import numpy as np
 
+    exact = np.asarray(npu).dtype.kind in "biu" and np.asarray(reference).dtype.kind in "biu"
     a = np.asarray(npu, dtype=np.float64).ravel()
     b = np.asarray(reference, dtype=np.float64).ravel()
     if a.size != b.size:
@@ -92,6 +94,8 @@ def agreement(npu: "np.ndarray", reference: "np.ndarray", tol: Tolerance) -> Agr
         cosine = float(np.dot(x, y) / (norm_x * norm_y))
     diff = float(np.sqrt(np.dot(x - y, x - y)))
     error = 0.0 if diff == 0.0 else (diff / norm_y if norm_y else math.inf)
+    if exact:
+        return Agreement(cosine, error, mismatch, mismatch == 0 and diff == 0.0)
     return Agreement(cosine, error, mismatch, mismatch == 0 and cosine >= tol.cosine and error <= tol.error)
 
 
@@ -124,6 +128,7 @@ class Verdict:
     upstream: str | None = None  # for *inherited*: the op to look at next
     fixes: tuple[str, ...] = ()  # files written for it (ops_info.json, the reproducer folder)
     fp16: str = "none"
+    graphs: dict[str, Any] = field(default_factory=dict)  # the child's replayed GraphDefs (ChildResult.graphs)
 
 
 def cannot(case: ReplayCase, reason: str) -> Verdict:
@@ -147,6 +152,8 @@ def judge(case: ReplayCase, result: ChildResult | None, settings: "Settings") ->
         return cannot(case, "the replay process wrote no result for it")
     if result.status != "ok":
         return cannot(case, result.reason or "the replay failed")
+    if not case.outputs:
+        return cannot(case, "its dump holds no output to compare")
     folder = Path(case.folder)
     outputs: list[OutputJudgement] = []
     for tensor in case.outputs:
@@ -160,7 +167,10 @@ def judge(case: ReplayCase, result: ChildResult | None, settings: "Settings") ->
             if file:
                 ref = _load(folder, file)
                 against[name], metrics[name] = agreement(npu, ref, tol), compare_arrays(npu, ref)
-        golden = load_npy(tensor.golden) if tensor.golden else None
+        try:
+            golden = load_npy(tensor.golden) if tensor.golden else None
+        except FormatError as exc:
+            return cannot(case, f"cannot read the golden output {tensor.tf_tensor}: {exc}")
         if golden is not None:
             against["golden"], metrics["golden"] = agreement(npu, golden, tol), compare_arrays(npu, golden)
             file = result.variants.get("golden", {}).get(str(tensor.index))
@@ -170,6 +180,10 @@ def judge(case: ReplayCase, result: ChildResult | None, settings: "Settings") ->
                 metrics["golden replay"] = compare_arrays(replayed, golden)
         if "float32 replay" not in against:
             return cannot(case, f"no float32 replay of output {tensor.index}")
+        if against["float32 replay"].size_mismatch:
+            return cannot(case, f"NPU output {tensor.index} has {npu.size} values in layout {tensor.layout}, the "
+                                f"replay of {tensor.tf_tensor} has {_load(folder, refs['float32 replay']).size}: the "
+                                "dump's layout could not be brought back to TensorFlow's")
         untrusted = against.get("golden replay")
         if untrusted is not None and not untrusted.agrees:
             return cannot(case, f"the rebuilt TF ops do not give the golden output {tensor.tf_tensor} on the golden "
@@ -178,6 +192,10 @@ def judge(case: ReplayCase, result: ChildResult | None, settings: "Settings") ->
             kind = OK
         elif case.fp16 and against.get("float16 replay") is not None and against["float16 replay"].agrees:
             kind = PRECISION
+        elif case_dtype(case) == "bfloat16":
+            return cannot(case, f"output {tensor.index} disagrees with the float32 replay, and the NPU computed in "
+                                "bfloat16: a bfloat16 replay is not there yet, so a kernel fault and bfloat16's "
+                                "precision cannot be told apart")
         else:
             kind = KERNEL
         outputs.append(OutputJudgement(tensor.index, tensor.tf_tensor, tensor.dtype, kind, against, metrics))
@@ -204,16 +222,17 @@ def _decide(case: ReplayCase, result: ChildResult, outputs: tuple[OutputJudgemen
                 + "; ".join(f"{name} {_mark(a)} {a.text()}" for name, a in o.against.items()) for o in outputs]
     evidence += [f"input {i.index} {i.tf_tensor}: golden {_mark(i.vs_golden)} {i.vs_golden.text()}"
                  for i in inputs if i.vs_golden is not None]
-    evidence += list(result.notes)
-    common = dict(evidence=tuple(evidence), outputs=outputs, inputs=inputs, feeds=result.feeds, fp16=result.fp16)
+    evidence += list(case.notes) + list(result.notes)
+    common = dict(evidence=tuple(evidence), outputs=outputs, inputs=inputs, feeds=result.feeds, fp16=result.fp16,
+                  graphs=result.graphs)
     kernel = [o for o in outputs if o.kind == KERNEL]
     precision = [o for o in outputs if o.kind == PRECISION]
     differing = [i for i in inputs if i.vs_golden is not None and not i.vs_golden.agrees]
     if kernel:
         o = kernel[0]
         line = (f"kernel: on the NPU's own inputs, output {o.index} disagrees with TensorFlow in float32"
-                + (" and in float16" if case.fp16 else "") + f" ({o.against['float32 replay'].text()}): the NPU "
-                "kernel or a fusion computes it wrong")
+                + (" and in float16" if "float16 replay" in o.against else "")
+                + f" ({o.against['float32 replay'].text()}): the NPU kernel or a fusion computes it wrong")
         return Verdict(case, KERNEL, line, **common)
     if precision:
         o = precision[0]
@@ -225,7 +244,8 @@ def _decide(case: ReplayCase, result: ChildResult, outputs: tuple[OutputJudgemen
         return Verdict(case, INHERITED, f"inherited: the op computes correctly on the NPU's inputs, and input "
                        f"{first.index} ({first.tf_tensor}) already differs from golden ({first.vs_golden.text()})",
                        **common)
-    if outputs and all("golden" in o.against and not o.against["golden"].agrees for o in outputs):
+    if any(i.vs_golden is not None for i in inputs) and \
+            any("golden" in o.against and not o.against["golden"].agrees for o in outputs):
         return Verdict(case, INHERITED, "inherited: the op computes correctly on the NPU's inputs; they differ from "
                        "golden only slightly, and the op amplifies that", **common)
     return Verdict(case, OK, "ok: the NPU output agrees with TensorFlow on the NPU's inputs", **common)
@@ -243,8 +263,8 @@ def _float16_loss(case: ReplayCase, output: OutputJudgement, float32_file: str) 
     tensor = case.tensor("output", output.index)
     if tensor is None:
         return "float16 loses it"
-    reference = _load(folder, float32_file).astype(np.float64)
-    npu = _load(folder, tensor.file).astype(np.float64)
+    reference = _load(folder, float32_file).astype(np.float64).ravel()
+    npu = _load(folder, tensor.file).astype(np.float64).ravel()
     with np.errstate(invalid="ignore"):
         over = int(np.count_nonzero(np.isfinite(reference) & (np.abs(reference) > FLOAT16_MAX)))
         under = int(np.count_nonzero((reference != 0) & (np.abs(reference) < FLOAT16_TINY) & (npu == 0)))

@@ -3,7 +3,7 @@ it, then what to do (the fix written, the reproducer, the op to look at next).""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 from rich.text import Text
 
@@ -86,10 +86,3 @@ def run_lines(run: Any, *, evidence: bool = True) -> list[Any]:
         out.append(note_line(f"replay results ({seconds:.1f} s, {run.seconds.get('child', 0):.1f} s in TensorFlow): "
                              f"{run.csv_path}"))
     return out
-
-
-def verdict_counts(verdicts: Sequence[Any]) -> str:
-    counts: dict[str, int] = {}
-    for verdict in verdicts:
-        counts[verdict.verdict] = counts.get(verdict.verdict, 0) + 1
-    return ", ".join(f"{n} {name}" for name, n in counts.items())

@@ -28,18 +28,9 @@ def _demo_root(args: argparse.Namespace, ctx: Context) -> tuple[str, Path]:
     return DEFAULT_DIR, Path(DEFAULT_DIR).resolve()
 
 
-def _holds_demo(root: Path) -> bool:
+def _demo_missing(root: Path) -> list[str]:
+    """What a demo workspace needs and `root` lacks: golden tensors, debug_0's Build graph."""
     from precision_tool.analysis.network_compare import has_golden_files
-    from precision_tool.workspace import Workspace
-
-    ws = Workspace(root)
-    return has_golden_files(ws.golden_dir) and bool(ws.build_graph_files(0))
-
-
-def check_demo(root: Path, dir_text: str) -> None:
-    """One line when `root` is not a demo workspace: the golden tensors and npu/debug_0 must be there."""
-    from precision_tool.analysis.network_compare import has_golden_files
-    from precision_tool.errors import WorkspaceError
     from precision_tool.workspace import Workspace
 
     ws = Workspace(root)
@@ -48,6 +39,18 @@ def check_demo(root: Path, dir_text: str) -> None:
         missing.append(f"no golden tensors in {ws.golden_dir}")
     if not ws.build_graph_files(0):
         missing.append(f"no Build graph in {ws.graph_dir(0)}")
+    return missing
+
+
+def _holds_demo(root: Path) -> bool:
+    return not _demo_missing(root)
+
+
+def check_demo(root: Path, dir_text: str) -> None:
+    """One line when `root` is not a demo workspace: the golden tensors and npu/debug_0 must be there."""
+    from precision_tool.errors import WorkspaceError
+
+    missing = _demo_missing(root)
     if missing:
         raise WorkspaceError(f"demo --fixed: {root} holds no demo workspace ({'; '.join(missing)}); "
                              f"build one with `demo {dir_text}` first")
@@ -120,7 +123,10 @@ def run_fixed(args: argparse.Namespace, ctx: Context) -> Any:
     if not execute(line, demo_ctx, passthrough=False).ok:
         raise CommandFailed(f"demo --fixed: `{line}` failed on {root}")
     threshold = ctx.settings.COSINE_THRESHOLD
-    (shown, *_rest) = summaries(demo_ctx, None, threshold)
+    found = summaries(demo_ctx, None, threshold)
+    if not found:
+        raise CommandFailed(f"demo --fixed: `{line}` wrote no result in {ws.vector_compare_dir}")
+    shown = found[0]
     abnormal = len(shown.summary.abnormal_ops)
     text = Text()
     text.append(f"debug_{FIXED_DEBUG_ID} vs golden: {abnormal} op(s) abnormal", style="bold")

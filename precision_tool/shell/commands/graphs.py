@@ -20,7 +20,7 @@ def _index(ctx_or_workspace: Any) -> Any:
     return index_for(workspace)
 
 
-def _load(ctx: Context, graph_filter: str | None) -> Any:
+def load_index(ctx: Context, graph_filter: str | None) -> Any:
     """The index with the graphs loaded; notes parsing progress and bad files as they happen."""
     from precision_tool.render.messages import note_line, warning_line
 
@@ -41,7 +41,7 @@ def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.graphs import op_rows
     from precision_tool.render.messages import note_line
 
-    index = _load(ctx, args.graph)
+    index = load_index(ctx, args.graph)
     entries = index.entries(args.graph)
     from precision_tool.formats.npu_dump import sanitize_op_name
 
@@ -170,7 +170,7 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
         raise UsageError("ni: give the op name once, either as NAME or with -n")
     if args.output and args.save is None:
         raise UsageError("ni: -o DIR is the folder of the -s picture; add -s DEPTH")
-    index = _load(ctx, args.graph)
+    index = load_index(ctx, args.graph)
     if args.graph and not index.graph_names(args.graph):
         raise WorkspaceError(f"ni: {no_graph_message(index, args.graph)}")
     lookup = resolve(index, name, args.graph)

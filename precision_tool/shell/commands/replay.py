@@ -18,7 +18,7 @@ _datadump_original_op_names, with their attributes, from the golden run's GraphD
 whole original subgraph; an inserted Cast/TransData replays by numpy), run in float32 and in the NPU's
 dtypes. Then one verdict per op:
   kernel     disagrees with TensorFlow in float32 and float16 on its own inputs;
-             writes fix/repro_<op>/, a reproducer for the op's vendor
+             writes fix/repro_debug_N_<id>_<op>/, a reproducer for the vendor
   precision  agrees with the float16 replay only: float16 loses the answer;
              writes fix/ops_info.json (modify_mixlist: the op type kept in float32)
   inherited  computes correctly; its inputs already differ from golden;
@@ -56,9 +56,9 @@ def _replay(args: argparse.Namespace, ctx: Context) -> Any:
 def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, command: str = "replay") -> Any:
     """Resolve the op names as `ni` does, replay them in one child, show the verdicts."""
     from precision_tool.analysis.op_lookup import resolve
-    from precision_tool.shell.commands.graphs import _load, ambiguous_text, not_found_message
+    from precision_tool.shell.commands.graphs import ambiguous_text, load_index, not_found_message
 
-    index = _load(ctx, args.graph)
+    index = load_index(ctx, args.graph)
     entries = []
     for name in names:
         lookup = resolve(index, name, args.graph)
@@ -74,7 +74,9 @@ def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, comma
             where = f"npu/debug_{args.debug}" if args.debug is not None else "any Build graph"
             raise WorkspaceError(f"{command}: {lookup.names[0]} is not in {where}")
         first = min(e.debug_id for e in found)
-        entries.append(next(e for e in found if e.debug_id == first))
+        chosen = next(e for e in found if e.debug_id == first)
+        if chosen not in entries:  # `replay 16 bn2/FusedBatchNormV3` names one op twice: replayed once
+            entries.append(chosen)
     return _run(index, entries, ctx, args, folder=None)
 
 
@@ -140,7 +142,7 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
         ops = suspects(summary, count)
         if not ops:
             continue
-        missing = tensorflow_missing(getattr(args, "python", None))
+        missing = tensorflow_missing()
         if missing:
             out.append(note_line(f"replay: not run: {missing}"))
             continue

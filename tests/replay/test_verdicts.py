@@ -99,7 +99,7 @@ def test_ok_for_a_fused_op_and_an_inserted_cast(replay_ws: Path):
     # conv1/Conv2D replays its three TF ops (Conv2D, BiasAdd, Relu) as one
     assert "replay [8] conv1/Conv2D (Conv2D ← conv1/Conv2D, conv1/BiasAdd, conv1/Relu): OK" in result.out
     assert _verdict(result.out, "trans_Cast_0") == "OK"
-    assert "Cast inserted by the compiler: replayed by numpy from its own input" in result.out
+    assert "Cast (inserted by the compiler): replayed by numpy from its own input" in result.out
 
 
 def test_results_are_saved_as_csv_and_json(replay_ws: Path):

@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from precision_tool.analysis.graph_index import GraphIndex, OpEntry
 from precision_tool.analysis.replay_plan import (
@@ -92,7 +92,8 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
             verdicts.append(cannot(case, child_failure))
             continue
         verdicts.append(judge(case, result, settings))
-    verdicts = [_with_upstream(index, v, summary) for v in verdicts]
+    ops = {op.npu_op: op for op in summary.ops} if summary is not None else {}
+    verdicts = [_with_upstream(index, v, summary, ops) for v in verdicts]
     verdicts, ops_info, problems = _write_fixes(workspace, verdicts)
     csv_path = save_results(folder, verdicts)
     done = time.perf_counter()
@@ -178,8 +179,10 @@ def _producer(index: GraphIndex, entry: OpEntry, input_index: int) -> OpEntry | 
     return current
 
 
-def _with_upstream(index: GraphIndex, verdict: Verdict, summary: "CompareSummary | None") -> Verdict:
-    """For *inherited*: the op to look at next, walking back while the comparison says its inputs fail."""
+def _with_upstream(index: GraphIndex, verdict: Verdict, summary: "CompareSummary | None",
+                   ops: dict[str, Any]) -> Verdict:
+    """For *inherited*: the op to look at next, walking back while the comparison (`ops`: its results by
+    NPU op name) says its inputs fail."""
     import dataclasses
 
     if verdict.verdict != INHERITED:
@@ -189,7 +192,6 @@ def _with_upstream(index: GraphIndex, verdict: Verdict, summary: "CompareSummary
         return verdict
     entry = index.entry(Path(verdict.case.graph_file), verdict.case.graph, verdict.case.op_name)
     current = _producer(index, entry, differing.index) if entry is not None else None
-    ops = {op.npu_op: op for op in summary.ops} if summary is not None else {}
     seen = set()
     born = ""
     while current is not None and current.name not in seen:

@@ -85,11 +85,9 @@ def case_key(entry: OpEntry) -> str:
 def golden_graph_files(workspace: Workspace) -> list[Path]:
     """Files holding the golden run's GraphDef, newest first: tfdbg v1 `_tfdbg_graph_*` Events, tfdbg v2
     `*.graphs` files, and the captured step's MetaGraphDef (tf/checkpoints/model.meta)."""
-    found: list[Path] = []
     root = workspace.tf_debug_dir
-    if root.is_dir():
-        found += [p for p in root.rglob("_tfdbg_graph_*") if p.is_file()]
-        found += [p for p in root.rglob("*.graphs") if p.is_file()]
+    found = [p for p in root.rglob("*") if (p.name.startswith("_tfdbg_graph_") or p.suffix == ".graphs")
+             and p.is_file()] if root.is_dir() else []  # one walk: a tfdbg tree holds a file per tensor
     found.sort(key=lambda p: p.stat().st_mtime, reverse=True)
     meta = workspace.checkpoint_dir / "model.meta"
     if meta.is_file():

@@ -9,6 +9,7 @@ fails the case with one line (ReplayFailed), never a guess.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,19 @@ _NOT_CONSTANT = ("Placeholder", "PlaceholderWithDefault", "VarHandleOp", "Variab
                  "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "IteratorGetNext")
 
 
-
 def split_ref(ref: str) -> tuple[str, int]:
-    name, _, slot = ref.lstrip("^").partition(":")
-    return name, int(slot) if slot else 0
+    """'node:1' or '^node' → (node, slot), as GE inputs are split (formats.ge_graph.split_input)."""
+    from precision_tool.formats.ge_graph import split_input
+
+    return split_input(ref.lstrip("^"))
+
+
+@lru_cache(maxsize=None)
+def _golden_index(folder: str) -> dict[str, Path]:
+    """The golden folder's key → .npy, scanned once per child (every case asks)."""
+    from precision_tool.formats.golden import scan_golden_dir
+
+    return scan_golden_dir(folder)
 
 
 class ReplayFailed(Exception):
@@ -165,7 +175,7 @@ def _ancestors(by_name: dict[str, Any], name: str, into: list[str]) -> None:
 def plan_feeds(case: dict[str, Any], by_name: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """Each tensor the case's nodes read from outside: which NPU input, golden tensor or constant feeds it.
     Returns (feeds, constant nodes to copy, notes)."""
-    from precision_tool.formats.golden import golden_key, scan_golden_dir
+    from precision_tool.formats.golden import golden_key
 
     nodes = list(case["tf_nodes"])
     external: list[str] = []
@@ -176,7 +186,7 @@ def plan_feeds(case: dict[str, Any], by_name: dict[str, Any]) -> tuple[list[dict
     npu_inputs = [t for t in case["inputs"] if t["file"]]
     npu_aliases = [_aliases(by_name, t["tf_tensor"]) if t["tf_tensor"] else set() for t in npu_inputs]
     used: set[int] = set()
-    golden = scan_golden_dir(case["golden_dir"]) if case.get("golden_dir") else {}
+    golden = _golden_index(case["golden_dir"]) if case.get("golden_dir") else {}
     feeds: list[dict[str, Any]] = []
     constants: list[str] = []
     notes: list[str] = []

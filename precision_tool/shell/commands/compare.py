@@ -424,6 +424,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     elif ctx.workspace.newest_result_dir() is None:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
     found = summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)
+    args.compared = found  # the replay section judges these same results (no second read of the CSVs)
     width = shared_width(ctx.console)
     shown = [result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu) for s in found]
     return SectionResult(shown, recap_lines([s.summary for s in found], [s.label for s in found]))

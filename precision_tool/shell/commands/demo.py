@@ -71,12 +71,12 @@ def _tool_command(*words: str) -> str:
 
 def _kept_in_float32(path: Any) -> list[str]:
     """The op types fix/ops_info.json keeps in float32; none when it is missing or unreadable."""
-    from precision_tool.errors import PrecisionToolError
-    from precision_tool.formats.mixlist import read_mixlist
+    from precision_tool.errors import WorkspaceError
+    from precision_tool.shell.commands.demo_fixed import kept_types
 
     try:
-        return sorted(read_mixlist(path).kept_in_float32)
-    except (OSError, UnicodeDecodeError, PrecisionToolError):
+        return sorted(kept_types(path))
+    except WorkspaceError:
         return []
 
 

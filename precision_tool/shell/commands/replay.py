@@ -135,7 +135,8 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
     if ctx.workspace.newest_result_dir() is None:
         return None
     out: list[Any] = []
-    for shown in summaries(ctx, None, ctx.settings.COSINE_THRESHOLD):
+    found = getattr(args, "compared", None)  # what the comparison section just showed
+    for shown in found if found is not None else summaries(ctx, None, ctx.settings.COSINE_THRESHOLD):
         summary = shown.summary
         if shown.npu_vs_npu or not hasattr(summary, "abnormal_ops"):
             continue  # NPU vs NPU has no golden to judge by; a statistics compare has no tensors

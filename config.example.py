@@ -32,3 +32,8 @@ REPLAY_BFLOAT16_COSINE = 0.99
 REPLAY_BFLOAT16_ERROR = 0.05
 REPLAY_FLOAT32_COSINE = 0.99999
 REPLAY_FLOAT32_ERROR = 0.0001
+
+# The HTML report (`report`, `ac -c --report`): how many outputs per comparison get both sides' statistics
+# and an error histogram in their op panel (each is read again): the abnormal ones first, then the rest in
+# execution order. The chart and the tables always hold every output.
+REPORT_TENSOR_LIMIT = 2000

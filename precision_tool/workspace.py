@@ -211,6 +211,11 @@ class Workspace:
         return new_result_dir(self.vector_compare_dir)
 
     @property
+    def report_dir(self) -> Path:
+        """temp/report/<YYYYmmddHHMMSS>/report.html: the HTML reports (`report`, `ac -c --report`)."""
+        return self.temp_dir / "report"
+
+    @property
     def cache_dir(self) -> Path:
         return self.temp_dir / "cache"
 

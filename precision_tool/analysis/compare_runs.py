@@ -120,8 +120,9 @@ def has_golden_files(folder: Path) -> bool:
     return bool(scan_golden_dir(folder))
 
 
-def plan_run(spec: RunSpec) -> tuple[MatchPlan, dict[str, str]]:
-    """Build the plan of one run (reads graph and folder listings, no tensor data)."""
+def plan_run(spec: RunSpec, model: Any = None) -> tuple[MatchPlan, dict[str, str]]:
+    """Build the plan of one run (reads graph and folder listings, no tensor data); `model`: the run's graph
+    when the caller has parsed it already."""
     from precision_tool.formats.golden import scan_golden_dir
 
     npu_dir = Path(spec.npu_dir)
@@ -145,7 +146,7 @@ def plan_run(spec: RunSpec) -> tuple[MatchPlan, dict[str, str]]:
         return plan_name_compare(dumps, golden), golden
     from precision_tool.formats.ge_graph import load_graph
 
-    model = load_graph(spec.graph_path)
+    model = model if model is not None else load_graph(spec.graph_path)
     all_ops = [op for _, op in model.iter_ops()]
     graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]
     ops = [op for g in graphs for op in g.ops]

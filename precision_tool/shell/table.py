@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.compare",
     "precision_tool.shell.commands.graphs",
     "precision_tool.shell.commands.replay",
+    "precision_tool.shell.commands.report",
     "precision_tool.shell.commands.ls",
     "precision_tool.shell.commands.dumps",
     "precision_tool.shell.commands.tf",

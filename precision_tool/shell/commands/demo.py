@@ -17,7 +17,8 @@ softmax cross-entropy with a static loss scale of 2^17, one SGD step): the golde
 tf_config.sess_dump and extracted by tf_dump, and a simulated NPU run computed in float16 (GE Build
 graph with fused ops, Cast and TransData, NC1HWC0 / FRACTAL_Z / FRACTAL_NZ dumps) with two problems: a
 planted kernel fault, and float16 weight gradients that overflow to inf. Also an overflow-detection
-run, fusion_result.json and a second NPU run with the kernel fixed (debug_1). Then runs `ac -c` on it.
+run, fusion_result.json and a second NPU run with the kernel fixed (debug_1). Then runs `ac -c --report`
+on it: the checks, and the HTML report of what they found.
 
 --fixed: on a demo workspace, read fix/ops_info.json (the mixed-precision list CANN's modify_mixlist
 option reads, {"black-list": {"to-add": ["MatMulV2"]}}; `ac -c` writes it when a replay finds a float16
@@ -25,7 +26,7 @@ precision problem), run the NPU step again with those op types kept in float32 a
 kernel into npu/debug_2 (replacing an earlier one; tf/ is reused), and compare it with the golden run.
 
 examples:
-  demo                       build ./precision_data_demo and run `ac -c`
+  demo                       build ./precision_data_demo and run `ac -c --report`
   demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/, fix/)
   demo --no-check            build only
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
@@ -37,7 +38,7 @@ def _parser(parser: CommandParser) -> None:
                         help="folder for the demo workspace (default: the --data folder when it does not exist "
                              "yet or is empty, else ./precision_data_demo)")
     parser.add_argument("--no-check", action="store_true",
-                        help="build only; do not run `ac -c` afterwards (with --fixed: no `vc`)")
+                        help="build only; do not run `ac -c --report` afterwards (with --fixed: no `vc`)")
     parser.add_argument("--force", action="store_true",
                         help="rebuild when DIR already holds a workspace (removes only the demo's folders)")
     parser.add_argument("--fixed", action="store_true",
@@ -78,6 +79,14 @@ def _kept_in_float32(path: Any) -> list[str]:
         return sorted(kept_types(path))
     except WorkspaceError:
         return []
+
+
+def _newest_report(workspace: Any) -> Any:
+    """temp/report/<newest>/report.html, when `ac -c --report` wrote one."""
+    from precision_tool.workspace import result_dirs
+
+    folders = [f for f in result_dirs(workspace.report_dir) if (f / "report.html").is_file()]
+    return (folders[-1] / "report.html").resolve() if folders else None
 
 
 def _unused_workspace(ctx: Context) -> str | None:
@@ -130,7 +139,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         ctx.note(note_line(line))
     demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
                        console=ctx.console, table=ctx.table)
-    for line in (["tf_dump"] + ([] if args.no_check else ["ac -c"])):
+    for line in (["tf_dump"] + ([] if args.no_check else ["ac -c --report"])):
         ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
         if not execute(line, demo_ctx, passthrough=False).ok:
             raise CommandFailed(f"demo: `{line}` failed on {root}")
@@ -154,6 +163,11 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         text.append(f"\nApply the fix ({ops_info.relative_to(root)}: {', '.join(kept)} in float32) with the vendor's fixed "
                     "kernel:\n  ", style="bold")
         text.append(_tool_command("demo", "--fixed", dir_text), style="bold green")
+    report = _newest_report(Workspace(root))
+    if report is not None:
+        text.append("\nThe report (one HTML file, opens offline):\n  ", style="bold")
+        text.append(str(report), style="path")
+        text.append(f"\n  {report.as_uri()}")
     text.append("\nOpen the shell on it:\n  ", style="bold")
     text.append(_open_command(dir_text), style="bold green")
     return [Rule("[bold]demo[/bold]", align="left"), text]
@@ -169,6 +183,6 @@ def _complete(request: CompletionRequest) -> list[str]:
 
 COMMANDS = [
     Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault and a float16 "
-                    "overflow), run ac -c; --fixed: re-run its NPU step with fix/ops_info.json",
+                    "overflow), run ac -c --report; --fixed: re-run its NPU step with fix/ops_info.json",
             _parser, _demo, completer=_complete, description=_DESCRIPTION),
 ]

@@ -26,22 +26,10 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
     """The results `vcs` (or `ac`) shows: `path` (a CSV, a result folder, or a folder of result folders:
     its newest), else the workspace's newest result folder. Ops are named as in the Build graph."""
     from precision_tool.analysis.compare_runs import result_spec, workspace_labeller
-    from precision_tool.analysis.results import read_result_csv, result_files, summarize
+    from precision_tool.analysis.results import read_result_csv, summarize
     from precision_tool.analysis.stats_compare import is_stats_result, read_stats_result, summarize_stats
-    from precision_tool.errors import WorkspaceError
 
-    if path is None:
-        _, files = newest_results(ctx, ctx.workspace.vector_compare_dir)
-    else:
-        target = Path(path).expanduser()
-        if target.is_dir():
-            files = result_files(target)
-            if not files:
-                _, files = newest_results(ctx, target, given=True)
-        elif target.is_file():
-            files = [target]
-        else:
-            raise WorkspaceError(f"{target} does not exist; give a result CSV or a result folder")
+    files = chosen_results(ctx, path)
     labeller = workspace_labeller(ctx.workspace)
     shown = []
     for f in files:
@@ -57,6 +45,22 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
                             labels=labels)
         shown.append(Shown(label, summary, npu_vs_npu=spec is not None and spec.npu_vs_npu))
     return shown
+
+
+def chosen_results(ctx: Context, path: str | None) -> list[Path]:
+    """The result CSVs named by `path` (a CSV, a result folder, or a folder of result folders: its newest),
+    else those of the workspace's newest result folder."""
+    from precision_tool.analysis.results import result_files
+    from precision_tool.errors import WorkspaceError
+
+    if path is None:
+        return newest_results(ctx, ctx.workspace.vector_compare_dir)[1]
+    target = Path(path).expanduser()
+    if target.is_dir():
+        return result_files(target) or newest_results(ctx, target, given=True)[1]
+    if target.is_file():
+        return [target]
+    raise WorkspaceError(f"{target} does not exist; give a result CSV or a result folder")
 
 
 def newest_results(ctx: Context, root: Path, given: bool = False) -> tuple[Path, list[Path]]:

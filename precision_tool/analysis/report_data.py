@@ -1,0 +1,207 @@
+"""Everything the HTML report shows, gathered in one place: the comparison runs of one result folder (with
+their points, ops and statistics), the replay verdicts written beside them, and what the `ac` checks find
+(overflows, fusion passes, lossy casts, graph differences). No drawing here: render/report_html.py turns
+a ReportData into the page.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Sequence
+
+from precision_tool.analysis.report_runs import (
+    OpFacts,
+    RunReport,
+    build_graph_ops,
+    chosen_outputs,
+    op_facts,
+    output_points,
+    read_output_stats,
+)
+from precision_tool.errors import PrecisionToolError
+
+OVERFLOW_LIMIT = 200
+"""Overflow records analysed for the page (each reads its op's dump); the page says how many there were."""
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    """The ops within `depth` edges of the first divergent op (the `ni -s` picture)."""
+
+    center: Any
+    ops: tuple[Any, ...]
+    depth: int
+
+
+@dataclass(frozen=True)
+class ReportData:
+    workspace: Path
+    result_dir: Path | None
+    created: str
+    threshold: float
+    thresholds: dict[str, float]
+    """The replay tolerances by dtype (REPLAY_* settings)."""
+    runs: tuple[RunReport, ...]
+    ops: dict[str, OpFacts]
+    replay: tuple[dict[str, Any], ...] = ()
+    replay_file: Path | None = None
+    overflows: Any = None
+    """OverflowReport (analysis/overflow.py)."""
+    fusion: Any = None
+    """FusionSummary, or None when there is no fusion_result.json."""
+    casts: tuple[Any, ...] = ()
+    similarity: tuple[Any, ...] | None = None
+    subgraph: Subgraph | None = None
+    notes: tuple[str, ...] = field(default=())
+    """Checks that could not run, and why (shown on the page, never silently left out)."""
+
+    @property
+    def first_divergent(self) -> tuple[RunReport, Any] | None:
+        """The first NPU-vs-golden run that names a first divergent op, and that op (OpResult)."""
+        for run in self.runs:
+            op = getattr(run.summary, "first_divergent_op", None)
+            if op is not None and not run.npu_vs_npu:
+                return run, op
+        return None
+
+    def verdict_of(self, op_name: str) -> dict[str, Any] | None:
+        return next((v for v in self.replay if v.get("op") == op_name), None)
+
+
+def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller: Any,
+                ops: dict[str, OpFacts]) -> RunReport:
+    from precision_tool.analysis.compare_runs import result_spec
+    from precision_tool.analysis.results import read_result_csv, summarize
+    from precision_tool.analysis.stats_compare import is_stats_result, read_stats_result, summarize_stats
+
+    spec = result_spec(path)
+    label = spec.label if spec is not None else path.name
+    if is_stats_result(path):
+        rows = read_stats_result(path)
+        npu_vs_npu = spec.npu_vs_npu if spec is not None else False
+        return RunReport(label, path, npu_vs_npu, summarize_stats(rows, path), stats_rows=tuple(rows),
+                         stats_note="a statistics compare (dump_data=\"stats\"): no tensors, so no cosine to chart")
+    labels = labeller(spec) if spec is not None else None
+    table = read_result_csv(path)
+    threshold = settings.COSINE_THRESHOLD
+    summary = summarize(table, threshold, name_only=spec is not None and spec.name_only, labels=labels)
+    points, skipped = output_points(table.rows, labels, threshold)
+    debug_id = workspace.run_of(workspace.relocate(spec.npu_dir)) if spec is not None else None
+    graph_ops, graph_file, model = build_graph_ops(index, debug_id)
+    for point in points:
+        op = graph_ops.get(point.op)
+        if op is not None and point.op not in ops:
+            ops[point.op] = op_facts(op)
+    run = RunReport(label, path, spec is not None and spec.npu_vs_npu, summary, tuple(points), skipped,
+                    graph_file=graph_file)
+    if spec is None:
+        return replace(run, stats_note="no tensor statistics: the CSV has no run.json beside it saying which "
+                                       "files it compared")
+    wanted = chosen_outputs(points, settings.REPORT_TENSOR_LIMIT)
+    spec = _relocated(spec, workspace)
+    same_graph = (graph_file is not None and spec.graph_path is not None
+                  and Path(spec.graph_path).resolve() == graph_file.resolve())
+    stats, note = read_output_stats(spec, model if same_graph else None, wanted, settings.workers)
+    if len(wanted) < len(points):
+        over = (f"statistics for {len(wanted)} of {len(points)} outputs (REPORT_TENSOR_LIMIT: the abnormal ones "
+                "first); `ni OP` shows any op's")
+        note = f"{over}; {note}" if note else over
+    return replace(run, stats=stats, stats_note=note)
+
+
+def _relocated(spec: Any, workspace: Any) -> Any:
+    """run.json holds absolute paths: in a copied workspace, its own files."""
+    from precision_tool.analysis.compare_runs import PATH_FIELDS
+
+    changes = {name: str(workspace.relocate(getattr(spec, name))) for name in PATH_FIELDS
+               if getattr(spec, name) is not None}
+    return replace(spec, **changes)
+
+
+def read_replay(result_dir: Path | None) -> tuple[tuple[dict[str, Any], ...], Path | None, str | None]:
+    """The verdicts `ac -c` wrote beside this comparison (replay/replay.json), if any."""
+    if result_dir is None:
+        return (), None, None
+    path = result_dir / "replay" / "replay.json"
+    if not path.is_file():
+        return (), None, None
+    try:
+        verdicts = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return (), path, f"{path}: cannot be read as JSON ({exc}); run `ac -c` again to rewrite it"
+    if not isinstance(verdicts, list) or not all(isinstance(v, dict) for v in verdicts):
+        return (), path, f"{path}: not a list of verdicts; run `ac -c` again to rewrite it"
+    return tuple(verdicts), path, None
+
+
+def _checks(workspace: Any, index: Any) -> tuple[dict[str, Any], list[str]]:
+    """What the `ac` checks find; a check that cannot run leaves a note, the others still run."""
+    from precision_tool.analysis.fusion import fusion_summary
+    from precision_tool.analysis.graph_checks import graph_similarity, lossy_casts
+    from precision_tool.analysis.overflow import find_overflows
+
+    found: dict[str, Any] = {}
+    notes: list[str] = []
+    checks = (("overflows", lambda: find_overflows(workspace.newest_overflow_dir(), limit=OVERFLOW_LIMIT)),
+              ("fusion", lambda: fusion_summary(workspace)),
+              ("casts", lambda: tuple(lossy_casts(index))),
+              ("similarity", lambda: _tuple_or_none(graph_similarity(workspace))))
+    for name, check in checks:
+        try:
+            found[name] = check()
+        except (PrecisionToolError, OSError) as exc:
+            notes.append(f"{name}: not checked: {exc}")
+    return found, notes
+
+
+def _tuple_or_none(value: Sequence[Any] | None) -> tuple[Any, ...] | None:
+    return tuple(value) if value is not None else None
+
+
+def _subgraph(index: Any, data_runs: Sequence[RunReport], depth: int) -> Subgraph | None:
+    from precision_tool.analysis.op_report import neighbourhood
+
+    for run in data_runs:
+        op = getattr(run.summary, "first_divergent_op", None)
+        if op is None or run.npu_vs_npu:
+            continue
+        entries = [e for e in index.find(op.npu_op)]
+        if not entries:
+            return None
+        ops = [index.op(e) for e in neighbourhood(index, entries[0], depth)]
+        return Subgraph(ops[0], tuple(ops), depth)
+    return None
+
+
+def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, depth: int = 2) -> ReportData:
+    """The report of the result CSVs `files` (one result folder's, usually) on `workspace`."""
+    from precision_tool.analysis.compare_runs import workspace_labeller
+    from precision_tool.analysis.graph_index import index_for
+
+    index = index_for(workspace)
+    index.load()
+    notes = [f"graph: cannot read {failure}" for failure in index.failures]
+    labeller = workspace_labeller(workspace)
+    ops: dict[str, OpFacts] = {}
+    runs = tuple(_run_report(Path(f), workspace, index, settings, labeller, ops) for f in files)
+    result_dir = Path(files[0]).parent if files else None
+    replay, replay_file, problem = read_replay(result_dir)
+    if problem:
+        notes.append(f"replay: {problem}")
+    checks, check_notes = _checks(workspace, index)
+    notes += check_notes
+    try:
+        subgraph = _subgraph(index, runs, depth) if depth > 0 else None
+    except (PrecisionToolError, OSError) as exc:
+        subgraph = None
+        notes.append(f"subgraph: cannot be drawn: {exc}")
+    thresholds = {name: float(getattr(settings, name)) for name in dir(settings) if name.startswith("REPLAY_")}
+    return ReportData(
+        workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
+        threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,
+        replay_file=replay_file, overflows=checks.get("overflows"), fusion=checks.get("fusion"),
+        casts=checks.get("casts", ()), similarity=checks.get("similarity"), subgraph=subgraph, notes=tuple(notes))
+

@@ -308,15 +308,15 @@ def result_dirs(root: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir())
 
 
-def new_result_dir(root: Path, hint: str | None = None) -> Path:
+def new_result_dir(root: Path, hint: str | None = None, what: str = "comparison results folder") -> Path:
     """A fresh `<root>/<YYYYmmddHHMMSS>` folder (a suffix avoids collisions). A root that cannot be written
-    is one WorkspaceError line naming it and how to choose another (`hint`)."""
-    Workspace.ensure_dir(root, "comparison results folder", hint=hint)
+    is one WorkspaceError line naming it (as `what`) and how to choose another (`hint`)."""
+    Workspace.ensure_dir(root, what, hint=hint)
     stamp = time.strftime("%Y%m%d%H%M%S")
     folder = root / stamp
     n = 1
     while folder.exists():
         folder = root / f"{stamp}_{n}"
         n += 1
-    Workspace.ensure_dir(folder, "comparison results folder", hint=hint)
+    Workspace.ensure_dir(folder, what, hint=hint)
     return folder

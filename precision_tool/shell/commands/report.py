@@ -71,7 +71,7 @@ def write_workspace_report(ctx: Context, path: str | None = None, output: str | 
     files = chosen_results(ctx, path)
     root = Path(output).expanduser() if output else ctx.workspace.report_dir
     hint = "add -o DIR to write the report to another folder"
-    folder = new_result_dir(root, hint=hint)
+    folder = new_result_dir(root, hint=hint, what="report folder")
     started = time.perf_counter()
     data = collect_report(ctx.workspace, ctx.settings, files, depth=depth)
     try:

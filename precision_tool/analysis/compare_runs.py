@@ -120,9 +120,10 @@ def has_golden_files(folder: Path) -> bool:
     return bool(scan_golden_dir(folder))
 
 
-def plan_run(spec: RunSpec, model: Any = None) -> tuple[MatchPlan, dict[str, str]]:
+def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None) -> tuple[MatchPlan, dict[str, str]]:
     """Build the plan of one run (reads graph and folder listings, no tensor data); `model`: the run's graph
-    when the caller has parsed it already."""
+    when the caller has parsed it already; `only`: plan just the graph ops of these names (the report reads
+    a few outputs again)."""
     from precision_tool.formats.golden import scan_golden_dir
 
     npu_dir = Path(spec.npu_dir)
@@ -149,7 +150,7 @@ def plan_run(spec: RunSpec, model: Any = None) -> tuple[MatchPlan, dict[str, str
     model = model if model is not None else load_graph(spec.graph_path)
     all_ops = [op for _, op in model.iter_ops()]
     graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]
-    ops = [op for g in graphs for op in g.ops]
+    ops = [op for g in graphs for op in g.ops if only is None or op.name in only]
     return plan_graph_compare(ops, dumps, all_ops=all_ops), golden
 
 

@@ -427,7 +427,14 @@ class GraphIndex:
             return model
 
     def op(self, entry: OpEntry) -> Op:
-        """The full op: parsed from its own text block when the offset is known, else from the model."""
+        """The full op: from the model when this process has parsed it already (a whole-graph reader ran),
+        else parsed from its own text block when the offset is known, else from the model."""
+        parsed = self._models.get(entry.file)
+        if parsed is not None:
+            graph = next((g for g in parsed.graphs if g.name == entry.graph), None)
+            found = graph.op(entry.name) if graph is not None else None
+            if found is not None:
+                return found
         if entry.has_block:
             op = _parse_block(entry)
             if op is not None:

@@ -9,6 +9,7 @@ graph id and graph name instead; otherwise the CSV's own Index and name are kept
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,9 @@ def labels_for_run(workspace: Any, npu_dir: str | None, graph_path: str | None =
     return labels
 
 
+@functools.lru_cache(maxsize=256)
 def _resolved(path: str) -> str:
+    """Cached: a run's 20,000 ops live in a handful of files."""
     try:
         return str(Path(path).resolve())
     except OSError:

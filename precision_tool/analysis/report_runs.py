@@ -9,7 +9,7 @@ the page draws these numbers and computes none of its own.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -89,17 +89,22 @@ def _number(text: str) -> float:
 
 def output_points(rows: Sequence[TensorRecord], labels: Any, threshold: float) -> tuple[list[OutputPoint], int]:
     """The chart's points and how many output rows were not compared; rows in file (graph) order."""
+    outputs = [record for record in rows if record.kind == "output"]
     names: dict[str, Any] = {}
-    order: dict[str, int] = {}
-    points: list[OutputPoint] = []
-    skipped = 0
-    for record in rows:
-        if record.kind != "output":
-            continue
+    for record in outputs:
         op = record.tensor_op
         if op not in names:
             names[op] = labels.get(op) if labels is not None else None
-            order[op] = len(order)
+    ids = [label.index if label is not None else "" for label in names.values()]
+    if ids and all(i.isdigit() for i in ids):
+        # every op has its graph id: place them by it, so two runs over one graph line up
+        order = {op: int(label.index) for op, label in names.items()}
+    else:
+        order = {op: place for place, op in enumerate(names)}
+    points: list[OutputPoint] = []
+    skipped = 0
+    for record in outputs:
+        op = record.tensor_op
         nan_data = _nan_data(record)
         if math.isnan(record.cosine) and not nan_data:
             skipped += 1
@@ -110,15 +115,7 @@ def output_points(rows: Sequence[TensorRecord], labels: Any, threshold: float) -
         points.append(OutputPoint(order[op], name, name + record.tensor_index[len(op):], record.cosine,
                                   _number(record.values.get("MaxAbsoluteError", "")), abnormal, nan_data,
                                   dict(record.values), record.shape, record.tensor_index))
-    ids = {op: names[op].index for op in names if names[op] is not None}
-    if ids and len(ids) == len(names) and all(i.isdigit() for i in ids.values()):
-        # every op has its graph id: place them by it, so two runs over one graph line up
-        points = [replace(p, position=int(ids[_csv_op(p)])) for p in points]
     return points, skipped
-
-
-def _csv_op(point: OutputPoint) -> str:
-    return point.csv_tensor.rsplit(":", 2)[0]
 
 
 def op_facts(op: Any) -> OpFacts:
@@ -172,11 +169,11 @@ def read_output_stats(spec: Any, model: Any, wanted: set[str], workers: int) -> 
 
     if not wanted:
         return {}, None
+    names = {t.rsplit(":", 2)[0] for t in wanted}
     try:
-        plan, golden = plan_run(spec, model if spec.graph_path is not None else None)
+        plan, golden = plan_run(spec, model if spec.graph_path is not None else None, only=names)
     except (PrecisionToolError, OSError) as exc:
         return {}, f"no tensor statistics: the run's files cannot be read again ({exc})"
-    names = {t.rsplit(":", 2)[0] for t in wanted}
     groups = [g for g in plan.groups if any(op.name in names for op in g.ops)]
     found = output_stats(groups, golden, plan.npu_vs_npu, workers=workers)
     found = {k: v for k, v in found.items() if k in wanted}

@@ -77,7 +77,6 @@ def run_json(run: RunReport, run_number: int, op_numbers: dict[str, int]) -> dic
         "error": [e if e is not None else (low_error if p.max_abs_error == 0 else _placeholder(error, True, True))
                   for e, p in zip(error, points)],
         "op": [op_numbers.get(p.op, -1) for p in points],
-        "name": [p.op for p in points],
         "tensor": [p.tensor for p in points],
         "abnormal": [1 if p.abnormal else 0 for p in points],
         "nan_data": [1 if p.nan_data else 0 for p in points],

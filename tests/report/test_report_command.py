@@ -129,7 +129,7 @@ def test_hostile_op_names_are_text_not_markup(compared, cli, tmp_path, open_repo
     assert opened.errors == []
     page = opened.page
     assert page.locator("script").count() == 3  # data, plotly, ours: nothing injected
-    names = page.evaluate("window.precisionReport.data.runs[0].name")
+    names = page.evaluate("window.precisionReport.data.runs[0].tensor")
     assert any(hostile in name for name in names)
     index = next(i for i, name in enumerate(names) if hostile in name)
     page.evaluate(f"window.precisionReport.openPanel(0, {index})")

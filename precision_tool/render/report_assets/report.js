@@ -24,9 +24,16 @@
   var total = data.runs.reduce(function (n, run) { return n + run.x.length; }, 0);
   var traceType = total > GL_ABOVE && hasWebGL() ? "scattergl" : "scatter";
 
+  // An output's op: its tensor's name without ':output:N' (the page holds each name once)
+  function opName(run, i) {
+    var tensor = run.tensor[i];
+    var cut = tensor.lastIndexOf(":output:");
+    return cut >= 0 ? tensor.slice(0, cut) : tensor;
+  }
+
   function opLabel(run, i) {
     var op = data.ops[run.op[i]];
-    return (op && op.id !== null ? "[" + op.id + "] " : "") + run.name[i] + (op ? " (" + op.type + ")" : "");
+    return (op && op.id !== null ? "[" + op.id + "] " : "") + opName(run, i) + (op ? " (" + op.type + ")" : "");
   }
 
   function traces() {
@@ -117,7 +124,7 @@
       facts.push(["type", op.type], ["fusion pass", op.pass || "—"],
         ["original TF ops", op.original.length ? op.original.join(", ") : "—"]);
     }
-    var verdict = data.verdicts[run.name[i]];
+    var verdict = data.verdicts[opName(run, i)];
     if (verdict) { facts.push(["replay", verdict.line]); }
     grid.appendChild(block("Op", rows(facts)));
     if (op) {
@@ -152,7 +159,8 @@
       body.appendChild(grid);
     }
     var siblings = [];
-    run.name.forEach(function (name, k) { if (name === run.name[i] && k !== i) { siblings.push(k); } });
+    var name = opName(run, i);
+    run.tensor.forEach(function (_, k) { if (k !== i && run.op[k] === run.op[i] && opName(run, k) === name) { siblings.push(k); } });
     if (siblings.length) {
       var list = el("p", { "class": "hint", text: "Other outputs of this op: " });
       siblings.forEach(function (k) {

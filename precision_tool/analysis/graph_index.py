@@ -171,18 +171,20 @@ def write_cache(workspace: Workspace, summary: GraphFile, size: int, mtime_ns: i
         pass  # a read-only workspace still works, just without the cache
 
 
-def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool) -> tuple[GraphFile, Model | None]:
-    """The summary of one graph file (from the cache, or by parsing it and writing the cache)."""
+def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool,
+               full: bool = False) -> tuple[GraphFile, Model | None]:
+    """The summary of one graph file (from the cache, or by parsing it and writing the cache); `full`: parse
+    a text graph whole and return its model too (the caller reads every op next)."""
     cached = read_cached(workspace, path, debug_id, is_build)
     if cached is not None:
         return cached, None
     size, mtime_ns = _stamp(path)
     is_json = _is_json(path)
     # a text graph gets a light parse (no descriptors): `ni` later parses just the op's own block
-    model = load_graph(path, light=not is_json)
+    model = load_graph(path, light=not (is_json or full))
     summary = summarize(model, path.read_bytes() if not is_json else None, debug_id, is_build)
     write_cache(workspace, summary, size, mtime_ns)
-    return summary, model if is_json else None
+    return summary, model if is_json or full else None
 
 
 def _is_json(path: Path) -> bool:
@@ -235,10 +237,11 @@ class GraphIndex:
         stems = {p.stem for p, _ in chosen if p.suffix == ".txt"}
         return [(p, b) for p, b in chosen if not (p.suffix == ".json" and p.stem in stems)]
 
-    def load(self, graph_filter: str | None = None,
-             progress: Callable[[str], None] | None = None) -> list[GraphFile]:
+    def load(self, graph_filter: str | None = None, progress: Callable[[str], None] | None = None,
+             full: bool = False) -> list[GraphFile]:
         """Summaries of the graphs `ls`/`ni` use, in debug-id order. Bad files are recorded in
-        `failures` (one line each) and skipped; the rest stays usable."""
+        `failures` (one line each) and skipped; the rest stays usable. `full`: a graph parsed now is parsed
+        whole and kept (`model`), for a caller that reads every op next (the report)."""
         result = []
         with self._lock:
             for debug_id in self.workspace.debug_ids():
@@ -249,7 +252,7 @@ class GraphIndex:
                                 and read_cached(self.workspace, path, debug_id, is_build) is None):
                             progress(f"parsing {path.name} (once; cached under temp/cache/graphs)")
                         try:
-                            summary, model = index_file(self.workspace, path, debug_id, is_build)
+                            summary, model = index_file(self.workspace, path, debug_id, is_build, full)
                         except FormatError as exc:
                             message = str(exc)
                             if message not in self.failures:

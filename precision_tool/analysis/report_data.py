@@ -72,7 +72,10 @@ class ReportData:
 
 
 def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller: Any,
-                ops: dict[str, OpFacts]) -> RunReport:
+                ops: dict[str, OpFacts], background: Any) -> tuple[RunReport, Any]:
+    """One run of the page, and the pending read of its outputs' statistics (a future, or None): started in
+    `background` (another process) as soon as the CSV says which outputs, so the tensors are read on the
+    other core while this one parses the graph and summarises."""
     from precision_tool.analysis.compare_runs import result_spec
     from precision_tool.analysis.results import read_result_csv, summarize
     from precision_tool.analysis.stats_compare import is_stats_result, read_stats_result, summarize_stats
@@ -83,33 +86,74 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
         rows = read_stats_result(path)
         npu_vs_npu = spec.npu_vs_npu if spec is not None else False
         return RunReport(label, path, npu_vs_npu, summarize_stats(rows, path), stats_rows=tuple(rows),
-                         stats_note="a statistics compare (dump_data=\"stats\"): no tensors, so no cosine to chart")
+                         stats_note="a statistics compare (dump_data=\"stats\"): no tensors, so no cosine to chart"), None
     labels = labeller(spec) if spec is not None else None
     table = read_result_csv(path)
     threshold = settings.COSINE_THRESHOLD
-    summary = summarize(table, threshold, name_only=spec is not None and spec.name_only, labels=labels)
     points, skipped = output_points(table.rows, labels, threshold)
     debug_id = workspace.run_of(workspace.relocate(spec.npu_dir)) if spec is not None else None
     graph_ops, graph_file, model = build_graph_ops(index, debug_id)
+    pending = None
+    note = "no tensor statistics: the CSV has no run.json beside it saying which files it compared"
+    if spec is not None:
+        wanted = chosen_outputs(points, settings.REPORT_TENSOR_LIMIT)
+        note = None
+        if len(wanted) < len(points):
+            note = (f"statistics for {len(wanted)} of {len(points)} outputs (REPORT_TENSOR_LIMIT: the abnormal ones "
+                    "first); `ni OP` shows any op's")
+        if graph_file is not None:
+            _PARSED[str(graph_file.resolve())] = model  # the forked process inherits it: no second parse
+        pending = background.submit(_read_stats, _relocated(spec, workspace), wanted)
+    summary = summarize(table, threshold, name_only=spec is not None and spec.name_only, labels=labels)
     for point in points:
         op = graph_ops.get(point.op)
         if op is not None and point.op not in ops:
             ops[point.op] = op_facts(op)
-    run = RunReport(label, path, spec is not None and spec.npu_vs_npu, summary, tuple(points), skipped,
-                    graph_file=graph_file)
-    if spec is None:
-        return replace(run, stats_note="no tensor statistics: the CSV has no run.json beside it saying which "
-                                       "files it compared")
-    wanted = chosen_outputs(points, settings.REPORT_TENSOR_LIMIT)
-    spec = _relocated(spec, workspace)
-    same_graph = (graph_file is not None and spec.graph_path is not None
-                  and Path(spec.graph_path).resolve() == graph_file.resolve())
-    stats, note = read_output_stats(spec, model if same_graph else None, wanted, settings.workers)
-    if len(wanted) < len(points):
-        over = (f"statistics for {len(wanted)} of {len(points)} outputs (REPORT_TENSOR_LIMIT: the abnormal ones "
-                "first); `ni OP` shows any op's")
-        note = f"{over}; {note}" if note else over
+    return RunReport(label, path, spec is not None and spec.npu_vs_npu, summary, tuple(points), skipped,
+                     stats_note=note, graph_file=graph_file, debug_id=debug_id), pending
+
+
+_PARSED: dict[str, Any] = {}
+"""Build graphs parsed for the report being collected, by resolved path (emptied when it is done)."""
+
+
+def _read_stats(spec: Any, wanted: set[str]) -> tuple[dict[str, Any], str | None]:
+    """In the background process: the run's graph as the parent parsed it (inherited through fork) when it
+    is the run's own graph, else read_output_stats parses it."""
+    model = _PARSED.get(str(Path(spec.graph_path).resolve())) if spec.graph_path is not None else None
+    return read_output_stats(spec, model, wanted, 1)
+
+
+def _with_stats(run: RunReport, pending: Any) -> RunReport:
+    if pending is None:
+        return run
+    stats, problem = pending.result()
+    note = "; ".join(n for n in (run.stats_note, problem) if n) or None
     return replace(run, stats=stats, stats_note=note)
+
+
+class _Inline:
+    """An executor that runs at once (no fork on this system): same results, one core."""
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        from concurrent.futures import Future
+
+        future: Future = Future()
+        future.set_result(fn(*args))
+        return future
+
+    def shutdown(self, cancel_futures: bool = False) -> None:
+        pass
+
+
+def _background() -> Any:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    try:
+        return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+    except ValueError:
+        return _Inline()
 
 
 def _relocated(spec: Any, workspace: Any) -> Any:
@@ -168,7 +212,7 @@ def _subgraph(index: Any, data_runs: Sequence[RunReport], depth: int) -> Subgrap
         op = getattr(run.summary, "first_divergent_op", None)
         if op is None or run.npu_vs_npu:
             continue
-        entries = [e for e in index.find(op.npu_op)]
+        entries = [e for e in index.find(op.npu_op) if run.debug_id is None or e.debug_id == run.debug_id]
         if not entries:
             return None
         ops = [index.op(e) for e in neighbourhood(index, entries[0], depth)]
@@ -182,17 +226,23 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
     from precision_tool.analysis.graph_index import index_for
 
     index = index_for(workspace)
-    index.load()
+    index.load(full=True)  # every op of the Build graphs is read next: one whole parse, not a light one first
     notes = [f"graph: cannot read {failure}" for failure in index.failures]
     labeller = workspace_labeller(workspace)
     ops: dict[str, OpFacts] = {}
-    runs = tuple(_run_report(Path(f), workspace, index, settings, labeller, ops) for f in files)
-    result_dir = Path(files[0]).parent if files else None
-    replay, replay_file, problem = read_replay(result_dir)
-    if problem:
-        notes.append(f"replay: {problem}")
-    checks, check_notes = _checks(workspace, index)
-    notes += check_notes
+    background = _background()
+    try:
+        started = [_run_report(Path(f), workspace, index, settings, labeller, ops, background) for f in files]
+        result_dir = Path(files[0]).parent if files else None
+        replay, replay_file, problem = read_replay(result_dir)
+        if problem:
+            notes.append(f"replay: {problem}")
+        checks, check_notes = _checks(workspace, index)
+        notes += check_notes
+        runs = tuple(_with_stats(run, pending) for run, pending in started)
+    finally:
+        background.shutdown(cancel_futures=True)
+        _PARSED.clear()
     try:
         subgraph = _subgraph(index, runs, depth) if depth > 0 else None
     except (PrecisionToolError, OSError) as exc:

@@ -71,6 +71,8 @@ class RunReport:
     stats_note: str | None = None
     """Why some or all outputs have no statistics (over the limit, files gone since the comparison)."""
     graph_file: Path | None = None
+    debug_id: int | None = None
+    """The workspace's npu/debug_N whose dumps the run compared (None: dumps from elsewhere)."""
     stats_rows: tuple[Any, ...] = ()
     """A statistics compare's rows (StatsResultRow)."""
 

@@ -104,6 +104,8 @@ def test_bad_input_is_one_line(compared, cli, tmp_path):
     shown = cli("report", "-f", str(bad_csv), data=compared)
     assert shown.status == 1 and "Traceback" not in shown.out + shown.err
     assert str(bad_csv) in shown.out + shown.err and "not an msaccucmp/vc result CSV" in shown.out + shown.err
+    assert not list((compared / "temp" / "report").glob("*")) or all(
+        (folder / "report.html").is_file() for folder in (compared / "temp" / "report").iterdir())  # no empty folder
 
 
 def test_ac_report_without_results_says_how(cli, tmp_path):

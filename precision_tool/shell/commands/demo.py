@@ -163,13 +163,13 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         text.append(f"\nApply the fix ({ops_info.relative_to(root)}: {', '.join(kept)} in float32) with the vendor's fixed "
                     "kernel:\n  ", style="bold")
         text.append(_tool_command("demo", "--fixed", dir_text), style="bold green")
-    report = _newest_report(Workspace(root))
-    if report is not None:
-        text.append("\nThe report (one HTML file, opens offline):\n  ", style="bold")
-        text.append(str(report), style="path")
-        text.append(f"\n  {report.as_uri()}")
     text.append("\nOpen the shell on it:\n  ", style="bold")
     text.append(_open_command(dir_text), style="bold green")
+    report = _newest_report(Workspace(root))
+    if report is not None:  # last: where the eye lands, and what to open next
+        text.append("\nThe report (one HTML file, opens offline; open it in a browser):\n  ", style="bold")
+        text.append(str(report), style="path")
+        text.append(f"\n  {report.as_uri()}")
     return [Rule("[bold]demo[/bold]", align="left"), text]
 
 

@@ -63,7 +63,7 @@ def write_workspace_report(ctx: Context, path: str | None = None, output: str | 
     from precision_tool.render.messages import note_line, warning_line
     from precision_tool.render.report_html import write_report
     from precision_tool.shell.commands.result_summaries import chosen_results
-    from precision_tool.workspace import new_result_dir
+    from precision_tool.workspace import Workspace, new_result_dir
 
     missing = missing_packages()
     if missing:
@@ -71,13 +71,18 @@ def write_workspace_report(ctx: Context, path: str | None = None, output: str | 
     files = chosen_results(ctx, path)
     root = Path(output).expanduser() if output else ctx.workspace.report_dir
     hint = "add -o DIR to write the report to another folder"
-    folder = new_result_dir(root, hint=hint, what="report folder")
+    Workspace.ensure_dir(root, "report folder", hint=hint)  # refused before the work, not after it
     started = time.perf_counter()
     data = collect_report(ctx.workspace, ctx.settings, files, depth=depth)
+    # the page's own folder only once there is a page to put in it: a failure leaves no empty folder
+    folder = new_result_dir(root, hint=hint, what="report folder")
     try:
         written = write_report(data, folder)
-    except OSError as exc:
-        raise WorkspaceError(f"cannot write the report in {folder}: {exc.strerror or exc}; {hint}") from None
+    except BaseException as exc:
+        _remove_if_empty(folder)
+        if isinstance(exc, OSError):
+            raise WorkspaceError(f"cannot write the report in {folder}: {exc.strerror or exc}; {hint}") from None
+        raise
     shown: list[Any] = [warning_line(f"report: {note}") for note in data.notes]
     size = written.size / 1e6
     seconds = time.perf_counter() - started
@@ -85,6 +90,13 @@ def write_workspace_report(ctx: Context, path: str | None = None, output: str | 
                            "offline)"))
     shown.append(note_line(f"  {written.path.resolve().as_uri()}"))
     return shown
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # not empty (or already gone): nothing of ours to tidy
 
 
 def _report(args: argparse.Namespace, ctx: Context) -> Any:

@@ -121,7 +121,7 @@ def _read_stats(spec: Any, wanted: set[str]) -> tuple[dict[str, Any], str | None
     """In the background process: the run's graph as the parent parsed it (inherited through fork) when it
     is the run's own graph, else read_output_stats parses it."""
     model = _PARSED.get(str(Path(spec.graph_path).resolve())) if spec.graph_path is not None else None
-    return read_output_stats(spec, model, wanted, 1)
+    return read_output_stats(spec, model, wanted)
 
 
 def _with_stats(run: RunReport, pending: Any) -> RunReport:

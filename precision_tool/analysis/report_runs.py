@@ -163,7 +163,7 @@ def chosen_outputs(points: Sequence[OutputPoint], limit: int) -> set[str]:
     return set(chosen)
 
 
-def read_output_stats(spec: Any, model: Any, wanted: set[str], workers: int) -> tuple[dict[str, PairStats], str | None]:
+def read_output_stats(spec: Any, model: Any, wanted: set[str]) -> tuple[dict[str, PairStats], str | None]:
     """Statistics of the `wanted` outputs of one run, read as its comparison read them; a run whose files
     are gone or changed since gives what could still be read, and says so."""
     from precision_tool.analysis.compare_runs import plan_run
@@ -177,7 +177,7 @@ def read_output_stats(spec: Any, model: Any, wanted: set[str], workers: int) -> 
     except (PrecisionToolError, OSError) as exc:
         return {}, f"no tensor statistics: the run's files cannot be read again ({exc})"
     groups = [g for g in plan.groups if any(op.name in names for op in g.ops)]
-    found = output_stats(groups, golden, plan.npu_vs_npu, workers=workers)
+    found = output_stats(groups, golden, plan.npu_vs_npu)
     found = {k: v for k, v in found.items() if k in wanted}
     missing = len(wanted) - len(found)
     note = (f"{missing} of {len(wanted)} chosen outputs could not be read again (their files changed since the "

@@ -138,45 +138,14 @@ class _StatsWorker(_Worker):
         return not_compared()
 
 
-_STATS: _StatsWorker | None = None
-
-
-def _init(golden_files: dict[str, str], npu_vs_npu: bool) -> None:
-    import signal
-
-    global _STATS
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _STATS = _StatsWorker(golden_files, npu_vs_npu)
-
-
-def _group_stats(group: GroupPlan) -> dict[str, PairStats]:
-    assert _STATS is not None
-    _STATS.found = {}
-    _STATS.run_group(group)
-    return _STATS.found
-
-
-def output_stats(groups: Iterable[GroupPlan], golden_files: dict[str, str], npu_vs_npu: bool,
-                 workers: int = 1) -> dict[str, PairStats]:
+def output_stats(groups: Iterable[GroupPlan], golden_files: dict[str, str], npu_vs_npu: bool) -> dict[str, PairStats]:
     """TensorIndex → PairStats for every output of `groups` that could be read (the rest are left out:
-    the result CSV already says why they were not compared)."""
-    import multiprocessing
-
-    todo = list(groups)
+    the result CSV already says why they were not compared). One process: the report runs it in the
+    background while it does the rest (report_data.py)."""
+    worker = _StatsWorker(golden_files, npu_vs_npu)
     found: dict[str, PairStats] = {}
-    if workers <= 1 or len(todo) < 16:
-        worker = _StatsWorker(golden_files, npu_vs_npu)
-        for group in todo:
-            worker.found = {}
-            worker.run_group(group)
-            found.update(worker.found)
-        return found
-    pool = multiprocessing.get_context("fork").Pool(min(workers, len(todo)), initializer=_init,
-                                                      initargs=(golden_files, npu_vs_npu))
-    try:
-        for part in pool.imap(_group_stats, todo, chunksize=max(1, min(32, len(todo) // (workers * 4)))):
-            found.update(part)
-    finally:
-        pool.terminate()
-        pool.join()
+    for group in groups:
+        worker.found = {}
+        worker.run_group(group)
+        found.update(worker.found)
     return found

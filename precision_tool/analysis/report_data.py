@@ -38,6 +38,8 @@ class Subgraph:
 
 @dataclass(frozen=True)
 class ReportData:
+    """One page's worth: the runs of a result folder and everything `ac` knows about the workspace."""
+
     workspace: Path
     result_dir: Path | None
     created: str
@@ -142,7 +144,7 @@ class _Inline:
         future.set_result(fn(*args))
         return future
 
-    def shutdown(self, cancel_futures: bool = False) -> None:
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
         pass
 
 
@@ -241,7 +243,8 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
         notes += check_notes
         runs = tuple(_with_stats(run, pending) for run, pending in started)
     finally:
-        background.shutdown(cancel_futures=True)
+        # not waiting: after an error or Ctrl-C the background read is abandoned, not sat out
+        background.shutdown(wait=False, cancel_futures=True)
         _PARSED.clear()
     try:
         subgraph = _subgraph(index, runs, depth) if depth > 0 else None

@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from precision_tool.atomic import atomic_path, write_text_atomic
+from precision_tool.atomic import write_text_atomic
 from precision_tool.formats.ge_graph import Op, data_edges
 
 INSTALL_HINT = ("install graphviz to get the picture (apt-get install graphviz, or conda install graphviz), "
@@ -66,8 +66,19 @@ def subgraph_source(center: Op, ops: list[Op]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class _DotFailed(Exception):
-    """`dot` exited non-zero; the half-written .svg is discarded."""
+def dot_svg(source: str) -> tuple[str | None, str | None]:
+    """The SVG `dot` draws from DOT `source` (`ni -s` saves it, the HTML report inlines it), or None and why:
+    no `dot` installed (None, None: the caller says how to get it), or what dot said when it failed."""
+    dot = shutil.which("dot")
+    if dot is None:
+        return None, None
+    try:
+        proc = subprocess.run([dot, "-Tsvg"], input=source, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"dot failed: {exc}"
+    if proc.returncode != 0 or "<svg" not in proc.stdout:
+        return None, f"dot failed: {proc.stderr.strip()[:300]}"
+    return proc.stdout, None
 
 
 def save_subgraph(center: Op, ops: list[Op], folder: Path, depth: int) -> SavedGraph:
@@ -75,17 +86,12 @@ def save_subgraph(center: Op, ops: list[Op], folder: Path, depth: int) -> SavedG
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"{center.name.replace('/', '_').replace('.', '_')}_{depth}"
     gv_path = folder / f"{stem}.gv"
-    write_text_atomic(gv_path, subgraph_source(center, ops))
-    dot = shutil.which("dot")
-    if dot is None:
-        return SavedGraph(gv_path, None, f"`dot` was not found: {INSTALL_HINT.replace('FILE', str(gv_path.with_suffix('')))}")
+    source = subgraph_source(center, ops)
+    write_text_atomic(gv_path, source)
+    svg, failure = dot_svg(source)
+    if svg is None:
+        missing = f"`dot` was not found: {INSTALL_HINT.replace('FILE', str(gv_path.with_suffix('')))}"
+        return SavedGraph(gv_path, None, failure or missing)
     svg_path = gv_path.with_suffix(".svg")
-    try:
-        with atomic_path(svg_path) as svg_temp:
-            proc = subprocess.run([dot, "-Tsvg", str(gv_path), "-o", str(svg_temp)], capture_output=True,
-                                  text=True, timeout=300)
-            if proc.returncode != 0:
-                raise _DotFailed(proc.stderr.strip()[:300])
-    except _DotFailed as failure:
-        return SavedGraph(gv_path, None, f"dot failed: {failure}")
+    write_text_atomic(svg_path, svg)
     return SavedGraph(gv_path, svg_path, None)

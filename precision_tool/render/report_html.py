@@ -8,8 +8,6 @@ fills them in. Imported by the `report` command only: jinja2 and plotly are neve
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,22 +39,14 @@ def _raw_asset(name: str) -> str:
 
 def subgraph_svg(data: ReportData) -> tuple[str | None, str | None]:
     """The picture `ni -s` draws around the first divergent op, as inline SVG; or why there is none."""
-    from precision_tool.render.op_graph import INSTALL_HINT, subgraph_source
+    from precision_tool.render.op_graph import INSTALL_HINT, dot_svg, subgraph_source
 
     if data.subgraph is None:
         return None, None
-    dot = shutil.which("dot")
-    if dot is None:
-        return None, "graphviz's `dot` was not found, so there is no picture: " + INSTALL_HINT.split(", then")[0]
-    source = subgraph_source(data.subgraph.center, list(data.subgraph.ops))
-    try:
-        proc = subprocess.run([dot, "-Tsvg"], input=source, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return None, f"dot failed: {exc}"
-    if proc.returncode != 0 or "<svg" not in proc.stdout:
-        return None, f"dot failed: {proc.stderr.strip()[:300]}"
-    svg = proc.stdout[proc.stdout.index("<svg"):]
-    return svg, None
+    svg, failure = dot_svg(subgraph_source(data.subgraph.center, list(data.subgraph.ops)))
+    if svg is None:
+        return None, failure or "graphviz's `dot` was not found, so there is no picture: " + INSTALL_HINT.split(", then")[0]
+    return svg[svg.index("<svg"):], None  # without the XML prolog and doctype
 
 
 def _runs_context(data: ReportData, page_dir: Path) -> list[dict[str, Any]]:
@@ -101,6 +91,7 @@ def _divergent_context(data: ReportData) -> dict[str, Any] | None:
 def render_report(data: ReportData, page_dir: Path) -> str:
     """The page's HTML text."""
     import jinja2
+    import plotly
     from plotly.offline import get_plotlyjs
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ASSETS)), autoescape=True,
@@ -110,8 +101,6 @@ def render_report(data: ReportData, page_dir: Path) -> str:
     if data.replay_file is not None:
         replay_links = [(relative_link(p, page_dir), p.name) for p in (data.replay_file, data.replay_file.with_name("replay.csv"))
                         if p.is_file()]
-    import plotly
-
     context = {
         "data": data, "runs": _runs_context(data, page_dir), "divergent": _divergent_context(data),
         "tables": table_rows(data), "svg": svg, "svg_note": svg_note, "notes": list(data.notes),

@@ -68,13 +68,15 @@ def run_json(run: RunReport, run_number: int, op_numbers: dict[str, int]) -> dic
     points = run.points
     cosine = [_finite(p.cosine) for p in points]
     error = [_finite(p.max_abs_error) if p.max_abs_error > 0 else None for p in points]
-    # a max abs error of 0 has no place on a log axis: it sits with the smallest ones, hover says 0
-    low_error = _placeholder(error, top=False, log=True)
+    # each placeholder once (not per point); a max abs error of 0 has no place on a log axis: it sits with
+    # the smallest ones, hover says 0
+    low_cosine = _placeholder(cosine, top=False, log=False)
+    low_error, high_error = _placeholder(error, top=False, log=True), _placeholder(error, top=True, log=True)
     return {
         "label": run.label, "npu_vs_npu": run.npu_vs_npu, "number": run_number,
         "x": [p.position for p in points],
-        "cosine": [c if c is not None else _placeholder(cosine, top=False, log=False) for c in cosine],
-        "error": [e if e is not None else (low_error if p.max_abs_error == 0 else _placeholder(error, True, True))
+        "cosine": [c if c is not None else low_cosine for c in cosine],
+        "error": [e if e is not None else (low_error if p.max_abs_error == 0 else high_error)
                   for e, p in zip(error, points)],
         "op": [op_numbers.get(p.op, -1) for p in points],
         "tensor": [p.tensor for p in points],
@@ -129,7 +131,7 @@ def table_rows(data: ReportData) -> dict[str, list[dict[str, Any]]]:
                        "ops": ", ".join(c.op_names)} for c in data.casts],
             "similarity": [{"graph": s.graph, "left": str(s.left), "right": str(s.right), "compared": s.compared,
                             "identical": s.identical, "op": d.name, "type": d.type, "what": "; ".join(d.what)}
-                           for s in data.similarity or () for d in (s.differences or (None,)) if d is not None]}
+                           for s in data.similarity or () for d in s.differences]}
 
 
 def _key(value: float, nan_data: bool, high: bool = False) -> float:

@@ -1,7 +1,8 @@
 """Whole-network comparison: plan (matching.py) → compare every group on all cores → result CSV → summary.
 
 The work is split by concern; this module names the public pieces in one place for the commands:
-- compare_engine: the worker processes that compare tensors and stream rows into a CSV;
+- compare_engine: streams a plan's rows into a CSV from an executor (compare_executors.py, dask_executor.py)
+  whose workers (compare_worker.py) compare the tensors;
 - compare_runs: what `vc` compares (RunSpec), run folders, run.json, `--resume`;
 - pair_compare: two tensors (`cp`);
 - backends/cann.py (not re-exported: it is a backend): the same runs through CANN's msaccucmp.
@@ -9,13 +10,8 @@ The work is split by concern; this module names the public pieces in one place f
 
 from __future__ import annotations
 
-from precision_tool.analysis.compare_engine import (
-    HOST_CANDIDATES,
-    CompareInterrupted,
-    Progress,
-    execute_plan,
-    npy_source,
-)
+from precision_tool.analysis.compare_engine import CompareInterrupted, Progress, execute_plan
+from precision_tool.analysis.compare_worker import HOST_CANDIDATES, npy_source
 from precision_tool.analysis.compare_runs import (
     PATH_FIELDS,
     RUN_FILE,

@@ -3,7 +3,7 @@
 The numbers are taken from the tensors exactly as the comparison compared them: the comparison engine's
 own worker reads each pair (the NPU side brought to the golden layout, padding cut; bf16/fp8 widened),
 and this module's subclass sees every pair at the one hook the engine measures through
-(`_Worker.measure`). Big tensors are read leaf by leaf, never whole. Only outputs are read: an op's
+(`GroupWorker.measure`). Big tensors are read leaf by leaf, never whole. Only outputs are read: an op's
 inputs are the outputs of the ops before it.
 """
 
@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from precision_tool.analysis.compare_engine import _Worker
+from precision_tool.analysis.compare_worker import GroupWorker
 from precision_tool.analysis.matching import GroupPlan, OpPlan
 from precision_tool.analysis.metrics import LEAF_ELEMENTS, TensorMetrics, not_compared
 from precision_tool.analysis.results import CompareRow
@@ -115,7 +115,7 @@ def pair_stats(tensor: str, x: Any, y: Any) -> PairStats:
     return PairStats(tensor, left.stats(), right.stats(), tuple(int(c) for c in counts), zero_errors, nonfinite)
 
 
-class _StatsWorker(_Worker):
+class _StatsWorker(GroupWorker):
     """The comparison's worker, keeping statistics of each output pair instead of metrics."""
 
     def __init__(self, golden_files: dict[str, str], npu_vs_npu: bool) -> None:

@@ -23,6 +23,10 @@ COSINE_THRESHOLD = 0.98
 # Worker processes for the whole-network comparison; 0 means one per CPU core.
 WORKERS = 0
 
+# A Dask scheduler (tcp://HOST:PORT) that `vc` runs its comparisons on, for dumps too big for one machine
+# (`vc --scheduler` overrides it; docs/dask.md). Empty: the local process pool.
+DASK_SCHEDULER = ''
+
 # Replay (`ni -c`, `replay`, `ac -c`): the NPU output "agrees" with TensorFlow's on the same inputs when
 # Inf/NaN sit at the same places, the cosine is at least ..._COSINE and ||npu - tf|| / ||tf|| is at most
 # ..._ERROR, by the dtype of the NPU tensor (docs/replay.md explains the defaults).

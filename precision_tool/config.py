@@ -44,6 +44,9 @@ class Settings:
     """An output whose cosine similarity is at or below this is abnormal (vcs, ac)."""
     WORKERS: int = 0
     """Worker processes for whole-network comparison; 0 means one per core."""
+    DASK_SCHEDULER: str = ""
+    """A Dask scheduler (tcp://HOST:PORT) that `vc` runs its comparisons on (`vc --scheduler` overrides it);
+    empty: the local process pool. Needs `pip install precision-tool[dask]` and a filesystem the workers share."""
     # Replay (`ni -c`, `replay`, `ac -c`): how close the NPU output must be to TensorFlow's on the same
     # inputs to "agree", by the NPU tensor's dtype: cosine at least ..._COSINE, and the relative error
     # ||npu - tf|| / ||tf|| at most ..._ERROR (Inf/NaN must sit at the same places).

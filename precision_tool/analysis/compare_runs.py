@@ -28,6 +28,7 @@ from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.workspace import new_result_dir, result_dirs
 
 if TYPE_CHECKING:
+    from precision_tool.analysis.compare_executors import GroupExecutor
     from precision_tool.analysis.op_labels import OpLabels
 
 RUN_FILE = "run.json"
@@ -164,8 +165,10 @@ def run_specs(
     resume: bool = False,
     on_warning: Callable[[str], None] | None = None,
     labels: Labeller | None = None,
+    executor: "GroupExecutor | None" = None,
 ) -> list[CompareRun]:
-    """Run each spec into `result_dir` (its run.json records them so `--resume` can continue).
+    """Run each spec into `result_dir` (its run.json records them so `--resume` can continue); `executor`:
+    where the groups run (default: a local pool of `workers` processes; a DaskExecutor for a cluster).
 
     A fresh run that fails before any result CSV exists leaves no folder behind (discard_empty_result_dir),
     so a failed `vc` never becomes the newest result that `vcs`/`ac` would read. Ctrl-C raises
@@ -175,7 +178,7 @@ def run_specs(
         write_run_file(result_dir, specs)
     try:
         return _run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
-                          resume=resume, on_warning=on_warning, labels=labels)
+                          resume=resume, on_warning=on_warning, labels=labels, executor=executor)
     except BaseException:
         if not resume:
             discard_empty_result_dir(result_dir)
@@ -209,6 +212,7 @@ def _run_specs(
     resume: bool,
     on_warning: Callable[[str], None] | None,
     labels: Labeller | None = None,
+    executor: "GroupExecutor | None" = None,
 ) -> list[CompareRun]:
     runs: list[CompareRun] = []
     try:
@@ -245,7 +249,7 @@ def _run_specs(
             unreadable: dict[str, str] = {}
             if not (resume and csv_path.exists()):
                 nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
-                                      resume=resume, unreadable=unreadable, columns=columns)
+                                      resume=resume, unreadable=unreadable, columns=columns, executor=executor)
             summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only,
                                 labels=labels(spec) if labels is not None else None)
             runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
@@ -517,6 +521,7 @@ def compare_workspace(
 def resume_workspace(
     workspace: Any, settings: Any, *, workers: int | None = None, progress: Progress | None = None,
     on_warning: Callable[[str], None] | None = None, root: Path | None = None,
+    executor: "GroupExecutor | None" = None,
 ) -> list[CompareRun]:
     """Finish the newest interrupted run in the workspace's result folders (or in `root`, `vc -o DIR`)."""
     folder = interrupted_result_dir(workspace, root)
@@ -524,5 +529,6 @@ def resume_workspace(
         raise WorkspaceError("no interrupted comparison to resume in " + str(root or workspace.vector_compare_dir))
     specs = [_old_relative_spec(spec, workspace) for spec in read_run_file(folder)]
     return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
-                     progress=progress, resume=True, on_warning=on_warning, labels=workspace_labeller(workspace))
+                     progress=progress, resume=True, on_warning=on_warning, labels=workspace_labeller(workspace),
+                     executor=executor)
 

@@ -25,6 +25,9 @@ def _vc_parser(parser: CommandParser) -> None:
                              "matched to golden tensors by name only")
     parser.add_argument("-j", dest="workers", type=positive_int, metavar="N",
                         help="worker processes (default: WORKERS setting, 0 = one per core)")
+    parser.add_argument("--scheduler", dest="scheduler", metavar="tcp://HOST:PORT",
+                        help="run the comparison on this Dask cluster (default: DASK_SCHEDULER setting, empty = "
+                             "the local pool); workers read the dumps from a filesystem they share with you")
     parser.add_argument("--step", dest="step", type=non_negative_int, metavar="N",
                         help="compare dump iteration N (the <iteration> folder; default: the lowest one)")
     parser.add_argument("--resume", action="store_true",
@@ -117,10 +120,16 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
 
     ws = ctx.workspace
     root = results_root(args, ctx)
-    with _progress(ctx) as progress:
+    scheduler = getattr(args, "scheduler", None) or ctx.settings.DASK_SCHEDULER
+    if scheduler and command is not None and getattr(args, "backend", "auto") == "cann":
+        raise UsageError("vc --backend cann runs CANN's msaccucmp on this machine; --scheduler needs --backend "
+                         "native (or leave --backend out)")
+    if scheduler:
+        command = None  # the cluster runs our engine
+    with _progress(ctx) as progress, _executor(scheduler, ctx) as executor:
         if getattr(args, "resume", False):
             return nc.resume_workspace(ws, ctx.settings, workers=workers, progress=progress, on_warning=warn,
-                                       root=root)
+                                       root=root, executor=executor)
         npu_dir = getattr(args, "npu_dir", None)
         golden_dir = getattr(args, "golden_dir", None)
         graph = getattr(args, "graph", None)
@@ -147,7 +156,21 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
 
             return run_specs_cann(specs, result_dir, command, threshold=threshold, labels=workspace_labeller(ws))
         return nc.run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
-                            on_warning=warn, labels=workspace_labeller(ws))
+                            on_warning=warn, labels=workspace_labeller(ws), executor=executor)
+
+
+@contextmanager
+def _executor(scheduler: str, ctx: Context) -> Iterator[Any]:
+    """None (the local pool) without a scheduler; else a DaskExecutor connected for the whole command."""
+    if not scheduler:
+        yield None
+        return
+    from precision_tool.analysis.dask_executor import connect
+    from precision_tool.render.messages import note_line
+
+    with connect(scheduler) as executor:
+        ctx.note(note_line(f"comparing on the Dask cluster at {scheduler} ({executor.describe()})"))
+        yield executor
 
 
 def _wants_columns(args: argparse.Namespace) -> bool:

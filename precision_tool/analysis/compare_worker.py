@@ -414,16 +414,19 @@ class WorkerSetup:
 GroupResult = tuple[list[CompareRow], int, dict[str, str]]
 """One group's rows, the bytes its worker read, and the files it could not read (file → problem)."""
 
-_CURRENT: tuple[str, GroupWorker] | None = None
+from threading import local as _thread_local  # noqa: E402 (kept in this section: the executor side)
+
+_CURRENT = _thread_local()
+"""Per thread (a Dask worker runs several tasks at once in threads; a GroupWorker's caches are not shared)."""
 
 
 def worker_for(setup: WorkerSetup) -> GroupWorker:
-    """This process's worker for `setup`: made on first use and kept while groups of the same setup (same
+    """This thread's worker for `setup`: made on first use and kept while groups of the same setup (same
     token) arrive, so its caches carry from one group to its neighbour."""
-    global _CURRENT
-    if _CURRENT is None or not setup.token or _CURRENT[0] != setup.token:
-        _CURRENT = (setup.token, GroupWorker(setup.golden_files, setup.npu_vs_npu, setup.columns))
-    return _CURRENT[1]
+    current = getattr(_CURRENT, "worker", None)
+    if current is None or not setup.token or current[0] != setup.token:
+        current = _CURRENT.worker = (setup.token, GroupWorker(setup.golden_files, setup.npu_vs_npu, setup.columns))
+    return current[1]
 
 
 def run_group(worker: GroupWorker, group: GroupPlan) -> GroupResult:

@@ -15,8 +15,6 @@ from precision_tool.analysis.stats_compare import dump_kinds, stats_only
 from precision_tool.analysis.result_columns import Columns
 from precision_tool.analysis.matching import (
     MatchPlan,
-    dump_iterations,
-    find_graph_dump_dir,
     index_dumps,
     plan_graph_compare,
     plan_name_compare,
@@ -25,7 +23,7 @@ from precision_tool.analysis.matching import (
 from precision_tool.analysis.results import PARTIAL_SUFFIX, CompareSummary, read_result_csv, summarize
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, WorkspaceError
-from precision_tool.workspace import new_result_dir, result_dirs
+from precision_tool.workspace import result_dirs
 
 if TYPE_CHECKING:
     from precision_tool.analysis.compare_executors import GroupExecutor
@@ -55,6 +53,10 @@ class RunSpec:
     """Compare only graph ops START,END,STEP by id (msaccucmp -r); writes OpSequence."""
     op_select: str | None = None
     """Compare only the graph ops of these ids (msaccucmp -s); writes OpSequence."""
+    rank: int | None = None
+    """The rank (device folder) of a multi-device dump this run compares; None for a single-device dump."""
+    across_ranks: bool = False
+    """NPU vs NPU of `rank` against rank 0 of the same dump (`vc --across-ranks`)."""
 
     @property
     def npu_vs_npu(self) -> bool:
@@ -343,7 +345,7 @@ def absolute_spec(spec: RunSpec, base: Path | None = None) -> RunSpec:
     return RunSpec(**{**spec.__dict__, **changes}) if changes else spec
 
 
-def _old_relative_spec(spec: RunSpec, workspace: Any) -> RunSpec:
+def relocated_spec(spec: RunSpec, workspace: Any) -> RunSpec:
     """run.json paths as this workspace has them. Ours are absolute: in a copy of the workspace (another
     folder, another machine) the same places in the copy. Older versions wrote paths relative to where `vc`
     ran: usually the folder holding precision_data, or precision_data itself; take the first base under
@@ -389,146 +391,3 @@ def interrupted_result_dir(workspace: Any, root: Path | None = None) -> Path | N
         if any(not (folder / s.csv_name).exists() for s in specs):
             return folder
     return None
-
-
-def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], what: str) -> int | None:
-    """The one dump iteration to compare in `folders`: `step`, else the lowest; a note when others exist.
-
-    Returns None when the folders hold a single iteration (or none: flat folders), so nothing is filtered.
-    """
-    found: set[int] = set()
-    for folder in folders:
-        found.update(dump_iterations(folder))
-    if step is not None:
-        if found and step not in found:
-            raise WorkspaceError(f"{what} has no dump iteration {step}; it holds iterations "
-                                 f"{', '.join(map(str, sorted(found)))} (vc --step N)")
-        return step if found else None
-    if len(found) <= 1:
-        return None
-    chosen = min(found)
-    notes.append(f"{what} holds dump iterations {', '.join(map(str, sorted(found)))}: comparing iteration "
-                 f"{chosen} only (`vc --step N` picks another; iterations are never mixed)")
-    return chosen
-
-
-def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, stamp: str, notes: list[str],
-                step: int | None = None) -> list[RunSpec]:
-    """NPU-vs-golden runs of dump folder `npu_dir` (of npu/debug_<debug_id>) through that run's Build graphs,
-    each graph against its own dump subfolder; [] when the run has no Build graph."""
-    from precision_tool.formats.ge_graph import load_graph
-
-    specs: list[RunSpec] = []
-    graph_files = workspace.build_graph_files(debug_id)
-    jsons = {p.stem for p in graph_files if p.suffix == ".json"}
-    graph_files = [p for p in graph_files if not (p.suffix == ".txt" and p.stem in jsons)]
-    first = True
-    for graph_file in graph_files:
-        model = load_graph(graph_file)
-        for graph in model.graphs:
-            folder = npu_dir if graph.name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph.name)
-            if folder is None:
-                if len(graph_files) == 1 and len(model.graphs) == 1:
-                    folder = npu_dir
-                else:
-                    notes.append(f"graph {graph.name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
-                    continue
-            try:
-                chosen = choose_step([folder], step, notes, f"the dump of graph {graph.name}")
-            except WorkspaceError as exc:
-                notes.append(f"{exc}; graph {graph.name} skipped")
-                continue
-            name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
-            first = False
-            specs.append(RunSpec(f"{graph.name} vs golden", str(folder), name, golden_dir=str(golden_dir),
-                                 graph_path=str(graph_file), graph_name=graph.name, step=chosen))
-    return specs
-
-
-def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
-                    step: int | None = None) -> list[RunSpec]:
-    """What `vc` with no arguments compares (see the module doc of the command); one dump iteration each."""
-    notes = notes if notes is not None else []
-    npu_dir = workspace.newest_dump_dir(0)
-    if npu_dir is None:
-        raise WorkspaceError(
-            f"no NPU dumps in {workspace.dump_root(0)}; dump an NPU run first (tf_config), or pass -lt DIR"
-        )
-    specs: list[RunSpec] = []
-    golden_dir = workspace.golden_dir
-    if has_golden_files(golden_dir):
-        specs.extend(graph_specs(workspace, 0, npu_dir, golden_dir, stamp, notes, step))
-        if not specs:
-            chosen = choose_step([npu_dir], step, notes, f"the dump {npu_dir}")
-            specs.append(RunSpec("NPU vs golden (by name)", str(npu_dir), f"result_{stamp}.csv",
-                                 golden_dir=str(golden_dir), step=chosen))
-    else:
-        notes.append(f"no golden tensors in {golden_dir}: NPU-vs-golden skipped (run `tf_dump` to make them)")
-    if 1 in workspace.debug_ids():
-        right = workspace.newest_dump_dir(1)
-        if right is not None:
-            chosen = common_step(npu_dir, right, step, notes)
-            specs.append(RunSpec("debug_0 vs debug_1", str(npu_dir), f"result_{stamp}_npu_vs_npu.csv",
-                                 right_dir=str(right), step=chosen))
-    if not specs:
-        raise WorkspaceError(
-            f"nothing to compare: no golden tensors in {golden_dir} and no second NPU run (npu/debug_1)"
-        )
-    return specs
-
-
-def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> int | None:
-    """NPU vs NPU: one iteration present in both runs (`step`, else the lowest common one); None when each
-    run holds a single iteration (they are compared whatever their numbers)."""
-    ours, theirs = set(dump_iterations(left)), set(dump_iterations(right))
-    both = (ours & theirs) if ours and theirs else (ours or theirs)
-    listed = f"(left: {', '.join(map(str, sorted(ours))) or '-'}; right: {', '.join(map(str, sorted(theirs))) or '-'})"
-    if step is not None:
-        if step not in both:
-            raise WorkspaceError(f"dump iteration {step} is not in both NPU runs {listed}")
-        return step
-    if len(ours) <= 1 and len(theirs) <= 1:
-        return None
-    if not both:
-        raise WorkspaceError(f"the NPU runs share no dump iteration {listed}; pick the folders with -lt/-rt")
-    chosen = min(both)
-    notes.append(f"the NPU runs hold several dump iterations {listed}: comparing iteration {chosen} only "
-                 "(`vc --step N` picks another; iterations are never mixed)")
-    return chosen
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)
-
-
-def compare_workspace(
-    workspace: Any, settings: Any, *, progress: Progress | None = None,
-    on_warning: Callable[[str], None] | None = None, step: int | None = None,
-) -> list[CompareRun]:
-    """`vc` with no arguments: newest debug_0 dump vs golden through debug_0's Build graphs (each graph
-    against its own dump subfolder), and debug_0 vs debug_1 when both exist."""
-    notes: list[str] = []
-    specs = workspace_specs(workspace, "{stamp}", notes, step)  # plan first: no result folder for a failed start
-    for note in notes:
-        if on_warning:
-            on_warning(note)
-    result_dir = new_result_dir(workspace.vector_compare_dir)
-    specs = [RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)}) for s in specs]
-    return run_specs(specs, result_dir, workers=settings.workers, threshold=settings.COSINE_THRESHOLD,
-                     progress=progress, on_warning=on_warning, labels=workspace_labeller(workspace))
-
-
-def resume_workspace(
-    workspace: Any, settings: Any, *, workers: int | None = None, progress: Progress | None = None,
-    on_warning: Callable[[str], None] | None = None, root: Path | None = None,
-    executor: "GroupExecutor | None" = None,
-) -> list[CompareRun]:
-    """Finish the newest interrupted run in the workspace's result folders (or in `root`, `vc -o DIR`)."""
-    folder = interrupted_result_dir(workspace, root)
-    if folder is None:
-        raise WorkspaceError("no interrupted comparison to resume in " + str(root or workspace.vector_compare_dir))
-    specs = [_old_relative_spec(spec, workspace) for spec in read_run_file(folder)]
-    return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
-                     progress=progress, resume=True, on_warning=on_warning, labels=workspace_labeller(workspace),
-                     executor=executor)
-

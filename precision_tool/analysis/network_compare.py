@@ -3,7 +3,8 @@
 The work is split by concern; this module names the public pieces in one place for the commands:
 - compare_engine: streams a plan's rows into a CSV from an executor (compare_executors.py, dask_executor.py)
   whose workers (compare_worker.py) compare the tensors;
-- compare_runs: what `vc` compares (RunSpec), run folders, run.json, `--resume`;
+- compare_runs: one comparison (RunSpec) run into a result folder, run.json, `--resume`;
+- workspace_runs: what `vc` compares in a workspace (graphs, ranks, debug_1);
 - pair_compare: two tensors (`cp`);
 - backends/cann.py (not re-exported: it is a backend): the same runs through CANN's msaccucmp.
 """
@@ -18,17 +19,19 @@ from precision_tool.analysis.compare_runs import (
     CompareRun,
     RunSpec,
     absolute_spec,
-    choose_step,
-    common_step,
-    compare_workspace,
     discard_empty_result_dir,
-    graph_specs,
     has_golden_files,
     interrupted_result_dir,
     plan_run,
     read_run_file,
-    resume_workspace,
     run_specs,
+)
+from precision_tool.analysis.workspace_runs import (
+    choose_step,
+    common_step,
+    compare_workspace,
+    graph_specs,
+    resume_workspace,
     workspace_specs,
 )
 from precision_tool.analysis.pair_compare import LoadedTensor, PairReport, compare_pair, load_tensor, to_host_layout

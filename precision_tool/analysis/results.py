@@ -310,6 +310,8 @@ class TensorCosine:
     """NaN when not computed, or when the data holds NaN/Inf (then `nan_data`)."""
     nan_data: bool = False
     """The cosine is nan because the tensors hold NaN/Inf: it fails the threshold, it is not 'unknown'."""
+    max_abs_error: float = math.nan
+    """MaxAbsoluteError (0 when the two sides hold the same numbers); NaN when not computed."""
 
     def fails(self, threshold: float) -> bool:
         return self.nan_data or (not math.isnan(self.cosine) and self.cosine <= threshold)
@@ -406,10 +408,10 @@ def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpRe
         entry = current[key]
         nan_data = row.values.get("CosineSimilarity", "").strip().lower() in NAN_DATA_TEXTS \
             and row.values.get("CosineSimilarity", "").strip() != NAN_TEXT
-        if row.kind == "input":
-            entry["inputs"].append(TensorCosine(row.tensor_index, row.cosine, nan_data))
-        elif row.kind == "output":
-            entry["outputs"].append(TensorCosine(row.tensor_index, row.cosine, nan_data))
+        if row.kind:
+            error = _float(row.values.get("MaxAbsoluteError", ""))
+            entry["inputs" if row.kind == "input" else "outputs"].append(
+                TensorCosine(row.tensor_index, row.cosine, nan_data, error))
         if row.reason:
             entry["reasons"].append(row.reason)
         if row.overflow.upper() == "YES":
@@ -439,7 +441,7 @@ def _relabelled(op: OpResult, label: "OpLabel") -> OpResult:
 
     def tensor(t: TensorCosine) -> TensorCosine:
         if t.tensor_index.startswith(prefix):
-            return TensorCosine(label.name + t.tensor_index[len(op.npu_op):], t.cosine, t.nan_data)
+            return TensorCosine(label.name + t.tensor_index[len(op.npu_op):], t.cosine, t.nan_data, t.max_abs_error)
         return t
 
     return OpResult(label.index, label.name, label.name if op.golden_op == op.npu_op else op.golden_op,

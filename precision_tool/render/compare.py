@@ -210,17 +210,23 @@ def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
     return parts
 
 
-def run_lines(runs: Sequence[Any]) -> list[Text]:
+def run_lines(runs: Sequence[Any], listed: Sequence[bool] | None = None) -> list[Text]:
     """The short summary `vc` ends with: per run one line of counts and verdict, its CSV path last (prose:
-    wrapped at words, so the path is never cut and copies whole)."""
+    wrapped at words, so the path is never cut and copies whole). `listed`: which runs get a line (many
+    ranks: the others are counted, with their folder)."""
     lines = [Text("comparison runs:", style="bold")]
-    for run in runs:
+    hidden = [run for run, show in zip(runs, listed) if not show] if listed is not None else []
+    for run in (r for i, r in enumerate(runs) if listed is None or listed[i]):
         # as ac's recap: the verdict first, then the counts
         verdict, counts = _verdict_and_counts(run.summary)
         line = Text(f"  {run.label}: ")
         line.append_text(verdict)
         line.append(f"; {counts}; {run.elapsed_s:.1f} s: ")
         line.append(str(run.csv_path), style="path")
+        lines.append(line)
+    if hidden:
+        line = Text(f"  {len(hidden)} more result CSVs (one per rank) in ")
+        line.append(str(hidden[0].csv_path.parent), style="path")
         lines.append(line)
     return lines
 

@@ -28,6 +28,9 @@ def _vc_parser(parser: CommandParser) -> None:
     parser.add_argument("--scheduler", dest="scheduler", metavar="tcp://HOST:PORT",
                         help="run the comparison on this Dask cluster (default: DASK_SCHEDULER setting, empty = "
                              "the local pool); workers read the dumps from a filesystem they share with you")
+    parser.add_argument("--across-ranks", dest="across_ranks", action="store_true",
+                        help="a dump with one folder per device: compare every rank with rank 0 (NPU vs NPU) and "
+                             "name the ranks and ops that differ where all ranks must agree (after an all-reduce)")
     parser.add_argument("--step", dest="step", type=non_negative_int, metavar="N",
                         help="compare dump iteration N (the <iteration> folder; default: the lowest one)")
     parser.add_argument("--resume", action="store_true",
@@ -135,8 +138,12 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
         graph = getattr(args, "graph", None)
         step = getattr(args, "step", None)
         notes: list[str] = []
+        across = getattr(args, "across_ranks", False)
         if npu_dir is None and golden_dir is None and graph is None:
-            specs = nc.workspace_specs(ws, "{stamp}", notes, step)
+            specs = nc.workspace_specs(ws, "{stamp}", notes, step, across_ranks=across)
+        elif across:
+            raise UsageError("vc --across-ranks compares the ranks of the workspace's newest dump; leave out "
+                             "-lt/-rt/-g (or compare two rank folders with -lt DIR -rt DIR)")
         else:
             specs = _explicit_specs(ws, npu_dir, golden_dir, graph, step, notes)
         specs = _with_columns(specs, args, ws, notes)
@@ -273,15 +280,22 @@ def unreadable_report(runs: list[Any]) -> list[Any]:
 
 
 def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
+    from precision_tool.analysis.ranks import overview_of
     from precision_tool.render.compare import result_view, run_lines
     from precision_tool.render.console import shared_width
+    from precision_tool.render.ranks import overview_view, ranks_shown
 
     runs = run_vc(args, ctx)
     width = shared_width(ctx.console)
     shown: list[Any] = []
-    for run in runs:
+    overview = overview_of([(run.spec, run.summary) for run in runs], ctx.workspace)
+    # many ranks: the full view of the rank that went wrong first, then one row per rank
+    listed = ranks_shown(overview, [run.spec for run in runs])
+    for run in (r for r, (view, _line) in zip(runs, listed) if view):
         shown.extend(result_view(run.summary, 3, run.label, width, npu_vs_npu=run.spec.npu_vs_npu))
-    shown.extend(run_lines(runs))
+    if overview is not None:
+        shown.extend(overview_view(overview))
+    shown.extend(run_lines(runs, [line for _view, line in listed]))
     bad = unreadable_report(runs)
     if bad:
         # show everything, then exit 1: some rows could not be compared because their files are unreadable
@@ -304,6 +318,9 @@ def _vcs_parser(parser: CommandParser) -> None:
     parser.add_argument("--overflow", action="store_true",
                         help="show the ops whose OverFlow cell is YES instead of the abnormal ones (the CSV needs "
                              "the OverFlow column: vc -overflow_detection, or msaccucmp's)")
+    parser.add_argument("--rank", dest="rank", type=non_negative_int, metavar="N",
+                        help="a multi-device result: show rank N's results in full (default: the rank summary and "
+                             "the rank that went wrong first)")
 
 
 def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
@@ -323,9 +340,36 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
             raise UsageError(f"vcs --overflow: {missing[0]} has no OverFlow column; run `vc -overflow_detection` "
                              "(or msaccucmp with -overflow_detection) to write one")
         found = [s for s in found if getattr(s.summary, "overflow_column", False)]
+    found, overview, listed = _by_rank(found, getattr(args, "rank", None), ctx)
     # `vcs -l 50` is taller than a terminal: the interactive shell pages it (as git does)
-    return Paged([result_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False),
-                              npu_vs_npu=s.npu_vs_npu, stats_rows=s.stats_rows) for s in found])
+    views: list[Any] = [result_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False),
+                                    npu_vs_npu=s.npu_vs_npu, stats_rows=s.stats_rows)
+                        for s, (view, _line) in zip(found, listed) if view]
+    if overview is not None:
+        from precision_tool.render.ranks import overview_view
+
+        views.extend(overview_view(overview))
+    return Paged(views)
+
+
+def _by_rank(found: list[Any], rank: int | None, ctx: Context) -> tuple[list[Any], Any, list[tuple[bool, bool]]]:
+    """The results to show of a multi-device comparison: `rank`'s alone (all in full), else every result with
+    the rank overview and which results get a full view (render.ranks.ranks_shown)."""
+    from precision_tool.analysis.ranks import overview_of
+    from precision_tool.render.ranks import ranks_shown
+
+    if rank is not None:
+        ranks = sorted({s.spec.rank for s in found if s.spec is not None and s.spec.rank is not None})
+        if not ranks:
+            raise UsageError(f"--rank {rank}: these results are of a single-device dump (no rank folders)")
+        found = [s for s in found if s.spec is not None and s.spec.rank == rank]
+        if not found:
+            raise UsageError(f"--rank {rank}: no result of rank {rank}; the results hold ranks "
+                             f"{', '.join(map(str, ranks))}")
+        return found, None, [(True, True)] * len(found)
+    pairs = [(s.spec, s.summary) for s in found if s.spec is not None and not s.stats_rows]
+    overview = overview_of(pairs, ctx.workspace)
+    return found, overview, ranks_shown(overview, [s.spec for s in found])
 
 
 # --- cp ------------------------------------------------------------------------------------------
@@ -435,7 +479,8 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
 
     if getattr(args, "compare", False):
         hint = "run `vc -o DIR` to write the results to another folder (`vcs -f DIR` reads them)"
-        runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint), ctx)
+        # a multi-device dump: each rank against its golden, and against rank 0
+        runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint, across_ranks="also"), ctx)
         for line in unreadable_report(runs):
             ctx.note(line)
         blind = [run.label for run in runs if run.unreadable and not _compared(run.summary)]
@@ -449,8 +494,15 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     found = summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)
     args.compared = found  # the replay section judges these same results (no second read of the CSVs)
     width = shared_width(ctx.console)
-    shown = [result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu) for s in found]
-    return SectionResult(shown, recap_lines([s.summary for s in found], [s.label for s in found]))
+    found, overview, listed = _by_rank(found, None, ctx)
+    shown: list[Any] = [result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu)
+                        for s, (view, _line) in zip(found, listed) if view]
+    if overview is None:
+        return SectionResult(shown, recap_lines([s.summary for s in found], [s.label for s in found]))
+    from precision_tool.render.ranks import overview_view, rank_recap_lines
+
+    shown.extend(overview_view(overview))
+    return SectionResult(shown, rank_recap_lines(overview, [s.summary for s in found]))
 
 
 COMMANDS = [

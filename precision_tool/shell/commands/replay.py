@@ -136,7 +136,11 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
         return None
     out: list[Any] = []
     found = getattr(args, "compared", None)  # what the comparison section just showed
-    for shown in found if found is not None else summaries(ctx, None, ctx.settings.COSINE_THRESHOLD):
+    found = list(found if found is not None else summaries(ctx, None, ctx.settings.COSINE_THRESHOLD))
+    first_rank = _first_rank(found, ctx)
+    for shown in found:
+        if first_rank is not None and (shown.spec is None or shown.spec.rank != first_rank):
+            continue  # a multi-device dump: the rank that went wrong first speaks for the others
         summary = shown.summary
         if shown.npu_vs_npu or not hasattr(summary, "abnormal_ops"):
             continue  # NPU vs NPU has no golden to judge by; a statistics compare has no tensors
@@ -160,6 +164,17 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
             folder = Path(summary.path).parent / "replay"
             out += _run(index, entries, ctx, args, folder, summary=summary)
     return out or None
+
+
+def _first_rank(found: list[Any], ctx: Context) -> int | None:
+    """The rank that went wrong first in a multi-device comparison (the lowest of a tie); None otherwise."""
+    from precision_tool.analysis.ranks import overview_of
+
+    pairs = [(s.spec, s.summary) for s in found if s.spec is not None and hasattr(s.summary, "abnormal_ops")]
+    overview = overview_of(pairs, ctx.workspace)
+    if overview is None or overview.report is None:
+        return None
+    return overview.report.first_ranks[0] if overview.report.first_ranks else None
 
 
 COMMANDS = [

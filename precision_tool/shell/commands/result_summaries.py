@@ -20,6 +20,8 @@ class Shown:
     """CompareSummary, or StatsSummary for a statistics compare (dump_data="stats")."""
     stats_rows: tuple[Any, ...] = ()
     npu_vs_npu: bool = False
+    spec: Any = None
+    """The RunSpec from run.json (its rank for a multi-device dump); None for a CSV without one."""
 
 
 def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
@@ -39,11 +41,11 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
         if is_stats_result(f):
             rows = read_stats_result(f)
             npu_vs_npu = spec.npu_vs_npu if spec is not None else any(r.ground_truth == r.tensor_index for r in rows)
-            shown.append(Shown(label, summarize_stats(rows, f), rows, npu_vs_npu))
+            shown.append(Shown(label, summarize_stats(rows, f), rows, npu_vs_npu, spec))
             continue
         summary = summarize(read_result_csv(f), threshold, name_only=spec is not None and spec.name_only,
                             labels=labels)
-        shown.append(Shown(label, summary, npu_vs_npu=spec is not None and spec.npu_vs_npu))
+        shown.append(Shown(label, summary, npu_vs_npu=spec is not None and spec.npu_vs_npu, spec=spec))
     return shown
 
 

@@ -57,14 +57,56 @@ def _prepare_environment(workspace_root: Path) -> None:
     import precision_tool.tf_config  # noqa: F401
 
 
-def input_batch() -> tuple["Any", "Any"]:
-    """A fixed batch of images (NHWC) and one-hot labels."""
+def input_batch(seed: int = DATA_SEED) -> tuple["Any", "Any"]:
+    """A fixed batch of images (NHWC) and one-hot labels (`seed`: another batch, e.g. another rank's)."""
     import numpy as np
 
-    rng = np.random.default_rng(DATA_SEED)
+    rng = np.random.default_rng(seed)
     images = rng.standard_normal((BATCH, IMAGE_SIZE, IMAGE_SIZE, IMAGE_CHANNELS)).astype(np.float32)
     labels = np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, BATCH)]
     return images, labels
+
+
+def build_model(x: Any, labels: Any) -> Any:
+    """The classifier and its mean softmax cross-entropy on `x` (NHWC images) and one-hot `labels`, in the
+    default graph; returns the loss tensor (`loss/Mean`). The op names are what the NPU graph refers to."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    glorot = v1.initializers.glorot_uniform(seed=1)
+    with v1.variable_scope("conv1"):
+        kernel = v1.get_variable("kernel", [3, 3, IMAGE_CHANNELS, 16], initializer=glorot)
+        bias = v1.get_variable("bias", [16], initializer=v1.initializers.random_normal(0.0, 0.1, seed=2))
+        h = tf.nn.conv2d(x, kernel, 1, "SAME", name="Conv2D")
+        h = tf.nn.bias_add(h, bias, name="BiasAdd")
+        h = tf.nn.relu(h, name="Relu")
+    h = tf.nn.max_pool2d(h, 2, 2, "VALID", name="pool1/MaxPool")
+    with v1.variable_scope("conv2"):
+        kernel = v1.get_variable("kernel", [3, 3, 16, 24], initializer=glorot)
+        h = tf.nn.conv2d(h, kernel, 1, "SAME", name="Conv2D")
+    with v1.variable_scope("bn2"):
+        # gamma/beta as a restored checkpoint would have them (not the 1/0 of a fresh start)
+        gamma = v1.get_variable("gamma", [24], initializer=v1.initializers.random_normal(1.0, 0.2, seed=3))
+        beta = v1.get_variable("beta", [24], initializer=v1.initializers.random_normal(0.0, 0.5, seed=4))
+        h, _, _ = v1.nn.fused_batch_norm(h, gamma, beta, epsilon=1e-3, is_training=True,
+                                        name="FusedBatchNormV3")
+        h = tf.nn.relu(h, name="Relu")
+    h = tf.nn.max_pool2d(h, 2, 2, "VALID", name="pool2/MaxPool")
+    flat = 4 * 4 * 24
+    h = tf.reshape(h, [BATCH, flat], name="flatten/Reshape")
+    with v1.variable_scope("fc1"):
+        weights = v1.get_variable("kernel", [flat, 64], initializer=glorot)
+        bias = v1.get_variable("bias", [64], initializer=v1.initializers.random_normal(0.0, 0.1, seed=5))
+        h = tf.nn.bias_add(tf.matmul(h, weights, name="MatMul"), bias, name="BiasAdd")
+        h = tf.nn.relu(h, name="Relu")
+    with v1.variable_scope("fc2"):
+        weights = v1.get_variable("kernel", [64, CLASSES], initializer=glorot)
+        bias = v1.get_variable("bias", [CLASSES], initializer=v1.zeros_initializer())
+        logits = tf.nn.bias_add(tf.matmul(h, weights, name="MatMul"), bias, name="BiasAdd")
+    with tf.name_scope("loss"):
+        xent = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits, name="xent")
+        loss = tf.reduce_mean(xent, name="Mean")
+    return loss
 
 
 def build_training_graph() -> TrainingGraph:
@@ -76,41 +118,9 @@ def build_training_graph() -> TrainingGraph:
     graph = tf.Graph()
     with graph.as_default():
         v1.set_random_seed(7)
-        glorot = v1.initializers.glorot_uniform(seed=1)
         x = tf.constant(images, name="input")
         labels = tf.constant(labels_value, name="labels")
-        with v1.variable_scope("conv1"):
-            kernel = v1.get_variable("kernel", [3, 3, IMAGE_CHANNELS, 16], initializer=glorot)
-            bias = v1.get_variable("bias", [16], initializer=v1.initializers.random_normal(0.0, 0.1, seed=2))
-            h = tf.nn.conv2d(x, kernel, 1, "SAME", name="Conv2D")
-            h = tf.nn.bias_add(h, bias, name="BiasAdd")
-            h = tf.nn.relu(h, name="Relu")
-        h = tf.nn.max_pool2d(h, 2, 2, "VALID", name="pool1/MaxPool")
-        with v1.variable_scope("conv2"):
-            kernel = v1.get_variable("kernel", [3, 3, 16, 24], initializer=glorot)
-            h = tf.nn.conv2d(h, kernel, 1, "SAME", name="Conv2D")
-        with v1.variable_scope("bn2"):
-            # gamma/beta as a restored checkpoint would have them (not the 1/0 of a fresh start)
-            gamma = v1.get_variable("gamma", [24], initializer=v1.initializers.random_normal(1.0, 0.2, seed=3))
-            beta = v1.get_variable("beta", [24], initializer=v1.initializers.random_normal(0.0, 0.5, seed=4))
-            h, _, _ = v1.nn.fused_batch_norm(h, gamma, beta, epsilon=1e-3, is_training=True,
-                                            name="FusedBatchNormV3")
-            h = tf.nn.relu(h, name="Relu")
-        h = tf.nn.max_pool2d(h, 2, 2, "VALID", name="pool2/MaxPool")
-        flat = 4 * 4 * 24
-        h = tf.reshape(h, [BATCH, flat], name="flatten/Reshape")
-        with v1.variable_scope("fc1"):
-            weights = v1.get_variable("kernel", [flat, 64], initializer=glorot)
-            bias = v1.get_variable("bias", [64], initializer=v1.initializers.random_normal(0.0, 0.1, seed=5))
-            h = tf.nn.bias_add(tf.matmul(h, weights, name="MatMul"), bias, name="BiasAdd")
-            h = tf.nn.relu(h, name="Relu")
-        with v1.variable_scope("fc2"):
-            weights = v1.get_variable("kernel", [64, CLASSES], initializer=glorot)
-            bias = v1.get_variable("bias", [CLASSES], initializer=v1.zeros_initializer())
-            logits = tf.nn.bias_add(tf.matmul(h, weights, name="MatMul"), bias, name="BiasAdd")
-        with tf.name_scope("loss"):
-            xent = tf.nn.softmax_cross_entropy_with_logits(labels=labels, logits=logits, name="xent")
-            loss = tf.reduce_mean(xent, name="Mean")
+        loss = build_model(x, labels)
         with v1.name_scope("loss_scale"):
             scaled = tf.multiply(loss, LOSS_SCALE, name="mul")
         optimizer = v1.train.GradientDescentOptimizer(LEARNING_RATE)

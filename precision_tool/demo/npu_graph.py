@@ -195,7 +195,7 @@ class _Deriver:
             return "HWCN"
         if node.op == "ReadVariableOp":
             return "HWCN"  # 4-D variables here are convolution kernels
-        if node.op == "Mul":  # elementwise: the layout of the tensor it scales (HWCN for a kernel gradient)
+        if node.op in _FOLLOW_INPUT_OPS:  # elementwise: the layout of the tensor it scales (HWCN for a kernel gradient)
             return self.origin_format(max((self.resolve(i) for i in _data_inputs(node)),
                                           key=lambda t: len(self.infos[t].shape)))
         return "NHWC"
@@ -419,6 +419,13 @@ class _Deriver:
             single("ApplyGradientDescent", [var_op, self.feed(ins[1], FLOAT32, "ND"),
                                             self.feed(ins[2], FLOAT32, layout)],
                    [NpuTensor(FLOAT32, layout, self.infos[var_read].shape, layout)])
+        elif kind == "HcomAllReduce":
+            # a collective (the rank demo): reduces the gradient in its own dtype and device layout
+            source = self.tensor_of(self.producer(ins[0]))
+            single(kind, [self.feed(ins[0], source.dtype, source.layout)],
+                   [self.output(name, 0, source.dtype, source.layout)], **_hccl_params(node))
+        elif kind == "RealDiv":  # the all-reduced sum over the rank size, in float32 as the optimizer takes it
+            single(kind, [self.feed(i, FLOAT32, "natural") for i in ins], [self.output(name, 0, FLOAT32, "natural")])
         else:
             raise NotImplementedError(f"the demo's NPU compiler has no lowering for {kind} ({name})")
 
@@ -435,6 +442,21 @@ class _Deriver:
 _NPU_TYPES = {"FusedBatchNormV3": "BatchNorm", "FusedBatchNormGradV3": "BatchNormGrad", "MatMul": "MatMulV2",
               "Conv2DBackpropInput": "Conv2DBackpropInputD", "Conv2DBackpropFilter": "Conv2DBackpropFilterD",
               "Mean": "ReduceMeanD", "ResourceApplyGradientDescent": "ApplyGradientDescent"}
+
+
+# Elementwise ops whose origin format is that of their largest input (a kernel gradient's HWCN).
+_FOLLOW_INPUT_OPS = frozenset({"Mul", "HcomAllReduce", "RealDiv"})
+HCCL_ATTRS = ("reduction", "group", "fusion", "fusion_id")
+
+
+def _hccl_params(node: Any) -> dict[str, Any]:
+    """A collective NodeDef's HCCL attributes (strings and ints) as op params."""
+    found: dict[str, Any] = {}
+    for key in HCCL_ATTRS:
+        if key in node.attr:
+            value = node.attr[key]
+            found[key] = value.s.decode() if value.WhichOneof("value") == "s" else int(value.i)
+    return found
 
 
 def _pool_params(node: Any) -> dict[str, Any]:

@@ -3,12 +3,16 @@
 Finds the dumps (v1 run folders or a v2 folder), picks the run(s)/step(s), and writes every full tensor
 as `<node>.<slot>.<µs>.npy` (formats/golden.py) with atomic writes: a file is either complete or absent,
 also when the disk fills up. Files already present are not rewritten unless `force`.
+
+A data-parallel capture keeps one dump per rank, `tf_debug/rank_<r>/` (`demo --ranks N` writes them):
+`rank_dump_dirs` finds them and `extract_ranks` extracts each into `<out>/rank_<r>/`.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -116,6 +120,46 @@ def locate_tf_dumps(path: Path, kind: str = "auto") -> TfDumpLocation:
     if v1_roots:
         return TfDumpLocation("v1", roots[0], tuple(tfdbg_v1.find_runs(roots[0])))
     return TfDumpLocation("v2", roots[0])
+
+
+RANK_DIR = re.compile(r"^rank_(\d+)$")
+
+
+def rank_dump_dirs(path: Path) -> list[tuple[int, Path]]:
+    """The per-rank dump folders `rank_<r>` directly in `path`, by rank; empty when it has none (a
+    single-rank dump). A folder holding rank folders and run_* folders side by side is refused."""
+    if not path.is_dir() or tfdbg_v1.RUN_DIR.match(path.name):
+        return []
+    try:
+        children = [child for child in path.iterdir() if child.is_dir()]
+    except OSError:
+        return []
+    found = sorted((int(match.group(1)), child) for child in children if (match := RANK_DIR.match(child.name)))
+    if found and any(tfdbg_v1.RUN_DIR.match(child.name) for child in children):
+        raise UsageError(f"{path} holds both per-rank folders ({found[0][1].name}, ...) and run_* folders; "
+                         "pick one with --dir FOLDER")
+    return found
+
+
+def rank_golden_dir(out_dir: Path, rank: int) -> Path:
+    """Where rank `rank`'s golden tensors go: `<out>/rank_<r>`."""
+    return out_dir / f"rank_{rank}"
+
+
+def extract_ranks(rank_dirs: list[tuple[int, Path]], out_dir: Path, *, kind: str = "auto",
+                  run: str | int = "last", force: bool = False,
+                  progress: Callable[[int, int, int], None] | None = None) -> list[tuple[int, ExtractSummary]]:
+    """Extract each rank's dump (`rank_dump_dirs`) into `<out>/rank_<r>`; stops at the first rank whose
+    extraction failed (its summary is the last one returned). `progress(rank, done, total)`."""
+    results = []
+    for rank, folder in rank_dirs:
+        location = locate_tf_dumps(folder, kind)
+        tick = None if progress is None else (lambda done, total, r=rank: progress(r, done, total))
+        summary = extract_golden(location, rank_golden_dir(out_dir, rank), run=run, force=force, progress=tick)
+        results.append((rank, summary))
+        if summary.failed:
+            break
+    return results
 
 
 def parse_run_selector(text: str | None) -> str | int:

@@ -1,4 +1,5 @@
-"""`tf_dump`: turn tfdbg dumps (v1 run folders or v2 FULL_TENSOR dumps) into golden .npy files."""
+"""`tf_dump`: turn tfdbg dumps (v1 run folders or v2 FULL_TENSOR dumps) into golden .npy files; a
+data-parallel capture (tf_debug/rank_<r>/ folders) rank by rank into tf/dump/rank_<r>/."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ _DESCRIPTION = """\
 Reads precision_data/tf/tf_debug natively (no TensorFlow needed) and writes
 every tensor of the chosen run to precision_data/tf/dump, one file per tensor:
   <node with / and . -> _>.<slot>.<us timestamp>.npy
+A data-parallel capture, one dump per rank in tf_debug/rank_0, rank_1, ... (what `demo --ranks N`
+writes), is extracted rank by rank into tf/dump/rank_0, rank_1, ... (--out: into OUT/rank_<r>); --dir
+naming one rank_<r> folder extracts that rank alone, into tf/dump/rank_<r> unless --out says otherwise.
 
 examples:
   tf_dump                    the last run (the step after which training stopped)
@@ -21,6 +25,7 @@ examples:
   tf_dump "python3 train.py" run the training script first if tf_debug/ is empty
   tf_dump --force            rewrite files that are already there
   tf_dump --dir DIR          a dump folder elsewhere, or one run_* folder
+  tf_dump --dir precision_data/tf/tf_debug/rank_3   rank 3 alone (into tf/dump/rank_3)
 """
 
 
@@ -32,19 +37,24 @@ def _parser(parser: CommandParser) -> None:
                              "'all', or 'last' (default)")
     parser.add_argument("--force", action="store_true", help="rewrite golden files that already exist")
     parser.add_argument("--dir", metavar="FOLDER",
-                        help="tfdbg dump folder or one run_* folder (default: precision_data/tf/tf_debug)")
+                        help="tfdbg dump folder, one run_* folder, or one rank_<r> folder (default: "
+                             "precision_data/tf/tf_debug; its rank_<r> folders, when it has them, rank by rank)")
     parser.add_argument("--format", choices=["auto", "v1", "v2"], default="auto",
                         help="dump kind when a folder holds both (default: auto)")
     parser.add_argument("--out", metavar="FOLDER",
-                        help="where the .npy files go (default: precision_data/tf/dump)")
+                        help="where the .npy files go (default: precision_data/tf/dump; per rank: its "
+                             "rank_<r> folders)")
 
 
 def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.golden_extract import (
+        RANK_DIR,
         dump_is_empty,
         extract_golden,
         locate_tf_dumps,
         parse_run_selector,
+        rank_dump_dirs,
+        rank_golden_dir,
         run_training,
     )
     from precision_tool.render.messages import note_line
@@ -70,11 +80,15 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
         else:
             ctx.note(note_line(f"{dump_dir} already holds dumps: not running the training command "
                                "(empty the folder to dump again)"))
+    rank_dirs = rank_dump_dirs(dump_dir)
+    if rank_dirs:
+        return _tf_dump_ranks(args, ctx, dump_dir, rank_dirs, out_dir, selector)
+    match = RANK_DIR.match(dump_dir.name)
+    if match and not args.out:  # one rank's folder: its own golden folder
+        out_dir = rank_golden_dir(out_dir, int(match.group(1)))
     location = locate_tf_dumps(dump_dir, args.format)
     # A read-only workspace (someone else's dumps): say so before reading anything, with the way out.
-    Workspace.ensure_dir(out_dir, "golden folder", hint=(
-        "give a folder you can write with --out DIR" if args.out else
-        "write the golden files elsewhere with --out DIR, or choose another workspace with --data DIR"))
+    Workspace.ensure_dir(out_dir, "golden folder", hint=_write_hint(args))
     with ctx.progress() as bar:
         task = bar.add_task("tf_dump", total=None)
 
@@ -88,6 +102,60 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
         ctx.note(shown)
         problem = "stopped early" if summary.stopped else f"{len(summary.bad_files)} damaged file(s) skipped"
         raise CommandFailed(f"tf_dump: {problem}")
+    return shown
+
+
+def _write_hint(args: argparse.Namespace) -> str:
+    return ("give a folder you can write with --out DIR" if args.out else
+            "write the golden files elsewhere with --out DIR, or choose another workspace with --data DIR")
+
+
+def _tf_dump_ranks(args: argparse.Namespace, ctx: Context, dump_dir: Path, rank_dirs: list[tuple[int, Path]],
+                   out_dir: Path, selector: str | int) -> Any:
+    """One dump per rank: each rank_<r> folder into out_dir/rank_<r>, one line per rank."""
+    from rich.text import Text
+
+    from precision_tool.analysis.golden_extract import extract_ranks
+    from precision_tool.render.messages import note_line
+    from precision_tool.render.tf import render_extract_summary
+    from precision_tool.workspace import Workspace
+
+    listed = ", ".join(folder.name for _, folder in rank_dirs[:3]) + (", ..." if len(rank_dirs) > 3 else "")
+    ctx.note(note_line(f"{dump_dir} holds {len(rank_dirs)} rank folder(s) ({listed}): extracting each rank "
+                       f"into {out_dir}/rank_<r>"))
+    Workspace.ensure_dir(out_dir, "golden folder", hint=_write_hint(args))
+    with ctx.progress() as bar:
+        task = bar.add_task("tf_dump", total=None)
+
+        def tick(rank: int, done: int, total: int) -> None:
+            if done == 1 or done == total or done % 64 == 0:
+                bar.update(task, description=f"tf_dump rank {rank}", completed=done, total=total)
+
+        results = extract_ranks(rank_dirs, out_dir, kind=args.format, run=selector, force=args.force,
+                                progress=tick)
+    lines = []
+    for rank, summary in results:
+        skipped = sum(count for _, count in summary.skipped)
+        line = Text.assemble((f"  rank {rank}", "bold"), f"  {summary.tensors} tensors, ",
+                             (f"{summary.written} written", "ok"))
+        if summary.already_present:
+            line.append(f", {summary.already_present} already there")
+        if skipped:
+            line.append(f", {skipped} skipped ({', '.join(reason for reason, _ in summary.skipped)})")
+        line.append(" → ")
+        line.append(str(summary.out_dir), style="path")
+        lines.append(line)
+    total = sum(summary.written for _, summary in results)
+    seconds = sum(summary.seconds for _, summary in results)
+    shown: list[Any] = [Text("\n").join(lines),
+                        Text(f"{len(results)} rank(s), {total} golden files written in {seconds:.2f} s")]
+    rank, last = results[-1]
+    if last.failed:
+        ctx.note(shown)
+        ctx.note(render_extract_summary(last))
+        problem = "stopped early" if last.stopped else f"{len(last.bad_files)} damaged file(s) skipped"
+        raise CommandFailed(f"tf_dump: rank {rank}: {problem}"
+                            + (f"; ranks after {rank} were not extracted" if rank != rank_dirs[-1][0] else ""))
     return shown
 
 

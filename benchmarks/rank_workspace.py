@@ -31,6 +31,7 @@ GRAPH_FILE = "ge_proto_00000001_graph_1_Build.txt"
 STAMP = "20240613143502"
 T0_US = 1_718_260_502_000_000
 LEARNING_RATE = 0.1
+REFERENCE_GRAPH = "graph_Build.json"
 
 
 @dataclass(frozen=True)
@@ -142,8 +143,9 @@ def make_rank_workspace(root: Path, *, ranks: int = 4, ops: int = 60, elements: 
 
     graph_dir = ws.graph_dir(0)
     ws.ensure_dir(graph_dir)
-    ge.write_graph_text(ge.Model(path=graph_dir / GRAPH_FILE, name="m",
-                                 graphs=[ge.Graph(name=GRAPH_NAME, ops=graph_ops)]), graph_dir / GRAPH_FILE)
+    model = ge.Model(path=graph_dir / GRAPH_FILE, name="m", graphs=[ge.Graph(name=GRAPH_NAME, ops=graph_ops)])
+    ge.write_graph_text(model, graph_dir / GRAPH_FILE)
+    ge.write_graph_json(model, root / REFERENCE_GRAPH)  # what msaccucmp -f reads (outside the graph folder)
     code = int(DataType.FLOAT16)
     for r in range(ranks):
         folder = ws.dump_root(0) / STAMP / str(r) / GRAPH_NAME / "1" / "0"

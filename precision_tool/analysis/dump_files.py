@@ -174,32 +174,43 @@ class DumpListing:
     output_count: int | None
     problem: str | None = None
     statistics: bool = False  # a statistics CSV (dump_data="stats"): max/min/mean per tensor, no tensor data
+    rank: int | None = None  # the rank (<device_id> folder) of a multi-device dump; None for one device
 
 
 def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None,
-                    op_type: str | None = None) -> list[DumpListing]:
+                    op_type: str | None = None, rank: int | None = None) -> list[DumpListing]:
     """Dumps whose op name / type contain the filters, with their input/output counts (headers only);
-    run by run (debug_0 first), each in time order. `runs`: (N of debug_N, folder)."""
+    run by run (debug_0 first), rank by rank, each in time order. `runs`: (N of debug_N, folder);
+    `rank`: only that rank's files of a multi-device dump."""
+    from precision_tool.analysis.ranks import rank_dirs
+
     runs = list(runs)
-    entries = [(debug_id, e) for debug_id, folder in runs for e in scan_dump_folder(folder)]
-    entries += [(debug_id, e) for debug_id, folder in runs for e in scan_stats_folder(folder)]
+    entries: list[tuple[int, DumpEntry, int | None]] = []
+    for debug_id, folder in runs:
+        ranks = rank_dirs(folder)
+        parts = [(r.rank, r.path) for r in ranks if rank is None or r.rank == rank] if ranks else \
+            ([] if rank is not None else [(None, folder)])
+        for rank_id, where in parts:
+            entries += [(debug_id, e, rank_id) for e in scan_dump_folder(where)]
+            entries += [(debug_id, e, rank_id) for e in scan_stats_folder(where)]
     if name:
         needle = sanitize_op_name(name).lower()
-        entries = [(d, e) for d, e in entries if needle in e.name.op_name.lower()]
+        entries = [(d, e, r) for d, e, r in entries if needle in e.name.op_name.lower()]
     if op_type:
         type_needle = op_type.lower()
-        entries = [(d, e) for d, e in entries if type_needle in e.name.op_type.lower()]
+        entries = [(d, e, r) for d, e, r in entries if type_needle in e.name.op_type.lower()]
     # One process: header reads cost ~20 µs each, less than shipping the rows back from workers.
     rows = _list_entries(entries)
-    rows.sort(key=lambda r: (int(r.run.removeprefix("debug_")), r.timestamp_us, r.path))
+    rows.sort(key=lambda r: (int(r.run.removeprefix("debug_")), -1 if r.rank is None else r.rank, r.timestamp_us,
+                             r.path))
     return rows
 
 
-def _list_entries(entries: list[tuple[int, DumpEntry]]) -> list[DumpListing]:
+def _list_entries(entries: list[tuple[int, DumpEntry, int | None]]) -> list[DumpListing]:
     from precision_tool.formats.stats_dump import count_stats_tensors
 
     rows = []
-    for debug_id, entry in entries:
+    for debug_id, entry, rank in entries:
         n = entry.name
         text = entry.path_text
         statistics = entry.file_name.lower().endswith(".csv")  # scan_dump_folder never lists a .csv
@@ -210,5 +221,5 @@ def _list_entries(entries: list[tuple[int, DumpEntry]]) -> list[DumpListing]:
         except FormatError as exc:
             counts, problem = (None, None), exc.problem
         rows.append(DumpListing(f"debug_{debug_id}", entry.real_name, text, n.op_type, n.op_name, n.task_id,
-                                n.stream_id, n.timestamp_us, counts[0], counts[1], problem, statistics))
+                                n.stream_id, n.timestamp_us, counts[0], counts[1], problem, statistics, rank))
     return rows

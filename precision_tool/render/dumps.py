@@ -142,31 +142,36 @@ def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]
     template = _GAP.join([f"{{:>{widths[0]}}}", f"{{:>{widths[1]}}}"] + [f"{{:<{w}}}" for w in widths[2:]] + [""])
     name_head = "statistics CSV" if all(r.statistics for r in rows) else _LISTING_HEADER[2]
     header = template.format(*heads) + name_head
-    by_run: dict[str, list[str]] = {}
+    # one heading per run, and per rank of a multi-device dump (its <device_id> folder)
+    by_run: dict[tuple[str, int | None], list[str]] = {}
+    stats_by_run: dict[tuple[str, int | None], int] = {}
     for row, row_cells in zip(rows, cells):
         prefix = template.format(*row_cells)
+        key = (row.run, row.rank)
         if width is not None and len(prefix) + len(row.file_name) > width:
-            by_run.setdefault(row.run, []).append(f"{prefix}{_NAME_BELOW}\n{row.file_name}")
+            by_run.setdefault(key, []).append(f"{prefix}{_NAME_BELOW}\n{row.file_name}")
         else:
-            by_run.setdefault(row.run, []).append(prefix + row.file_name)
-    stats_by_run: dict[str, int] = {}
-    for row in rows:
-        stats_by_run[row.run] = stats_by_run.get(row.run, 0) + row.statistics
+            by_run.setdefault(key, []).append(prefix + row.file_name)
+        stats_by_run[key] = stats_by_run.get(key, 0) + row.statistics
     out: list[RenderableType] = []
-    for n, folder in runs:
-        lines = by_run.get(f"debug_{n}")
-        if not lines:
-            continue
-        stats_count = stats_by_run.get(f"debug_{n}", 0)
+    folders = {f"debug_{n}": folder for n, folder in runs}
+    for (run, rank), lines in by_run.items():
+        stats_count = stats_by_run.get((run, rank), 0)
         what = f" ({stats_count} of them statistics CSVs)" if stats_count else ""
+        folder = folders[run] if rank is None else folders[run] / str(rank)
+        title = f"{run}:" if rank is None else f"{run} rank {rank}:"
         # The folder last on the heading: a path is never followed by punctuation, so it copies whole.
-        out.append(Text.assemble((f"debug_{n}:", "bold"), f" {len(lines)} dump file(s){what} in ",
-                                 (str(folder), "path")))
+        out.append(Text.assemble((title, "bold"), f" {len(lines)} dump file(s){what} in ", (str(folder), "path")))
         table = Text(header + "\n" + "\n".join(lines), no_wrap=True)
         table.stylize("bold", 0, len(header))
         out.append(table)
-    if len(by_run) > 1:
-        out.append(note_line(f"{len(rows)} dump file(s) in {len(by_run)} runs"))
+    run_count = len({run for run, _ in by_run})
+    rank_count = len({(run, rank) for run, rank in by_run if rank is not None})
+    if rank_count:
+        out.append(note_line(f"{len(rows)} dump file(s) in {rank_count} rank folder(s)"
+                             + (f" of {run_count} runs" if run_count > 1 else "") + " (`ls dump -r N`: one rank)"))
+    elif run_count > 1:
+        out.append(note_line(f"{len(rows)} dump file(s) in {run_count} runs"))
     if any(not r.statistics for r in rows):
         out.append(note_line("a name reads OPTYPE.OPNAME.TASK.STREAM.TIMESTAMP_US; `pt NAME:output:0` prints a "
                              "tensor, `dc NAME` decodes the file"))

@@ -312,7 +312,17 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
     if not runs:
         return note_line(f"no NPU dumps in {ctx.workspace.dump_root(0)}; train on the NPU with "
                          "session_dump_config(config, action='dump') from tf_config")
-    rows = list_dump_files(runs, name=getattr(args, "name", None), op_type=getattr(args, "type", None))
+    rank = getattr(args, "rank", None)
+    rows = list_dump_files(runs, name=getattr(args, "name", None), op_type=getattr(args, "type", None), rank=rank)
+    if rank is not None and not rows:
+        from precision_tool.analysis.ranks import rank_dirs
+
+        held = sorted({r.rank for _, folder in runs for r in rank_dirs(folder)})
+        if not held:
+            raise UsageError(f"ls dump -r {rank}: the dumps are of a single device (no <device_id> folders per rank)")
+        if rank not in held:
+            raise UsageError(f"ls dump -r {rank}: no rank {rank}; the dumps hold ranks "
+                             f"{', '.join(map(str, held))}")
     # In a terminal, rows too wide for it put the name on a line of its own; in a pipe each row is one line.
     console = ctx.console
     listing = dump_listing(rows, runs, width=console.width if console.is_terminal else None)

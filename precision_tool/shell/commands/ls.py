@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from precision_tool.errors import UsageError
+from precision_tool.shell.arg_types import non_negative_int
 from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
 
 
@@ -22,16 +23,20 @@ def _parser(parser: CommandParser) -> None:
     parser.add_argument("-k", "--kernel", "--kernel_name", dest="kernel",
                         help="kernel name contains this (the listing then shows the kernels)")
     parser.add_argument("-g", "--graph", help="graph name (or file name) contains this")
+    parser.add_argument("-r", "--rank", dest="rank", type=non_negative_int, metavar="N",
+                        help="ls dump of a multi-device dump: only rank N's files (its <device_id> folder)")
 
 
 def _ls(args: argparse.Namespace, ctx: Context) -> object:
     if args.subject == "dump":
         for option, value in (("-f", args.fusion_pass), ("-k", args.kernel), ("-g", args.graph)):
             if value is not None:
-                raise UsageError(f"ls dump: {option} filters graph ops; `ls dump` takes -n and -t only")
+                raise UsageError(f"ls dump: {option} filters graph ops; `ls dump` takes -n, -t and -r only")
         from precision_tool.shell.commands.dumps import list_dumps
 
         return list_dumps(args, ctx)
+    if args.rank is not None:
+        raise UsageError("ls: -r N picks the dump files of rank N: `ls dump -r N`")
     from precision_tool.shell.commands.graphs import list_ops
 
     return list_ops(args, ctx)

@@ -75,7 +75,6 @@ def make_rank_workspace(root: Path, *, ranks: int = 4, ops: int = 60, elements: 
     rng = np.random.default_rng(seed)
     shape = (elements,)
     desc16 = ge.TensorDesc(dtype="DT_FLOAT16", layout="ND", shape=shape, attrs={"origin_format": ge.attr_str("ND")})
-    desc32 = ge.TensorDesc(dtype="DT_FLOAT", layout="ND", shape=shape, attrs={"origin_format": ge.attr_str("ND")})
 
     # the graph: input, then per layer fwd (Add), grad (Mul), allreduce, update; variables first
     graph_ops: list = [ge.Op(name="input", type="Data", id=0, output_descs=[desc16])]

@@ -16,6 +16,8 @@ from typing import Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
+from precision_tool.analysis import metrics_sweeps as sweeps
+
 METRIC_NAMES: tuple[str, ...] = (
     "CosineSimilarity",
     "MaxAbsoluteError",
@@ -30,9 +32,9 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 NAN_TEXT = "NaN"
 """What msaccucmp writes for a metric it did not compute."""
-EPS = float(np.finfo(float).eps)
+EPS = sweeps.EPS
 """msaccucmp's FLOAT_EPSILON: the float64 machine epsilon, applied to float32 data."""
-KL_FLOOR = np.finfo(np.float32).eps
+KL_FLOOR = sweeps.KL_FLOOR
 STD_ZERO_BELOW = 0.001
 LEAF_ELEMENTS = 1 << 22
 """Largest leaf of the summation tree held in memory at once (16 MB of float32 per side)."""
@@ -317,7 +319,8 @@ def _cosine_verdict(
 
 
 class _Computation:
-    """All ten metrics in three sweeps over the leaves (one sweep of memory when there is one leaf)."""
+    """All ten metrics in three sweeps over the leaves (one read of memory when there is one leaf); the
+    arithmetic is metrics_sweeps.py's, on buffers reused from tensor to tensor."""
 
     def __init__(
         self, npu: TensorSource, golden: TensorSource, leaf: int, scalar: bool, npu_file: str, golden_file: str
@@ -335,8 +338,9 @@ class _Computation:
             yield self._cached
             return
         for start, stop in self.ranges:
-            x = np.asarray(self.npu.read(start, stop)).reshape(-1).astype(np.float32, copy=False)
-            y = np.asarray(self.golden.read(start, stop)).reshape(-1).astype(np.float32, copy=False)
+            n = stop - start
+            x = sweeps.as_float32(np.asarray(self.npu.read(start, stop)), sweeps.SCRATCH.get("x", n))
+            y = sweeps.as_float32(np.asarray(self.golden.read(start, stop)), sweeps.SCRATCH.get("y", n))
             if len(self.ranges) == 1:
                 self._cached = (x, y)
             yield x, y
@@ -347,24 +351,12 @@ class _Computation:
     def run(self) -> TensorMetrics:
         n = self.size
         # sweep 1: moments, errors, extremes
-        s_ad, s_d2, s_x2, s_y2, s_rel, s64_x, s64_y = ([] for _ in range(7))
-        max_ad = max_rel = x_min = x_max = y_min = y_max = None
-        for x, y in self._leaves():
-            d = np.subtract(x, y)
-            ad = np.abs(d)
-            s_ad.append(ad.sum())
-            max_ad = _fold(max_ad, ad.max(), np.maximum)
-            np.multiply(d, d, out=d)
-            s_d2.append(d.sum())
-            s_x2.append(np.add.reduce(np.multiply(x, x, out=ad)))
-            s_y2.append(np.multiply(y, y, out=ad).sum())
-            rel = _relative_error(x, y, out=ad, scratch=d)
-            s_rel.append(rel.sum())
-            max_rel = _fold(max_rel, rel.max(), np.maximum)
-            x_min, x_max = _fold(x_min, x.min(), np.minimum), _fold(x_max, x.max(), np.maximum)
-            y_min, y_max = _fold(y_min, y.min(), np.minimum), _fold(y_max, y.max(), np.maximum)
-            s64_x.append(np.add.reduce(x, dtype=np.float64))
-            s64_y.append(np.add.reduce(y, dtype=np.float64))
+        firsts = [sweeps.first_sweep(x, y) for x, y in self._leaves()]
+        s_ad, max_ads, s_d2, s_x2, s_y2, s_rel, max_rels, x_mins, x_maxs, y_mins, y_maxs, s64_x, s64_y = (
+            list(column) for column in zip(*firsts))
+        max_ad, max_rel = _fold(max_ads, np.maximum), _fold(max_rels, np.maximum)
+        x_min, x_max = _fold(x_mins, np.minimum), _fold(x_maxs, np.maximum)
+        y_min, y_max = _fold(y_mins, np.minimum), _fold(y_maxs, np.maximum)
         sum_ad, sum_d2, sum_rel = self._sum(s_ad), self._sum(s_d2), self._sum(s_rel)
         nx, ny = np.sqrt(self._sum(s_x2)), np.sqrt(self._sum(s_y2))
         sum_y2 = self._sum(s_y2)
@@ -375,35 +367,32 @@ class _Computation:
         x_range, y_range = x_max - x_min, y_max - y_min
         s_cos, s_p, s_q = [], [], []
         m2_x = m2_y = 0.0
-        floors: tuple[np.ndarray, np.ndarray] | None = None
+        one_leaf = len(self.ranges) == 1
         need_cosine = not self.scalar and not (
             (nx <= EPS and ny < EPS) or nx**0.5 <= EPS or ny**0.5 <= EPS
         )
         for x, y in self._leaves():
             if need_cosine:
-                s_cos.append((x / nx * (y / ny)).sum())
-            p, q = _kl_floor(x, x_min, x_range), _kl_floor(y, y_min, y_range)
-            s_p.append(p.sum())
-            s_q.append(q.sum())
-            if len(self.ranges) == 1:
-                floors = (p, q)  # one leaf: keep them for sweep 3 instead of recomputing
-            m2_x += _sum_squares_about(x, mean_x)
-            m2_y += _sum_squares_about(y, mean_y)
+                s_cos.append(sweeps.cosine_sum(x, y, nx, ny))
+            p = sweeps.kl_floor(x, x_min, x_range, sweeps.SCRATCH.get("p", x.size))
+            q = sweeps.kl_floor(y, y_min, y_range, sweeps.SCRATCH.get("q", y.size))
+            s_p.append(np.add.reduce(p))
+            s_q.append(np.add.reduce(q))
+            m2 = sweeps.sum_squares_about(x, mean_x), sweeps.sum_squares_about(y, mean_y)
+            if one_leaf:
+                m2_x, m2_y = m2  # np.float64 as np.std has it
+            else:
+                m2_x, m2_y = m2_x + float(m2[0]), m2_y + float(m2[1])
         sum_p, sum_q = self._sum(s_p), self._sum(s_q)
 
-        # sweep 3: the KL sum itself
+        # sweep 3: the KL sum itself (one leaf: p and q are still in their buffers)
         s_kl = []
         for x, y in self._leaves():
-            if floors is not None:
-                p, q = floors
-            else:
-                p, q = _kl_floor(x, x_min, x_range), _kl_floor(y, y_min, y_range)
-            np.divide(p, sum_p, out=p)
-            np.divide(q, sum_q, out=q)
-            ratio = np.divide(p, q)
-            np.log(ratio, out=ratio)
-            np.multiply(p, ratio, out=ratio)
-            s_kl.append(ratio.sum())
+            p, q = sweeps.SCRATCH.get("p", x.size), sweeps.SCRATCH.get("q", y.size)
+            if not one_leaf:
+                sweeps.kl_floor(x, x_min, x_range, p)
+                sweeps.kl_floor(y, y_min, y_range, q)
+            s_kl.append(sweeps.kl_sum(p, q, sum_p, sum_q))
         kl = self._sum(s_kl)
 
         values: list[str] = []
@@ -432,35 +421,12 @@ class _Computation:
         return TensorMetrics(tuple(values), tuple(reasons))
 
 
-def _fold(current: np.floating | None, value: np.floating, how: Callable) -> np.floating:  # type: ignore[type-arg]
-    return value if current is None else how(current, value)
-
-
-def _relative_error(x: np.ndarray, y: np.ndarray, *, out: np.ndarray, scratch: np.ndarray) -> np.ndarray:
-    """where(|y| > eps, |x/y - 1|, 0) in float32, bit for bit, without numpy.where's temporaries."""
-    np.abs(y, out=scratch)
-    small = np.logical_not(np.greater(scratch, EPS))
-    np.divide(x, y, out=out)
-    np.subtract(out, 1, out=out)
-    np.abs(out, out=out)
-    np.copyto(out, 0, where=small)
-    return out
-
-
-def _kl_floor(values: np.ndarray, low: np.floating, spread: np.floating) -> np.ndarray:
-    """max((v - min)/(max - min), float32 eps); v itself when max == min."""
-    if spread != 0:
-        scaled = np.subtract(values, low)
-        np.divide(scaled, spread, out=scaled)
-    else:
-        scaled = values.copy()
-    return np.maximum(scaled, KL_FLOOR, out=scaled)
-
-
-def _sum_squares_about(values: np.ndarray, mean: np.float64) -> float:
-    centered = np.subtract(values, mean, dtype=np.float64)
-    np.multiply(centered, centered, out=centered)
-    return float(np.add.reduce(centered))
+def _fold(values: list, how: Callable) -> np.floating:  # type: ignore[type-arg]
+    """max/min of the leaves' max/min, as numpy's own reduction would give it (NaN wins)."""
+    result = values[0]
+    for value in values[1:]:
+        result = how(result, value)
+    return result
 
 
 def _std_text(mean_x: float, std_x: float, mean_y: float, std_y: float) -> str:

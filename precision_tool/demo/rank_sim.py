@@ -66,7 +66,8 @@ def simulate_ranks(graph: NpuGraph, rank_feeds: list[dict[str, Any]], *, planted
                 read = [values[ref] for values in run.values]
                 if fault is not None and op.name == fault[1]:
                     spec = producer_of[ref[0]].outputs[ref[1]]
-                    read[fault[0]] = ranks.corrupt(read[fault[0]], spec.origin_format, spec.layout)
+                    read[fault[0]] = ranks.corrupt(read[fault[0]], spec.origin_format, spec.layout,
+                                                   ranks.fault_factor(count))
                     run.read_inputs[(fault[0], op.name)] = {ref: read[fault[0]]}
                 (total,) = _check(op, [ranks.float16_sum(read)])
                 for values in run.values:

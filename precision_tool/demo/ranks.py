@@ -9,7 +9,7 @@ float16 gradient overflow) are off here: the only divergence is the planted one.
 
 The planted fault: on one rank (`faulty_rank(n)`, never 0) the input of fc1's kernel all-reduce is
 corrupted as the collective reads it: a contiguous quarter of its device buffer (FRACTAL_NZ) reads 16
-times too large (a stomped buffer). The producer's own output is intact. So on that rank the all-reduce's input
+times too large (2N times from 9 ranks on; a stomped buffer). The producer's own output is intact. So on that rank the all-reduce's input
 diverges from its golden, and on every rank its output (and all that follows) diverges, because the
 collective spreads the error.
 
@@ -40,7 +40,8 @@ HCCL_KERNEL_LIB = "ops_kernel_info_hccl"
 # a float16 MatMulV2 gradient in FRACTAL_NZ).
 FAULT_VARIABLE = "fc1/kernel"
 FAULT_GRADIENT = "gradients/fc1/MatMul_grad/MatMul_1"
-# Which part of the device buffer is hit, as fractions of its element count, and how.
+# Which part of the device buffer is hit, as fractions of its element count, and how much too large it
+# reads (`fault_factor`: 16, more from 9 ranks on, so that the error still shows in the sum of 64 ranks).
 FAULT_BLOCK = (0.25, 0.5)
 FAULT_FACTOR = 16.0
 
@@ -90,17 +91,22 @@ def planted_rank_fault_text(ranks: int) -> str:
     start, stop = FAULT_BLOCK
     return (f"rank {rank}: the input of {op} ({ALLREDUCE_TYPE}) was corrupted: as the collective read it, "
             f"elements {start:.0%}-{stop:.0%} of its device buffer (the gradient {FAULT_GRADIENT}, "
-            f"FRACTAL_NZ) read {FAULT_FACTOR:g} times too large, while the gradient op's own output is intact; the all-reduce "
+            f"FRACTAL_NZ) read {fault_factor(ranks):g} times too large, while the gradient op's own output is intact; the all-reduce "
             f"spreads the error to every rank's sum and weight update")
+
+
+def fault_factor(ranks: int) -> float:
+    """How many times too large the corrupted block reads with `ranks` ranks: 16, or 2 x ranks beyond 8."""
+    return max(FAULT_FACTOR, 2.0 * check_ranks(ranks))
 
 
 def rank_dir_name(rank: int) -> str:
     return f"{RANK_DIR_PREFIX}{rank}"
 
 
-def corrupt(array: Any, origin_format: str, layout: str) -> Any:
-    """`array` (logical layout) with FAULT_BLOCK of its device buffer (`layout`) multiplied by
-    FAULT_FACTOR, back in the logical layout: what a stomped input buffer reads as."""
+def corrupt(array: Any, origin_format: str, layout: str, factor: float = FAULT_FACTOR) -> Any:
+    """`array` (logical layout) with FAULT_BLOCK of its device buffer (`layout`) multiplied by `factor`
+    (`fault_factor(ranks)`), back in the logical layout: what a stomped input buffer reads as."""
     import numpy as np
 
     from precision_tool.formats.layouts import from_device, to_device
@@ -108,7 +114,7 @@ def corrupt(array: Any, origin_format: str, layout: str) -> Any:
     device = to_device(array, origin_format, layout) if layout != origin_format else np.array(array)
     flat = device.reshape(-1).copy()
     start, stop = (int(round(f * flat.size)) for f in FAULT_BLOCK)
-    flat[start:stop] = flat[start:stop] * flat.dtype.type(FAULT_FACTOR)
+    flat[start:stop] = flat[start:stop] * flat.dtype.type(factor)
     device = flat.reshape(device.shape)
     if layout == origin_format:
         return device

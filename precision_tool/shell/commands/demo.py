@@ -25,11 +25,18 @@ option reads, {"black-list": {"to-add": ["MatMulV2"]}}; `ac -c` writes it when a
 precision problem), run the NPU step again with those op types kept in float32 and the vendor's fixed
 kernel into npu/debug_2 (replacing an earlier one; tf/ is reused), and compare it with the golden run.
 
+--ranks N: the same network trained data-parallel on N ranks (N from 2 to 64), each rank its own batch,
+the gradients all-reduced (HcomAllReduce, reduction "sum", then a RealDiv by N) before the weight update;
+the single demo's two problems are off, and one planted fault is in: on one rank (rank 3 from 4 ranks on)
+the input of fc1's kernel all-reduce is corrupted. NPU dumps per rank in npu/debug_0/dump/<time>/<rank>/,
+one Build graph for all ranks, golden per rank in tf/tf_debug/rank_<r> and (tf_dump) tf/dump/rank_<r>.
+
 examples:
   demo                       build ./precision_data_demo and run `ac -c --report`
   demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/, fix/)
   demo --no-check            build only
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
+  demo --ranks 8             build the 8-rank demo in ./precision_data_demo_ranks and run `ac -c --report`
 """
 
 
@@ -46,6 +53,10 @@ def _parser(parser: CommandParser) -> None:
                              "./precision_data_demo): run its NPU step again with DIR/fix/ops_info.json's block "
                              "list kept in float32 and the fixed kernel, into npu/debug_2, and `vc` it against the "
                              "golden run (`ac -c` writes that file)")
+    parser.add_argument("--ranks", metavar="N", default=None,
+                        help="build the N-rank data-parallel demo instead (N from 2 to 64; default DIR "
+                             "./precision_data_demo_ranks): each rank its own batch, an HcomAllReduce per gradient, "
+                             "one rank's all-reduce input corrupted; golden per rank in tf/dump/rank_<r>")
 
 
 def _open_command(dir_text: str) -> str:
@@ -103,6 +114,10 @@ def _unused_workspace(ctx: Context) -> str | None:
 
 
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:
+    if args.ranks is not None:
+        from precision_tool.shell.commands.demo_ranks import run_ranks
+
+        return run_ranks(args, ctx)
     if args.fixed:
         from precision_tool.shell.commands.demo_fixed import run_fixed
 
@@ -183,6 +198,7 @@ def _complete(request: CompletionRequest) -> list[str]:
 
 COMMANDS = [
     Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault and a float16 "
-                    "overflow), run ac -c --report; --fixed: re-run its NPU step with fix/ops_info.json",
+                    "overflow), run ac -c --report; --fixed: re-run its NPU step with fix/ops_info.json; "
+                    "--ranks N: an N-rank data-parallel demo with one faulty rank",
             _parser, _demo, completer=_complete, description=_DESCRIPTION),
 ]

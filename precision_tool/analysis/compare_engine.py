@@ -60,14 +60,16 @@ def execute_plan(
         done = prepare_resume(partial)
     todo = [g for g in plan.groups if g.index not in done]
     total = len(plan.groups)
+    setup = WorkerSetup(golden_files, plan.npu_vs_npu, columns, token=uuid.uuid4().hex)
+    runner = executor if executor is not None else local_executor(workers, len(todo))
+    if todo and hasattr(runner, "prepare"):
+        runner.prepare(setup, todo)  # checks that fail the run before its CSV exists (Dask: the shared files)
     writer = ResultWriter(csv_path, plan.npu_vs_npu, resume=resume and partial.exists(), overflow=columns.overflow,
                           sequence=columns.sequence)
     finished = total - len(todo)
     bytes_read = 0
     if progress:
         progress(label, finished, total)
-    setup = WorkerSetup(golden_files, plan.npu_vs_npu, columns, token=uuid.uuid4().hex)
-    runner = executor if executor is not None else local_executor(workers, len(todo))
     try:
         try:
             for rows, nbytes, bad_files in (runner.results(setup, todo) if todo else ()):

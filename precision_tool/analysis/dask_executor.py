@@ -112,6 +112,8 @@ class DaskExecutor:
         self._outstanding: dict[str, Any] = {}
         """task key → future, for every batch submitted and not yet handed back (close() cancels them)."""
         self._setup_future: Any = None
+        self._prepared = ""
+        """The token of the setup prepare() last checked."""
 
     # --- the cluster ---------------------------------------------------------------------------------
     def threads(self) -> dict[str, int]:
@@ -134,6 +136,12 @@ class DaskExecutor:
                 f"no Dask workers are connected to the scheduler at {self.address} (waited "
                 f"{self.workers_timeout:g} s); start them with `dask worker {self.address}` on machines that "
                 f"see the dump files at the same paths as this one ({DOCS})") from None
+
+    def prepare(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> None:
+        """Before the engine opens the CSV: a worker is connected and the workers see the files."""
+        self.wait_for_workers()
+        self.check_files(setup, groups)
+        self._prepared = setup.token
 
     def check_files(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> None:
         """One dump file and one golden file that this machine reads, stat'ed on every worker: a worker
@@ -182,8 +190,8 @@ class DaskExecutor:
         groups = list(groups)
         if not groups:
             return
-        self.wait_for_workers()
-        self.check_files(setup, groups)
+        if self._prepared != setup.token:
+            self.prepare(setup, groups)
         threads = max(1, sum(self.threads().values()))
         size = batch_size(len(groups), threads)
         batches = [groups[start:start + size] for start in range(0, len(groups), size)]

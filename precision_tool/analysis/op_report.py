@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from precision_tool.analysis.graph_index import GraphIndex, OpEntry
 from precision_tool.errors import FormatError
@@ -64,6 +64,10 @@ class OpReport:
     dump_files: tuple[tuple[Path, tuple[TensorFacts, ...]], ...]
     golden: tuple[TensorFacts, ...]
     relations: SubgraphRelations = SubgraphRelations()
+    dump_ranks: tuple[int | None, ...] = ()
+    """The rank of each of `dump_files` in a multi-device dump (None: a single device's)."""
+    golden_ranks: tuple[int | None, ...] = ()
+    """The rank of each of `golden` when each rank has its own golden folder (tf/dump/rank_<r>/)."""
 
 
 def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRelations:
@@ -167,17 +171,30 @@ def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
 
 def golden_facts(workspace: Workspace, original_names: list[str]) -> tuple[TensorFacts, ...]:
     """Statistics of the golden tensors of the op's original TF ops (every output slot found)."""
+    return tuple(fact for fact, _rank in ranked_golden_facts(workspace, original_names))
+
+
+def ranked_golden_facts(workspace: Workspace, original_names: list[str]) -> list[tuple[TensorFacts, int | None]]:
+    """golden_facts with the rank each comes from: every rank's own golden folder (tf/dump/rank_<r>/) when
+    there are such, else tf/dump (rank None)."""
+    from precision_tool.analysis.ranks import GOLDEN_RANK_PREFIX
     from precision_tool.formats.golden import golden_key, scan_golden_dir
 
-    golden = scan_golden_dir(workspace.golden_dir)
-    if not golden:
-        return ()
+    folders: list[tuple[Path, int | None]] = [(workspace.golden_dir, None)]
+    if workspace.golden_dir.is_dir():
+        ranked = sorted((int(child.name[len(GOLDEN_RANK_PREFIX):]), child) for child in workspace.golden_dir.iterdir()
+                        if child.name.startswith(GOLDEN_RANK_PREFIX) and child.name[len(GOLDEN_RANK_PREFIX):].isdigit()
+                        and child.is_dir())
+        if ranked:
+            folders = [(folder, rank) for rank, folder in ranked]
     facts = []
-    for name in original_names:
-        prefix = golden_key(name, 0)[:-1]  # 'conv1_Relu.'
-        for key in sorted(k for k in golden if k.startswith(prefix) and k[len(prefix):].isdigit()):
-            facts.append(_npy_facts(key, golden[key]))
-    return tuple(facts)
+    for folder, rank in folders:
+        golden = scan_golden_dir(folder)
+        for name in original_names:
+            prefix = golden_key(name, 0)[:-1]  # 'conv1_Relu.'
+            for key in sorted(k for k in golden if k.startswith(prefix) and k[len(prefix):].isdigit()):
+                facts.append((_npy_facts(key, golden[key]), rank))
+    return facts
 
 
 def _npy_facts(label: str, path: Path) -> TensorFacts:
@@ -200,13 +217,23 @@ def _npy_facts(label: str, path: Path) -> TensorFacts:
 def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> OpReport:
     op = index.op(entry)
     dumps: tuple[tuple[Path, tuple[TensorFacts, ...]], ...] = ()
-    golden: tuple[TensorFacts, ...] = ()
+    golden: list[tuple[TensorFacts, int | None]] = []
     if with_tensors:
         dumps = tuple((p, dump_facts(p, op)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
         dumps += tuple((p, stats_facts(p)) for p in find_stats_files(index.workspace, entry.debug_id, entry.name))
-        golden = golden_facts(index.workspace, op.original_op_names or [])
-    return OpReport(entry, op, tuple(index.consumers(entry)), dumps, golden,
-                    subgraph_relations(index, entry, op))
+        golden = ranked_golden_facts(index.workspace, op.original_op_names or [])
+    return OpReport(entry, op, tuple(index.consumers(entry)), dumps, tuple(f for f, _ in golden),
+                    subgraph_relations(index, entry, op), _dump_ranks(index.workspace, entry.debug_id, dumps),
+                    tuple(rank for _, rank in golden))
+
+
+def _dump_ranks(workspace: Workspace, debug_id: int, dumps: Sequence[tuple[Path, object]]) -> tuple[int | None, ...]:
+    from precision_tool.analysis.ranks import rank_dirs, rank_of_path
+
+    folder = workspace.newest_dump_dir(debug_id)
+    if folder is None or not rank_dirs(folder):
+        return tuple(None for _ in dumps)
+    return tuple(rank_of_path(path, folder) for path, _ in dumps)
 
 
 def neighbourhood(index: GraphIndex, entry: OpEntry, depth: int) -> list[OpEntry]:

@@ -204,9 +204,12 @@ def _dump_sources(report: OpReport) -> list[tuple[str, Path, Any]]:
     """(label, path, facts) of each dump of the op: `debug_0`, `debug_0 #2` when a run has several, and
     ` stats` for a statistics CSV; the tensor rows and the Files list name them alike."""
     several = len(report.dump_files) > 1
+    ranks = report.dump_ranks or (None,) * len(report.dump_files)
     out = []
-    for number, (path, facts) in enumerate(report.dump_files, 1):
-        label = f"debug_{report.entry.debug_id}" + (f" #{number}" if several else "")
+    for number, ((path, facts), rank) in enumerate(zip(report.dump_files, ranks), 1):
+        # a multi-device dump: each file is its rank's
+        suffix = f" rank {rank}" if rank is not None else f" #{number}" if several else ""
+        label = f"debug_{report.entry.debug_id}" + suffix
         if facts and facts[0].statistics:
             label += " stats"
         out.append((label, path, facts))
@@ -221,21 +224,25 @@ def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
                 groups.setdefault(fact.label, _Group(fact.label, [])).rows.append((source, fact))
     for group in groups.values():
         group.rows = _merge_identical(group.rows)
-    golden: dict[str, TensorFacts] = {}
+    golden: dict[str, list[tuple[str, TensorFacts]]] = {}
     for report in reports:
-        for fact in report.golden:
-            golden.setdefault(fact.label, fact)
+        ranks = report.golden_ranks or (None,) * len(report.golden)
+        for fact, rank in zip(report.golden, ranks):
+            rows = golden.setdefault(fact.label, [])
+            source = "golden" if rank is None else f"golden rank {rank}"
+            if all(src != source for src, _ in rows):
+                rows.append((source, fact))
     op = reports[0].op
     for i in range(len(op.output_descs)):
         key = _golden_key(op, i)
         if key in golden:
             group = groups.setdefault(f"output {i}", _Group(f"output {i}", []))
-            group.rows.append(("golden", golden.pop(key)))
+            group.rows.extend(_merge_identical(golden.pop(key)))
     ordered = sorted(groups.values(), key=lambda g: (g.label.split(" ")[0] != "input", _number(g.label)))
-    ordered += [_Group(key, [("golden", fact)]) for key, fact in golden.items()]
+    ordered += [_Group(key, _merge_identical(rows)) for key, rows in golden.items()]
     for group in ordered:
         group.marked = tensor is not None and (group.label == tensor or any(
-            src == "golden" and f.label == tensor for src, f in group.rows))
+            src.startswith("golden") and f.label == tensor for src, f in group.rows))
     return ordered
 
 
@@ -308,7 +315,7 @@ def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = No
 def _group_line(group: _Group) -> str:
     fact = group.rows[0][1]
     parts = [f"{group.label}" + ("  ◀" if group.marked else "")]
-    npu = next((f for src, f in group.rows if src != "golden"), None)
+    npu = next((f for src, f in group.rows if not src.startswith("golden")), None)
     if npu is not None:
         parts.append(" ".join(p for p in (npu.dtype, npu.layout) if p))
         how = _layout_note(npu)
@@ -316,7 +323,7 @@ def _group_line(group: _Group) -> str:
             parts.append(f"({how})")
     else:
         parts.append(f"golden only, {fact.dtype}" if fact.dtype else "golden only")
-    golden = next((f for src, f in group.rows if src == "golden"), None)
+    golden = next((f for src, f in group.rows if src.startswith("golden")), None)
     if golden is not None and golden.label != group.label:  # (a golden-only group is labelled by its key)
         parts.append(f"· golden {golden.label}")
     return "  ".join(parts)
@@ -344,8 +351,9 @@ def _file_lines(reports: Sequence[OpReport]) -> Text:
         for label, path, _facts in _dump_sources(report):
             text.append(f"    {label}: ", style="dim").append(str(path) + "\n")
     for report in reports:
-        for fact in report.golden:
+        for fact, rank in zip(report.golden, report.golden_ranks or (None,) * len(report.golden)):
             if fact.path not in seen:
                 seen.add(fact.path)
-                text.append(f"    golden {fact.label}: ", style="dim").append(str(fact.path) + "\n")
+                where = "" if rank is None else f" rank {rank}"
+                text.append(f"    golden{where} {fact.label}: ", style="dim").append(str(fact.path) + "\n")
     return _rstrip(Text("  Files\n", style="bold") + text)

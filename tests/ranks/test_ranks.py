@@ -234,3 +234,20 @@ def test_rank_workspace_script_runs(tmp_path: Path) -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert sorted(p.name for p in next((tmp_path / "ws" / "npu" / "debug_0" / "dump").iterdir()).iterdir()) == ["0", "1"]
+
+
+def test_ni_names_each_rank_and_its_golden(four_ranks, cli) -> None:  # type: ignore[no-untyped-def]
+    root, _ = four_ranks
+    result = cli("ni", "allreduce/layer3", data=root)
+    assert result.status == 0, result.err
+    # the corrupted input differs on rank 1 only; the all-reduced output is one row for the four ranks
+    inputs = result.out.split("input 0")[1].split("output 0")[0]
+    assert re.findall(r"debug_0 rank (\d)", inputs) == ["0", "1", "2", "3"]
+    output = result.out.split("output 0")[1].split("Files")[0]
+    assert "debug_0 rank 0, debug_0 rank 1, debug_0 rank 2, debug_0 rank 3" in output
+    assert "golden rank 0, golden rank 1, golden rank 2, golden rank 3" in output  # the job's mean: the same
+    files = result.out.split("Files")[1]
+    for r in range(4):
+        assert re.search(rf"debug_0 rank {r}: \S+/{r}/ge_default_20240613143502_1/1/0/HcomAllReduce\.allreduce_layer3\.",
+                         files)
+        assert re.search(rf"golden rank {r} allreduce_layer3\.0: \S+/tf/dump/rank_{r}/allreduce_layer3\.0\.", files)

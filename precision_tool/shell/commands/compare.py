@@ -61,6 +61,10 @@ def _progress(ctx: Context) -> Iterator[Any]:
 
         def update(label: str, done: int, total: int) -> None:
             if label not in tasks:
+                if label.startswith("rank "):
+                    # a multi-device dump runs one comparison per rank: one bar at a time, not 64
+                    for old in [name for name in tasks if name.startswith("rank ")]:
+                        bar.remove_task(tasks.pop(old))
                 tasks[label] = bar.add_task(label, total=total)
             bar.update(tasks[label], completed=done)
 

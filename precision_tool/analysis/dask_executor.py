@@ -4,7 +4,8 @@
 cluster (compare_executors.py has the local ones). Each task is a batch of neighbouring groups, run by
 compare_worker.run_groups in a worker process that reads the dump and golden files itself from a
 filesystem it shares with this machine: tasks carry paths, never arrays. The WorkerSetup (the golden
-index) is scattered to every worker once per run; each worker thread keeps one GroupWorker per setup token.
+index) is one task per run whose result every worker fetches once (a lost copy is made again); each
+worker thread keeps one GroupWorker per setup token.
 
 - Order: batches are submitted in graph order with falling priority, at most `ahead` batches past the
   oldest one not yet handed back (memory stays flat whatever the plan's size); batches that finish early
@@ -78,11 +79,12 @@ def connect(address: str, timeout: float | None = None,
         problem = str(exc) or type(exc).__name__
     if problem is not None:
         gc.collect()  # the half-made client closes now, while its event loop runs (not noisily at exit)
+        why = "" if problem.startswith("Timed out") else f" ({problem})"
         raise DaskError(
-            f"cannot reach the Dask scheduler at {address} ({problem}); check that `dask scheduler` runs there "
-            f"and this is the address it printed (tcp://HOST:PORT, port 8786 by default), and that this machine "
-            f"can reach that port (firewall); waited {timeout:g} s (DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT "
-            "changes it). Leave --scheduler / DASK_SCHEDULER out to compare with the local process pool")
+            f"cannot reach the Dask scheduler at {address} in {timeout:g} s{why}: check that `dask scheduler` runs "
+            "there, that this is the address it printed (tcp://HOST:PORT, port 8786 by default) and that this "
+            "machine can reach that port; a slow network needs a longer DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT "
+            "(or leave --scheduler / DASK_SCHEDULER out: the local process pool)")
     try:
         executor = DaskExecutor(client, address, workers_timeout)
         executor.wait_for_workers()
@@ -196,7 +198,10 @@ class DaskExecutor:
         size = batch_size(len(groups), threads)
         batches = [groups[start:start + size] for start in range(0, len(groups), size)]
         ahead = 2 * threads + 1
-        setup_future = self._setup_future = self.client.scatter(setup, broadcast=True, hash=False)
+        # the setup as a task of its own (not scattered data): a scheduler that loses every copy of it (its
+        # workers all died) runs it again from the graph; each worker fetches it once and keeps it
+        setup_future = self._setup_future = self.client.submit(
+            _setup_of, setup, key=f"precision-tool-setup-{setup.token}", priority=1)
         numbers: dict[str, int] = {}
         done: dict[int, Any] = {}
         """batch number → its results (or its DaskError), held until every earlier batch is handed back."""
@@ -267,6 +272,11 @@ class DaskExecutor:
                     f"the connection to it was lost: {exc}){then}")
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return f"{where} failed after {self.retries} retries: {kind}{': ' + text if text else ''}{then}"
+
+
+def _setup_of(setup: WorkerSetup) -> WorkerSetup:
+    """On a worker: the run's setup, a task result every compare task of the run depends on."""
+    return setup
 
 
 def _cancelled_types() -> tuple[type, ...]:

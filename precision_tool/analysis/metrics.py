@@ -5,6 +5,8 @@ numpy's own pairwise-summation tree, so a tensor too large for memory is read in
 and the leaf sums are combined exactly as numpy would combine them. A tensor that fits in one leaf
 (`LEAF_ELEMENTS`) is computed with the very expressions msaccucmp uses, so it is read once; a larger
 one is read three times (moments, then cosine/KL normalisation, then the KL sum) and never held whole.
+Each leaf is swept in cache-sized blocks (`metrics_sweeps.BLOCK_ELEMENTS`, also nodes of that tree) on
+scratch buffers that are reused from tensor to tensor (metrics_sweeps.py).
 """
 
 from __future__ import annotations
@@ -329,6 +331,7 @@ class _Computation:
         self.size = npu.size
         self.leaf = max(leaf, _PW_BLOCK)
         self.ranges = leaf_ranges(self.size, self.leaf)
+        self.block = min(self.leaf, sweeps.BLOCK_ELEMENTS)
         self.scalar = scalar
         self.npu_file, self.golden_file = npu_file, golden_file
         self._cached: tuple[np.ndarray, np.ndarray] | None = None
@@ -345,14 +348,23 @@ class _Computation:
                 self._cached = (x, y)
             yield x, y
 
+    def _blocks(self, x: np.ndarray, y: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray, slice]]:
+        """The leaf cut into blocks that stay in the CPU cache: nodes of numpy's summation tree too."""
+        for start, stop in leaf_ranges(x.size, self.block):
+            yield x[start:stop], y[start:stop], slice(start, stop)
+
     def _sum(self, parts: list[np.floating]) -> np.floating:
-        return tree_sum(self.size, parts, self.leaf)
+        return tree_sum(self.size, parts, self.block)
 
     def run(self) -> TensorMetrics:
         n = self.size
         # sweep 1: moments, errors, extremes
-        firsts = [sweeps.first_sweep(x, y) for x, y in self._leaves()]
-        s_ad, max_ads, s_d2, s_x2, s_y2, s_rel, max_rels, x_mins, x_maxs, y_mins, y_maxs, s64_x, s64_y = (
+        firsts, s64_x, s64_y = [], [], []
+        for x, y in self._leaves():
+            firsts.extend(sweeps.first_sweep(xb, yb) for xb, yb, _ in self._blocks(x, y))
+            s64_x.append(np.add.reduce(x, dtype=np.float64))  # as np.mean: over the whole leaf
+            s64_y.append(np.add.reduce(y, dtype=np.float64))
+        s_ad, max_ads, s_d2, s_x2, s_y2, s_rel, max_rels, x_mins, x_maxs, y_mins, y_maxs = (
             list(column) for column in zip(*firsts))
         max_ad, max_rel = _fold(max_ads, np.maximum), _fold(max_rels, np.maximum)
         x_min, x_max = _fold(x_mins, np.minimum), _fold(x_maxs, np.maximum)
@@ -365,25 +377,22 @@ class _Computation:
 
         # sweep 2: cosine, KL normalisation, second moments about the mean (float64, as np.std)
         x_range, y_range = x_max - x_min, y_max - y_min
-        s_cos, s_p, s_q = [], [], []
-        m2_x = m2_y = 0.0
+        s_cos, s_p, s_q, m2s_x, m2s_y = [], [], [], [], []
         one_leaf = len(self.ranges) == 1
         need_cosine = not self.scalar and not (
             (nx <= EPS and ny < EPS) or nx**0.5 <= EPS or ny**0.5 <= EPS
         )
         for x, y in self._leaves():
-            if need_cosine:
-                s_cos.append(sweeps.cosine_sum(x, y, nx, ny))
-            p = sweeps.kl_floor(x, x_min, x_range, sweeps.SCRATCH.get("p", x.size))
-            q = sweeps.kl_floor(y, y_min, y_range, sweeps.SCRATCH.get("q", y.size))
-            s_p.append(np.add.reduce(p))
-            s_q.append(np.add.reduce(q))
-            m2 = sweeps.sum_squares_about(x, mean_x), sweeps.sum_squares_about(y, mean_y)
-            if one_leaf:
-                m2_x, m2_y = m2  # np.float64 as np.std has it
-            else:
-                m2_x, m2_y = m2_x + float(m2[0]), m2_y + float(m2[1])
+            p, q = sweeps.SCRATCH.get("p", x.size), sweeps.SCRATCH.get("q", y.size)
+            for xb, yb, where in self._blocks(x, y):
+                if need_cosine:
+                    s_cos.append(sweeps.cosine_sum(xb, yb, nx, ny))
+                s_p.append(np.add.reduce(sweeps.kl_floor(xb, x_min, x_range, p[where])))
+                s_q.append(np.add.reduce(sweeps.kl_floor(yb, y_min, y_range, q[where])))
+                m2s_x.append(sweeps.sum_squares_about(xb, mean_x))
+                m2s_y.append(sweeps.sum_squares_about(yb, mean_y))
         sum_p, sum_q = self._sum(s_p), self._sum(s_q)
+        m2_x, m2_y = self._sum(m2s_x), self._sum(m2s_y)  # float64, as np.std sums them
 
         # sweep 3: the KL sum itself (one leaf: p and q are still in their buffers)
         s_kl = []
@@ -392,7 +401,7 @@ class _Computation:
             if not one_leaf:
                 sweeps.kl_floor(x, x_min, x_range, p)
                 sweeps.kl_floor(y, y_min, y_range, q)
-            s_kl.append(sweeps.kl_sum(p, q, sum_p, sum_q))
+            s_kl.extend(sweeps.kl_sum(p[where], q[where], sum_p, sum_q) for _, _, where in self._blocks(p, q))
         kl = self._sum(s_kl)
 
         values: list[str] = []

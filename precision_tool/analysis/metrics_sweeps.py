@@ -19,6 +19,9 @@ import numpy as np
 EPS = float(np.finfo(float).eps)
 """msaccucmp's FLOAT_EPSILON (a Python float, so comparisons with float32 data stay in float32)."""
 KL_FLOOR = np.finfo(np.float32).eps
+BLOCK_ELEMENTS = 1 << 16
+"""Elements of one block of a sweep (a node of numpy's summation tree): its float32 temporaries (256 KB
+each) and float64 one stay in the core's cache, and scratch memory does not grow with the tensor."""
 
 
 # --- scratch buffers --------------------------------------------------------------------------------
@@ -74,10 +77,10 @@ def as_float32(array: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return flat.astype(np.float32)
 
 
-# --- the sweeps (one leaf each) ---------------------------------------------------------------------
+# --- the sweeps (one block each) ---------------------------------------------------------------------
 def first_sweep(x: np.ndarray, y: np.ndarray) -> tuple[Any, ...]:
-    """(Σ|x−y|, max|x−y|, Σ(x−y)², Σx², Σy², Σrel, max rel, min x, max x, min y, max y, Σx f64, Σy f64), each
-    float32 sum over the whole leaf as numpy's pairwise reduce adds it."""
+    """(Σ|x−y|, max|x−y|, Σ(x−y)², Σx², Σy², Σrel, max rel, min x, max x, min y, max y) of one block, each
+    float32 sum as numpy's pairwise reduce adds the block."""
     n = x.size
     a = SCRATCH.get("a", n)
     b = SCRATCH.get("b", n)
@@ -102,12 +105,11 @@ def first_sweep(x: np.ndarray, y: np.ndarray) -> tuple[Any, ...]:
         np.logical_not(big, out=big)
         np.copyto(b, 0, where=big)
     s_rel, max_rel = add(b), b.max()
-    return (s_ad, max_ad, s_d2, s_x2, s_y2, s_rel, max_rel, x.min(), x.max(), y.min(), y.max(),
-            add(x, dtype=np.float64), add(y, dtype=np.float64))
+    return s_ad, max_ad, s_d2, s_x2, s_y2, s_rel, max_rel, x.min(), x.max(), y.min(), y.max()
 
 
 def cosine_sum(x: np.ndarray, y: np.ndarray, nx: Any, ny: Any) -> Any:
-    """Σ((x/‖x‖)·(y/‖y‖)) over the leaf, in float32."""
+    """Σ((x/‖x‖)·(y/‖y‖)) over the block, in float32."""
     a = SCRATCH.get("a", x.size)
     b = SCRATCH.get("b", x.size)
     np.divide(x, nx, out=a)
@@ -157,12 +159,11 @@ def keep_freed_memory() -> bool:
         return True
     try:
         import ctypes
-        import ctypes.util
         import platform
 
         if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
             return False
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None)  # this process's own libc (find_library would run ldconfig)
         mallopt = libc.mallopt
         mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
         mallopt.restype = ctypes.c_int

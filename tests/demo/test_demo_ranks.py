@@ -163,6 +163,15 @@ def test_demo_ranks_refuses_bad_values_in_one_line(tmp_path, args, message) -> N
     assert not root.exists()
 
 
+def test_demo_fixed_refuses_the_rank_demo_in_one_line(rank_ws) -> None:
+    before = sorted(str(p) for p in walk_files(rank_ws))
+    proc = run_demo_cli("demo", "--fixed", str(rank_ws))
+    assert proc.returncode == 1
+    text = (proc.stdout + proc.stderr).strip()
+    assert "holds the rank demo" in text and len(text.splitlines()) == 1, text
+    assert sorted(str(p) for p in walk_files(rank_ws)) == before
+
+
 def test_planted_rank_fault_is_never_rank_0() -> None:
     assert rank_demo.planted_rank_fault(2) == (1, FAULT_OP)
     assert rank_demo.planted_rank_fault(3)[0] == 2

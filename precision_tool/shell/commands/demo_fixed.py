@@ -51,6 +51,13 @@ def check_demo(root: Path, dir_text: str) -> None:
     from precision_tool.errors import WorkspaceError
 
     missing = _demo_missing(root)
+    from precision_tool.analysis.golden_extract import rank_dump_dirs
+    from precision_tool.workspace import Workspace
+
+    if missing and rank_dump_dirs(Workspace(root).golden_dir):
+        raise WorkspaceError(f"demo --fixed: {root} holds the rank demo (`demo --ranks N`, golden per rank in "
+                             f"tf/dump/rank_<r>); --fixed re-runs the single demo's NPU step: build one with "
+                             f"`demo DIR` in another folder")
     if missing:
         raise WorkspaceError(f"demo --fixed: {root} holds no demo workspace ({'; '.join(missing)}); "
                              f"build one with `demo {dir_text}` first")

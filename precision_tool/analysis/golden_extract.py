@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import shlex
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from precision_tool.analysis.ranks import GOLDEN_RANK_FOLDER, GOLDEN_RANK_PREFIX
 from precision_tool.atomic import atomic_path
 from precision_tool.config import DUMP_FLAG_ENV, OVERFLOW_FLAG_ENV
 from precision_tool.errors import CommandInterrupted, FormatError, UsageError, WorkspaceError
@@ -122,7 +122,7 @@ def locate_tf_dumps(path: Path, kind: str = "auto") -> TfDumpLocation:
     return TfDumpLocation("v2", roots[0])
 
 
-RANK_DIR = re.compile(r"^rank_(\d+)$")
+RANK_DIR = GOLDEN_RANK_FOLDER  # tf/tf_debug/rank_<r>/ → tf/dump/rank_<r>/: one spelling on both sides
 
 
 def rank_dump_dirs(path: Path) -> list[tuple[int, Path]]:
@@ -143,7 +143,7 @@ def rank_dump_dirs(path: Path) -> list[tuple[int, Path]]:
 
 def rank_golden_dir(out_dir: Path, rank: int) -> Path:
     """Where rank `rank`'s golden tensors go: `<out>/rank_<r>`."""
-    return out_dir / f"rank_{rank}"
+    return out_dir / f"{GOLDEN_RANK_PREFIX}{rank}"
 
 
 def extract_ranks(rank_dirs: list[tuple[int, Path]], out_dir: Path, *, kind: str = "auto",

@@ -21,6 +21,7 @@ from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosi
 
 GOLDEN_RANK_PREFIX = "rank_"
 """Golden tensors of rank r live in <golden dir>/rank_<r>/ (tf_dump writes them from tf/tf_debug/rank_<r>/)."""
+GOLDEN_RANK_FOLDER = re.compile(r"^rank_(\d+)$")
 _RANK_FOLDER = re.compile(r"^\d{1,5}$")
 HCCL_PREFIX = "Hcom"
 """GE's collective-communication op types all start with it (HcomAllReduce, HcomBroadcast, HcomAllGather,
@@ -70,7 +71,7 @@ def rank_of_path(path: Path, dump_dir: Path) -> int | None:
     return int(first) if _RANK_FOLDER.match(first) else None
 
 
-def rank_golden_dir(golden_root: Path, rank: int) -> tuple[Path, bool]:
+def golden_dir_for_rank(golden_root: Path, rank: int) -> tuple[Path, bool]:
     """(golden folder of `rank`, True when it is the rank's own): tf/dump/rank_<r>/ when it exists, else
     the shared tf/dump/ (right when every rank was fed the same batch)."""
     own = golden_root / f"{GOLDEN_RANK_PREFIX}{rank}"
@@ -80,7 +81,7 @@ def rank_golden_dir(golden_root: Path, rank: int) -> tuple[Path, bool]:
 
 
 def has_rank_goldens(golden_root: Path) -> bool:
-    return golden_root.is_dir() and any(child.name.startswith(GOLDEN_RANK_PREFIX) and child.is_dir()
+    return golden_root.is_dir() and any(GOLDEN_RANK_FOLDER.match(child.name) and child.is_dir()
                                         for child in golden_root.iterdir())
 
 

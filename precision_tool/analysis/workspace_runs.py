@@ -21,7 +21,7 @@ from precision_tool.analysis.compare_runs import (
     workspace_labeller,
 )
 from precision_tool.analysis.matching import dump_iterations, find_graph_dump_dir
-from precision_tool.analysis.ranks import RankDir, has_rank_goldens, rank_dirs, rank_golden_dir, ranks_text
+from precision_tool.analysis.ranks import RankDir, has_rank_goldens, rank_dirs, golden_dir_for_rank, ranks_text
 from precision_tool.errors import WorkspaceError
 from precision_tool.workspace import new_result_dir
 
@@ -142,7 +142,7 @@ def rank_specs(workspace: Any, npu_dir: Path, ranks: Sequence[RankDir], stamp: s
     specs: list[RunSpec] = []
     skipped: list[int] = []
     for rank in ranks:
-        golden, _own = rank_golden_dir(golden_root, rank.rank)
+        golden, _own = golden_dir_for_rank(golden_root, rank.rank)
         if not has_golden_files(golden):
             skipped.append(rank.rank)
             continue

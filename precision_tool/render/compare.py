@@ -71,7 +71,15 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
                     "while its inputs pass: the error is born here; later failures may only inherit it")
         lines.append(line)
     failure = summary.first_failure
-    if failure is not None and failure.is_graph_input:
+    if failure is not None and failure.is_graph_input and failure.op.op_type.startswith("Hcom"):
+        # an HCCL op's input that its producer's output does not explain: not the input pipeline
+        lines.append(Text(
+            f"the first failing tensor is {failure.tensor.tensor_index} (cosine {failure.tensor.cosine:.6f}), an "
+            f"input of the collective {failure.op.op_type} that no earlier op's output explains: the collective "
+            "read other data than its producer wrote on this rank (a corrupted buffer, memory overwritten between "
+            "the two, or a stream/event ordering fault); every rank that takes part receives the error",
+            style="warning"))
+    elif failure is not None and failure.is_graph_input:
         lines.append(Text(
             f"the first failing tensor is {failure.tensor.tensor_index} (cosine {failure.tensor.cosine:.6f}), an "
             f"input that no earlier op's output explains: a graph input — the NPU and golden runs were fed "

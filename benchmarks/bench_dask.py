@@ -5,7 +5,7 @@ golden .npy, a graph JSON); every rank folder is compared (one run of R comparis
 multi-device dump) (i) on the local process pool and (ii) through dask_executor on a LocalCluster of 2 worker
 processes, 1 thread each, started once beforehand. Prints both times, the ratio, and whether every CSV is
 byte-identical. Run: `python3 benchmarks/bench_dask.py [--ranks R] [--ops N] [--elements N]` (`--ranks 64`
-for the issue's figure, about 2 minutes on 2 cores; the default 32 takes about one).
+for the issue's figure, about 3 minutes on 2 cores; the default 32 takes about half that).
 """
 
 from __future__ import annotations

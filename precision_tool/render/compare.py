@@ -134,6 +134,11 @@ def _first_divergent(summary: CompareSummary) -> Text:
         line.append("not named (malformed rows in the CSV)", style="warning")
     elif summary.name_only and summary.abnormal_ops:
         line.append("not named (name-only matching; pass -g GRAPH)", style="warning")
+    elif summary.first_failure is not None and summary.first_failure.is_graph_input:
+        # every failing op has a failing input: the first of them says where it starts
+        line.append("none (inputs fail first: ", style="warning")
+        line.append(op_ref(summary.first_failure.op), style="op")
+        line.append(f" {summary.first_failure.tensor.tensor_index.rsplit(':', 2)[-2]})", style="warning")
     else:
         line.append("none", style="dim")
     return line
@@ -233,7 +238,8 @@ def run_lines(runs: Sequence[Any], listed: Sequence[bool] | None = None) -> list
         line.append(str(run.csv_path), style="path")
         lines.append(line)
     if hidden:
-        line = Text(f"  {len(hidden)} more result CSVs (one per rank) in ")
+        more = " more" if len(hidden) < len(runs) else ""
+        line = Text(f"  {len(hidden)}{more} result CSVs (one per rank) in ")
         line.append(str(hidden[0].csv_path.parent), style="path")
         lines.append(line)
     return lines

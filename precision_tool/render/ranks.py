@@ -108,7 +108,8 @@ def across_lines(overview: RankOverview) -> list[Any]:
         line = Text(f"  rank {d.rank}: {len(d.ops)} of {d.checked} ops differ, first ")
         line.append(op_ref(d.ops[0]), style="bold")
         errors = [t.max_abs_error for t in d.ops[0].outputs if t.max_abs_error == t.max_abs_error]
-        line.append(f" ({d.ops[0].op_type})" + (f", max |difference| {max(errors):.6g}" if errors else ""))
+        line.append(f" ({d.ops[0].op_type})" + (f", max |difference| {max(errors):.6g}" if errors else "") + ": ")
+        line.append(str(d.summary.path), style="path")
         lines.append(line)
     return lines
 
@@ -126,20 +127,19 @@ def overview_view(overview: RankOverview) -> list[Any]:
 
 def ranks_shown(overview: RankOverview | None, specs: Sequence[Any]) -> list[tuple[bool, bool]]:
     """(full view, own line) per run: every run without a rank gets both; of the ranks' runs against golden,
-    those of the rank that went wrong first (else of the lowest rank); an across-ranks run only a line, and
-    only when it found a disagreement (its per-rank differences before the collectives are expected)."""
+    those of the rank that went wrong first (else of the lowest rank); an across-ranks run neither (its
+    per-rank differences before the collectives are expected; across_lines names the CSVs that matter)."""
     if overview is None:
         return [(True, True)] * len(specs)
     report = overview.report
     pick = report.first_ranks[:1] if report is not None and report.first_ranks else overview.ranks[:1]
-    disagreeing = {d.rank for d in overview.disagreements if d.ops}
     shown = []
     for spec in specs:
         rank = getattr(spec, "rank", None)
         if rank is None:
             shown.append((True, True))
         elif getattr(spec, "across_ranks", False):
-            shown.append((False, rank in disagreeing))
+            shown.append((False, False))  # across_lines names the disagreeing ranks' CSVs
         else:
             shown.append((rank in pick, rank in pick))
     return shown

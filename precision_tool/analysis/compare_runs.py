@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,13 +150,25 @@ def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None) -> 
         )
     if spec.graph_path is None:
         return plan_name_compare(dumps, golden), golden
-    from precision_tool.formats.ge_graph import load_graph
-
-    model = model if model is not None else load_graph(spec.graph_path)
+    model = model if model is not None else shared_graph(spec.graph_path)
     all_ops = [op for _, op in model.iter_ops()]
     graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]
     ops = [op for g in graphs for op in g.ops if only is None or op.name in only]
     return plan_graph_compare(ops, dumps, all_ops=all_ops), golden
+
+
+def shared_graph(path: str | Path) -> Any:
+    """The parsed graph of `path`, parsed once while the file stays the same: every rank of a multi-device
+    dump is planned through the same Build graph (read-only: nothing changes a parsed graph)."""
+    stat = os.stat(path)
+    return _parsed_graph(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=2)
+def _parsed_graph(path: str, _mtime_ns: int, _size: int) -> Any:
+    from precision_tool.formats.ge_graph import load_graph
+
+    return load_graph(path)
 
 
 def run_specs(

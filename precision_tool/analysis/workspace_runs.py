@@ -18,6 +18,7 @@ from precision_tool.analysis.compare_runs import (
     interrupted_result_dir,
     read_run_file,
     run_specs,
+    shared_graph,
     workspace_labeller,
 )
 from precision_tool.analysis.matching import dump_iterations, find_graph_dump_dir
@@ -54,15 +55,13 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
                 step: int | None = None) -> list[RunSpec]:
     """NPU-vs-golden runs of dump folder `npu_dir` (of npu/debug_<debug_id>) through that run's Build graphs,
     each graph against its own dump subfolder; [] when the run has no Build graph."""
-    from precision_tool.formats.ge_graph import load_graph
-
     specs: list[RunSpec] = []
     graph_files = workspace.build_graph_files(debug_id)
     jsons = {p.stem for p in graph_files if p.suffix == ".json"}
     graph_files = [p for p in graph_files if not (p.suffix == ".txt" and p.stem in jsons)]
     first = True
     for graph_file in graph_files:
-        model = load_graph(graph_file)
+        model = shared_graph(graph_file)
         for graph in model.graphs:
             folder = npu_dir if graph.name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph.name)
             if folder is None:

@@ -146,6 +146,13 @@ def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int
     return dtype, shape, fortran, offset, size
 
 
+# The header np.save writes for a plain array, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (8, 3), }:
+# read by one regex (0.01 ms instead of ast's 0.2 ms: a multi-rank run reads thousands); anything else goes
+# through the full parser below.
+_PLAIN_HEADER = re.compile(r"\{'descr': '([<>|=]?[biufc][1-9][0-9]?)', 'fortran_order': (False|True), "
+                           r"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), ?\}")
+
+
 def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtype", tuple[int, ...], bool]:
     """The header dict, read as data (no eval), with the checks numpy's loader would need pickle for."""
     import ast
@@ -155,6 +162,20 @@ def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtyp
     from precision_tool.errors import FormatError
 
     text = text.strip()
+    plain = _PLAIN_HEADER.fullmatch(text)
+    if plain is not None:
+        dims = tuple(int(d) for d in plain.group(3).replace(" ", "").split(",") if d)
+        if len(dims) <= _MAX_RANK:
+            try:
+                dtype = np.dtype(plain.group(1))
+            except TypeError:
+                dtype = None
+            if dtype is not None and dtype.itemsize and not dtype.hasobject:
+                span = 1
+                for d in dims:
+                    span *= max(d, 1)
+                if span < 2 ** 62:
+                    return dtype, dims, plain.group(2) == "True"
     if len(text) > _MAX_HEADER_TEXT or _nesting(text) > _MAX_NESTING:  # what could exhaust the parser's stack
         raise FormatError(path, "the .npy header is not the short dict numpy writes (too long or too deeply "
                                 "nested); the file is damaged")

@@ -200,6 +200,7 @@ def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
               on_file_done: Callable[[int], None] | None, lists: _Lists,
               origins: dict[Path, "OriginFormats"]) -> None:
     if workers == 1:
+        _keep_freed_memory(target)
         for path in jobs:
             _collect(_decode_one(path, out_dir, target, origins.get(path)), lists)
             if on_file_done:
@@ -225,6 +226,15 @@ def _run_jobs(jobs: list[Path], out_dir: Path, target: str | None, workers: int,
                     on_file_done(futures[future])
 
 
+def _keep_freed_memory(target: str | None) -> None:
+    """Converting: glibc keeps freed tensor memory for the next file (no fresh mmap and page faults per
+    tensor read, converted and written); plain decoding never holds tensors in memory."""
+    if target is not None:
+        from precision_tool.analysis.metrics_sweeps import keep_freed_memory
+
+        keep_freed_memory()
+
+
 _Result = tuple[list[tuple[Path, Path]], list[DecodeProblem], list[DecodeProblem], list[tuple[str, str]],
                 list[DecodeProblem]]
 
@@ -241,6 +251,7 @@ def _chunks(items: list[Path], count: int) -> list[list[Path]]:
 
 def _decode_many(paths: list[Path], out_dir: Path, target: str | None,
                  origins: dict[Path, "OriginFormats"]) -> list[_Result]:
+    _keep_freed_memory(target)
     return [_decode_one(path, out_dir, target, origins.get(path)) for path in paths]
 
 
@@ -412,11 +423,11 @@ def graph_origin_formats(workspace: "Workspace", paths: Sequence[Path]) -> dict[
     the origin layout of each input and output as the graph's descriptors give it (origin_format). Device
     shapes such as FRACTAL_Z [9,1,16,16] with original shape [3,3,3,16] read validly as HWCN and as NHWC;
     the graph says which. Files outside the workspace, unreadable ones and ops not in the graph are left out."""
-    from precision_tool.analysis.graph_index import index_for
-
     runs = dump_runs(workspace, paths)
     if not runs:
-        return {}
+        return {}  # (before importing the graph index: dumps outside a workspace need no graph)
+    from precision_tool.analysis.graph_index import index_for
+
     index = index_for(workspace)
     by_op: dict[tuple[int, str], OriginFormats | None] = {}
     out: dict[Path, OriginFormats] = {}

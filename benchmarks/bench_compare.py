@@ -5,6 +5,8 @@
 golden .npy files; a graph JSON. Each tool runs --repeat times (alternating; medians reported): `vc`
 (whole command), msaccucmp's `compare`, and a plain read (every byte of every dump and golden file read
 into memory by as many processes as `vc` uses, warm cache: the floor of any comparison of these files).
+The package's bytecode is compiled first, as `pip install` does (msaccucmp's was, by its own install):
+without it every start of `vc` compiles ~100 modules again when PYTHONDONTWRITEBYTECODE is set.
 Run: `python3 benchmarks/bench_compare.py [--ops N] [--repeat 3] [--reference PATH]` (the reference
 defaults to $MSACCUCMP or /tmp/msacc/msaccucmp, as built by the anchor script).
 """
@@ -99,6 +101,8 @@ def main() -> int:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_CORETYPE", "PRECISION_TOOL_CONFIG")}
     workers = os.cpu_count() or 1  # vc's default pool
     have_reference = Path(args.reference).exists()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "precision_tool")], check=True,
+                   stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)
         dump_dir, golden_dir, graph, nbytes = build(root, args.ops, args.elements)

@@ -370,12 +370,14 @@ class _Computation:
         x_min, x_max = _fold(x_mins, np.minimum), _fold(x_maxs, np.maximum)
         y_min, y_max = _fold(y_mins, np.minimum), _fold(y_maxs, np.maximum)
         sum_ad, sum_d2, sum_rel = self._sum(s_ad), self._sum(s_d2), self._sum(s_rel)
-        nx, ny = np.sqrt(self._sum(s_x2)), np.sqrt(self._sum(s_y2))
-        sum_y2 = self._sum(s_y2)
+        sum_x2, sum_y2 = self._sum(s_x2), self._sum(s_y2)
+        nx, ny = np.sqrt(sum_x2), np.sqrt(sum_y2)
         mean_x = np.float64(math.fsum(s64_x) if len(s64_x) > 1 else s64_x[0]) / n
         mean_y = np.float64(math.fsum(s64_y) if len(s64_y) > 1 else s64_y[0]) / n
+        # the stds' 3-decimal text, when Σx² already settles it; else sweep 2 sums the float64 moments
+        std_x, std_y = _std_settled(sum_x2, mean_x, n), _std_settled(sum_y2, mean_y, n)
 
-        # sweep 2: cosine, KL normalisation, second moments about the mean (float64, as np.std)
+        # sweep 2: cosine, KL normalisation, second moments about the mean where the std is not settled
         x_range, y_range = x_max - x_min, y_max - y_min
         s_cos, s_p, s_q, m2s_x, m2s_y = [], [], [], [], []
         one_leaf = len(self.ranges) == 1
@@ -389,10 +391,15 @@ class _Computation:
                     s_cos.append(sweeps.cosine_sum(xb, yb, nx, ny))
                 s_p.append(np.add.reduce(sweeps.kl_floor(xb, x_min, x_range, p[where])))
                 s_q.append(np.add.reduce(sweeps.kl_floor(yb, y_min, y_range, q[where])))
-                m2s_x.append(sweeps.sum_squares_about(xb, mean_x))
-                m2s_y.append(sweeps.sum_squares_about(yb, mean_y))
+                if std_x is None:
+                    m2s_x.append(sweeps.sum_squares_about(xb, mean_x))
+                if std_y is None:
+                    m2s_y.append(sweeps.sum_squares_about(yb, mean_y))
         sum_p, sum_q = self._sum(s_p), self._sum(s_q)
-        m2_x, m2_y = self._sum(m2s_x), self._sum(m2s_y)  # float64, as np.std sums them
+        if std_x is None:
+            std_x = np.sqrt(np.float64(self._sum(m2s_x)) / n)  # float64, as np.std sums them
+        if std_y is None:
+            std_y = np.sqrt(np.float64(self._sum(m2s_y)) / n)
 
         # sweep 3: the KL sum itself (one leaf: p and q are still in their buffers)
         s_kl = []
@@ -422,7 +429,7 @@ class _Computation:
         values.append(format_value(kl_value))
         if str(kl_value) == "inf":
             reasons.append(f"Cannot compare by KL Divergence. The data contains 0 in {self.golden_file!r}.")
-        values.append(_std_text(mean_x, np.sqrt(np.float64(m2_x) / n), mean_y, np.sqrt(np.float64(m2_y) / n)))
+        values.append(_std_text(mean_x, std_x, mean_y, std_y))
         values.append(format_value(sum_ad.dtype.type(sum_ad / n)))
         values.append(format_value(np.sqrt(sum_d2.dtype.type(sum_d2 / n))))
         values.append(format_value(max_rel))
@@ -438,8 +445,32 @@ def _fold(values: list, how: Callable) -> np.floating:  # type: ignore[type-arg]
     return result
 
 
-def _std_text(mean_x: float, std_x: float, mean_y: float, std_y: float) -> str:
-    def clip(v: float) -> float:
-        return 0.0 if abs(v) < STD_ZERO_BELOW else v
+def _std_cell(v: float) -> str:
+    return "%.3f" % (0.0 if abs(v) < STD_ZERO_BELOW else v)
 
-    return "(%.3f;%.3f),(%.3f;%.3f)" % (clip(mean_x), clip(std_x), clip(mean_y), clip(std_y))
+
+def _std_text(mean_x: float, std_x: float, mean_y: float, std_y: float) -> str:
+    return "(%s;%s),(%s;%s)" % (_std_cell(mean_x), _std_cell(std_x), _std_cell(mean_y), _std_cell(std_y))
+
+
+_U32 = 2.0**-24  # float32 unit roundoff
+
+
+def _std_settled(sum_squares: np.floating, mean: np.float64, n: int) -> float | None:
+    """A std printing as np.std's float64 value would (3 decimals), from the float32 Σx² of sweep 1 and the
+    float64 mean; None when the text is not certain, and the float64 Σ(x-mean)² must be summed.
+
+    Every term of a float32 pairwise sum of squares passes through at most k roundings (the square, numpy's
+    8-way unrolled block of 128, one per level of the tree), so Σx² is within 2·k·u of itself (k counted
+    generously); the variance Σx²/n - mean² then lies in a known interval, and when the std at both ends
+    prints the same, so does np.std's. Off only for std ≪ |mean| (cancellation widens the interval) and near
+    a rounding boundary: a few tensors in a thousand."""
+    second, m = float(sum_squares) / n, float(mean)
+    if not (math.isfinite(second) and math.isfinite(m)):
+        return None  # NaN/Inf data: the float64 sweep says what np.std says
+    levels = max(0, math.ceil(math.log2(max(n, 1) / _PW_BLOCK))) + 1
+    slack = (2 * (40 + levels) * _U32 + 1e-13) * (second + m * m) + 1e-44  # 1e-13: the float64 steps
+    variance = second - m * m
+    low = math.sqrt(max(variance - slack, 0.0)) * (1 - 1e-15)
+    high = math.sqrt(max(variance + slack, 0.0)) * (1 + 1e-15)
+    return low if _std_cell(low) == _std_cell(high) else None

@@ -44,6 +44,11 @@ def _pairs(rng: np.random.Generator) -> dict[str, tuple[np.ndarray, np.ndarray]]
     cases["int32"] = (rng.integers(-5, 5, 300).astype(np.int32), rng.integers(-5, 5, 300).astype(np.int32))
     cases["large_mean"] = ((rng.standard_normal(1000) + 1000).astype(np.float32),
                            (rng.standard_normal(1000) + 1000).astype(np.float32))
+    z = rng.standard_normal(4096)
+    z = (z - z.mean()) / z.std()
+    cases["std_on_rounding_boundary"] = ((z * 1.0005).astype(np.float32), (z * 0.1235).astype(np.float32))
+    cases["std_near_clip"] = ((rng.standard_normal(5000) * 0.001).astype(np.float32),
+                              (rng.standard_normal(5000) * 0.00099 + 0.0005).astype(np.float32))
     cases["golden_half_zero"] = (rng.standard_normal(1000).astype(np.float32),
                                  np.where(rng.random(1000) > 0.5, 0, 1).astype(np.float32))
     return cases

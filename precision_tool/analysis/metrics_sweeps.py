@@ -95,13 +95,14 @@ def first_sweep(x: np.ndarray, y: np.ndarray) -> tuple[Any, ...]:
     s_x2 = add(a)
     np.multiply(y, y, out=a)
     s_y2 = add(a)
-    # where(|y| > eps, |x/y - 1|, 0)
+    # where(|y| > eps, |x/y - 1|, 0); the mask only when some |y| is that small (a NaN min fails too)
     np.abs(y, out=a)
-    np.greater(a, EPS, out=big)
+    everywhere = bool(a.min() > EPS)
     np.divide(x, y, out=b)
     np.subtract(b, 1, out=b)
     np.abs(b, out=b)
-    if not big.all():
+    if not everywhere:
+        np.greater(a, EPS, out=big)
         np.logical_not(big, out=big)
         np.copyto(b, 0, where=big)
     s_rel, max_rel = add(b), b.max()
@@ -159,9 +160,10 @@ def keep_freed_memory() -> bool:
         return True
     try:
         import ctypes
-        import platform
+        import os
 
-        if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        # (os.confstr answers at once; platform.libc_ver() would scan the interpreter's binary)
+        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
             return False
         libc = ctypes.CDLL(None)  # this process's own libc (find_library would run ldconfig)
         mallopt = libc.mallopt
@@ -172,6 +174,6 @@ def keep_freed_memory() -> bool:
         ok &= mallopt(m_trim_threshold, 256 << 20)  # give memory back only past 256 MB free at the top
         ok &= mallopt(m_top_pad, 64 << 20)
         _KEPT = bool(ok)
-    except (OSError, AttributeError, ValueError):
+    except (OSError, AttributeError, ValueError):  # no such confstr name, or None: not glibc
         return False
     return _KEPT

@@ -50,6 +50,10 @@ def main() -> int:
     parser.add_argument("--reference-ranks", type=int, default=4, metavar="K",
                         help="ranks msaccucmp compares (its time is scaled to all ranks); 0 skips it")
     args = parser.parse_args()
+    # the package's bytecode, as `pip install` compiles it (else every `vc` start compiles ~100 modules again
+    # when PYTHONDONTWRITEBYTECODE is set)
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "precision_tool")], check=True,
+                   stdout=subprocess.DEVNULL)
     from distributed import LocalCluster
     from rank_workspace import GRAPH_NAME, REFERENCE_GRAPH, make_rank_workspace
 

@@ -15,6 +15,11 @@ from typing import Iterator
 
 from precision_tool.errors import WorkspaceError, WorkspaceWriteError
 
+GOLDEN_RANK_PREFIX = "rank_"
+"""Golden tensors of rank r of a multi-device job live in <golden dir>/rank_<r>/ (tf_dump writes them from
+tf/tf_debug/rank_<r>/)."""
+GOLDEN_RANK_FOLDER = re.compile(r"^rank_(\d+)$")
+
 _DEBUG_DIR = re.compile(r"^debug_(\d+)$")
 _TOP_LEVEL = ("npu", "tf", "overflow", "fusion", "temp")  # the folders a workspace root holds
 
@@ -279,7 +284,7 @@ class Workspace:
                 )
             )
         golden = self.golden_dir
-        if not (golden.is_dir() and any(golden.glob("*.npy"))):
+        if not (golden.is_dir() and (any(golden.glob("*.npy")) or self._has_rank_goldens())):
             how = (
                 "run `tf_dump` to extract the tfdbg dumps already in tf/tf_debug"
                 if self.tf_debug_dir.is_dir() and any(self.tf_debug_dir.iterdir())
@@ -287,6 +292,11 @@ class Workspace:
             )
             gaps.append(Missing(f"golden tensors in {golden}", how))
         return gaps
+
+    def _has_rank_goldens(self) -> bool:
+        """Golden tensors of a multi-device job: a rank_<r>/ folder of the golden dir holds .npy files."""
+        return any(GOLDEN_RANK_FOLDER.match(child.name) and child.is_dir() and any(child.glob("*.npy"))
+                   for child in self.golden_dir.iterdir())
 
 
 def _newest_child(folder: Path) -> Path | None:

@@ -18,10 +18,8 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
+from precision_tool.workspace import GOLDEN_RANK_FOLDER, GOLDEN_RANK_PREFIX
 
-GOLDEN_RANK_PREFIX = "rank_"
-"""Golden tensors of rank r live in <golden dir>/rank_<r>/ (tf_dump writes them from tf/tf_debug/rank_<r>/)."""
-GOLDEN_RANK_FOLDER = re.compile(r"^rank_(\d+)$")
 _RANK_FOLDER = re.compile(r"^\d{1,5}$")
 HCCL_PREFIX = "Hcom"
 """GE's collective-communication op types all start with it (HcomAllReduce, HcomBroadcast, HcomAllGather,

@@ -251,3 +251,15 @@ def test_ni_names_each_rank_and_its_golden(four_ranks, cli) -> None:  # type: ig
         assert re.search(rf"debug_0 rank {r}: \S+/{r}/ge_default_20240613143502_1/1/0/HcomAllReduce\.allreduce_layer3\.",
                          files)
         assert re.search(rf"golden rank {r} allreduce_layer3\.0: \S+/tf/dump/rank_{r}/allreduce_layer3\.0\.", files)
+
+
+def test_the_shell_start_sees_golden_tensors_in_rank_folders(four_ranks, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """tf/dump/rank_<r>/ holds the golden tensors of a multi-device job: no 'missing golden tensors' at start;
+    rank folders without .npy files still are missing ones."""
+    from precision_tool.workspace import Workspace
+
+    root, _planted = four_ranks
+    assert not [gap for gap in Workspace(root).missing() if "golden" in gap.what]
+    empty = tmp_path / "precision_data"
+    (empty / "tf" / "dump" / "rank_0").mkdir(parents=True)
+    assert [gap for gap in Workspace(empty).missing() if "golden" in gap.what]

@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.core",
     "precision_tool.shell.commands.auto_check",
     "precision_tool.shell.commands.compare",
+    "precision_tool.shell.commands.pair",
     "precision_tool.shell.commands.graphs",
     "precision_tool.shell.commands.replay",
     "precision_tool.shell.commands.report",

@@ -90,6 +90,9 @@ def reference_tool(tmp_path_factory) -> Path:
     # Kept across runs (setup.sh is idempotent), so only the first run pays for installing it.
     default = Path.home() / ".cache" / "precision_tool" / "msaccucmp-anchor"
     target = os.environ.get("MSACC_ANCHOR") or str(default)
+    if not ANCHOR_SETUP.is_file():
+        raise RuntimeError(f"the reference tool's anchor script is not at {ANCHOR_SETUP} (the checkout's sibling "
+                           "folder shared/): clone next to it, or set MSACCUCMP to a built msaccucmp wrapper")
     proc = subprocess.run(["bash", str(ANCHOR_SETUP), target], capture_output=True, text=True, timeout=1200)
     if proc.returncode != 0:
         raise RuntimeError(f"anchor setup failed: {proc.stderr[-2000:]}")

@@ -20,6 +20,14 @@ GOLDEN_RANK_PREFIX = "rank_"
 tf/tf_debug/rank_<r>/)."""
 GOLDEN_RANK_FOLDER = re.compile(r"^rank_(\d+)$")
 
+
+def rank_golden_folders(golden_root: Path) -> list[tuple[int, Path]]:
+    """(rank, folder) of every rank_<r>/ folder of a golden dir, by rank; [] when there are none."""
+    if not golden_root.is_dir():
+        return []
+    found = ((GOLDEN_RANK_FOLDER.match(child.name), child) for child in golden_root.iterdir())
+    return sorted((int(match.group(1)), child) for match, child in found if match and child.is_dir())
+
 _DEBUG_DIR = re.compile(r"^debug_(\d+)$")
 _TOP_LEVEL = ("npu", "tf", "overflow", "fusion", "temp")  # the folders a workspace root holds
 
@@ -284,7 +292,9 @@ class Workspace:
                 )
             )
         golden = self.golden_dir
-        if not (golden.is_dir() and (any(golden.glob("*.npy")) or self._has_rank_goldens())):
+        has_golden = any(golden.glob("*.npy")) or any(any(folder.glob("*.npy"))
+                                                       for _, folder in rank_golden_folders(golden))
+        if not (golden.is_dir() and has_golden):
             how = (
                 "run `tf_dump` to extract the tfdbg dumps already in tf/tf_debug"
                 if self.tf_debug_dir.is_dir() and any(self.tf_debug_dir.iterdir())
@@ -292,11 +302,6 @@ class Workspace:
             )
             gaps.append(Missing(f"golden tensors in {golden}", how))
         return gaps
-
-    def _has_rank_goldens(self) -> bool:
-        """Golden tensors of a multi-device job: a rank_<r>/ folder of the golden dir holds .npy files."""
-        return any(GOLDEN_RANK_FOLDER.match(child.name) and child.is_dir() and any(child.glob("*.npy"))
-                   for child in self.golden_dir.iterdir())
 
 
 def _newest_child(folder: Path) -> Path | None:

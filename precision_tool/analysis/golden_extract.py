@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from precision_tool.analysis.ranks import GOLDEN_RANK_FOLDER, GOLDEN_RANK_PREFIX
 from precision_tool.atomic import atomic_path
 from precision_tool.config import DUMP_FLAG_ENV, OVERFLOW_FLAG_ENV
 from precision_tool.errors import CommandInterrupted, FormatError, UsageError, WorkspaceError
 from precision_tool.formats import tfdbg_v1, tfdbg_v2
 from precision_tool.formats.golden import golden_file_name
-from precision_tool.workspace import Workspace
+from precision_tool.workspace import GOLDEN_RANK_FOLDER, GOLDEN_RANK_PREFIX, Workspace
 
 HOW_TO_DUMP = ("produce one with `import precision_tool.tf_config as npu_tf_config` and "
                "`sess = npu_tf_config.sess_dump(sess)` (or `hooks=[npu_tf_config.estimator_dump()]`) in the "

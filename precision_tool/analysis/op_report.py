@@ -177,16 +177,12 @@ def golden_facts(workspace: Workspace, original_names: list[str]) -> tuple[Tenso
 def ranked_golden_facts(workspace: Workspace, original_names: list[str]) -> list[tuple[TensorFacts, int | None]]:
     """golden_facts with the rank each comes from: every rank's own golden folder (tf/dump/rank_<r>/) when
     there are such, else tf/dump (rank None)."""
-    from precision_tool.analysis.ranks import GOLDEN_RANK_PREFIX
     from precision_tool.formats.golden import golden_key, scan_golden_dir
+    from precision_tool.workspace import rank_golden_folders
 
-    folders: list[tuple[Path, int | None]] = [(workspace.golden_dir, None)]
-    if workspace.golden_dir.is_dir():
-        ranked = sorted((int(child.name[len(GOLDEN_RANK_PREFIX):]), child) for child in workspace.golden_dir.iterdir()
-                        if child.name.startswith(GOLDEN_RANK_PREFIX) and child.name[len(GOLDEN_RANK_PREFIX):].isdigit()
-                        and child.is_dir())
-        if ranked:
-            folders = [(folder, rank) for rank, folder in ranked]
+    ranked = rank_golden_folders(workspace.golden_dir)
+    folders: list[tuple[Path, int | None]] = [(folder, rank) for rank, folder in ranked] or \
+        [(workspace.golden_dir, None)]
     facts = []
     for folder, rank in folders:
         golden = scan_golden_dir(folder)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
-from precision_tool.workspace import GOLDEN_RANK_FOLDER, GOLDEN_RANK_PREFIX
+from precision_tool.workspace import GOLDEN_RANK_PREFIX, rank_golden_folders
 
 _RANK_FOLDER = re.compile(r"^\d{1,5}$")
 HCCL_PREFIX = "Hcom"
@@ -79,8 +79,7 @@ def golden_dir_for_rank(golden_root: Path, rank: int) -> tuple[Path, bool]:
 
 
 def has_rank_goldens(golden_root: Path) -> bool:
-    return golden_root.is_dir() and any(GOLDEN_RANK_FOLDER.match(child.name) and child.is_dir()
-                                        for child in golden_root.iterdir())
+    return bool(rank_golden_folders(golden_root))
 
 
 # --- ops that must agree on every rank --------------------------------------------------------------

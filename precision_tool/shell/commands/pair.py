@@ -42,7 +42,7 @@ def _cp_pair(args: argparse.Namespace, name: str) -> tuple[str, str]:
 
 def _cp(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.network_compare import compare_pair
-    from precision_tool.render.compare import pair_view
+    from precision_tool.render.pair import pair_view
 
     from precision_tool.workspace import Workspace
 

@@ -57,11 +57,29 @@ def walk_files(folder: Path) -> Iterator[Path]:
             yield Path(dirpath) / name
 
 
+def absolute_path(path: str | os.PathLike[str]) -> Path:
+    """`path` made absolute from the current folder. A workspace's root is made absolute once, when it is
+    opened: child processes (replay, train, the demo, Dask workers) run in other folders and must be handed
+    the same one. `..` is resolved as the kernel resolves it (through symlinks); other parts stay as typed,
+    so a workspace reached through a symlink keeps the name the user gave it."""
+    given = Path(path).expanduser()
+    try:
+        full = given if given.is_absolute() else Path.cwd() / given
+    except OSError:  # the current folder was deleted: nothing to anchor a relative path to
+        return given
+    if ".." in full.parts:
+        try:
+            return full.resolve()
+        except (OSError, RuntimeError):  # a symlink loop: the textual form is the best there is
+            pass
+    return Path(os.path.normpath(full))
+
+
 class Workspace:
-    """Where each kind of data lives under the workspace root."""
+    """Where each kind of data lives under the workspace root (always an absolute path: see absolute_path)."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root).expanduser()
+        self.root = absolute_path(root)
         if self.root.exists() and not self.root.is_dir():
             raise WorkspaceError(
                 f"workspace {self.root} is a file, not a folder; pass a folder with --data DIR"

@@ -8,6 +8,7 @@ caller names another. Inserted Cast/TransData ops need no TensorFlow: numpy repl
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import shutil
@@ -26,13 +27,15 @@ from precision_tool.analysis.replay_verdict import CANNOT, INHERITED, KERNEL, PR
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import WorkspaceError
 from precision_tool.formats.ge_graph import split_input
-from precision_tool.workspace import Workspace
+from precision_tool.workspace import Workspace, absolute_path
 
 if TYPE_CHECKING:
     from precision_tool.analysis.results import CompareSummary
     from precision_tool.config import Settings
 
 CHILD_TIMEOUT_S = 3600
+CHILD_LOG = "replay_child.log"
+"""The TensorFlow child's command, exit status, stderr and stdout, kept in the replay folder."""
 CSV_NAME = "replay.csv"
 JSON_NAME = "replay.json"
 
@@ -65,6 +68,7 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     from precision_tool.formats.golden import scan_golden_dir
 
     workspace = index.workspace
+    folder = absolute_path(folder)  # the child runs in the workspace: a relative folder would land below it
     Workspace.ensure_dir(folder, "replay folder")
     started = time.perf_counter()
     golden = scan_golden_dir(workspace.golden_dir)
@@ -78,20 +82,23 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
         if case.problem is None and case.mode == "native":
             _replay_native(case)
     tf_cases = [c for c in cases if c.problem is None and c.mode == "tf"]
-    child_failure = None
+    child = ChildRun()
     if tf_cases and missing_tf is None:
-        child_failure = _run_child(workspace, tf_cases, python)
+        child = _run_child(workspace, tf_cases, python, folder / CHILD_LOG)
     ran = time.perf_counter()
     verdicts = []
     for case in cases:
         if case.problem is None and case.mode == "tf" and missing_tf:
-            verdicts.append(cannot(case, missing_tf))
+            verdicts.append(cannot(case, missing_tf, failed=True))
             continue
         result = read_child_result(Path(case.folder)) if case.problem is None else None
-        if result is None and case.problem is None and child_failure:
-            verdicts.append(cannot(case, child_failure))
+        if result is None and case.problem is None and case.mode == "tf":
+            verdicts.append(cannot(case, child.why_no_result(), failed=True))
             continue
-        verdicts.append(judge(case, result, settings))
+        verdict = judge(case, result, settings)
+        if verdict.failed and child.log is not None:
+            verdict = dataclasses.replace(verdict, line=f"{verdict.line}; the replay process's output: {child.log}")
+        verdicts.append(verdict)
     ops = {op.npu_op: op for op in summary.ops} if summary is not None else {}
     verdicts = [_with_upstream(index, v, summary, ops) for v in verdicts]
     verdicts, ops_info, problems = _write_fixes(workspace, verdicts)
@@ -135,8 +142,26 @@ def _replay_native(case: ReplayCase) -> None:
         "notes": [f"{case.op_type}{inserted}: replayed by numpy from its own input"]}))
 
 
-def _run_child(workspace: Workspace, cases: list[ReplayCase], python: str | None) -> str | None:
-    """One child for every case; None when it ran, else the one-line reason (cases without a result)."""
+@dataclass(frozen=True)
+class ChildRun:
+    """How the TensorFlow child went: why it failed as a whole (None: it ran) and where its output is."""
+
+    failure: str | None = None
+    log: Path | None = None
+    last_error: str | None = None
+
+    def why_no_result(self) -> str:
+        """The reason of a case the child wrote no result.json for: the child's own error, and its log."""
+        if self.failure is not None:
+            return self.failure
+        said = f" (its last error line: {self.last_error[:200]})" if self.last_error else ""
+        where = f"; its output: {self.log}" if self.log is not None else ""
+        return f"the replay process wrote no result for it{said}{where}"
+
+
+def _run_child(workspace: Workspace, cases: list[ReplayCase], python: str | None, log: Path) -> ChildRun:
+    """One child for every case. Its output is always kept in `log`: a case it wrote no result for, or one
+    it crashed on, then points there."""
     from precision_tool.capture.child_env import tf_child_env
 
     python = python or sys.executable
@@ -146,22 +171,36 @@ def _run_child(workspace: Workspace, cases: list[ReplayCase], python: str | None
                               env=tf_child_env(workspace.root), capture_output=True, text=True,
                               timeout=CHILD_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        return f"the replay process did not finish in {CHILD_TIMEOUT_S} s"
+        return ChildRun(f"the replay process did not finish in {CHILD_TIMEOUT_S} s")
     except OSError as error:
-        return f"cannot run {python} ({error.strerror or error}); name a Python that has TensorFlow"
-    if proc.returncode == 0:
-        return None
-    lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
-    if "No module named 'tensorflow'" in proc.stderr:
-        return f"TensorFlow is not installed for {python}; `pip install tensorflow-cpu`"
-    log = Path(cases[0].folder).parent / "replay_child.log"
+        return ChildRun(f"cannot run {python} ({error.strerror or error}); name a Python that has TensorFlow")
     try:
-        log.write_text(f"$ {' '.join(command)}\nexit {proc.returncode}\n{proc.stderr}\n{proc.stdout}", encoding="utf-8")
-        where = f"full output in {log}"
+        write_text_atomic(log, f"$ {' '.join(command)}\nexit {proc.returncode}\n--- stderr\n{proc.stderr}\n"
+                               f"--- stdout\n{proc.stdout}")
+        saved: Path | None = log
     except OSError:
-        where = "its output could not be saved"
-    last = lines[-1] if lines else "no error output"
-    return f"the replay process failed (exit {proc.returncode}): {last[:200]}; {where}"
+        saved = None
+    lines = [line.strip() for line in proc.stderr.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else None
+    if proc.returncode == 0:
+        return ChildRun(None, saved, last)
+    if "No module named 'tensorflow'" in proc.stderr:
+        return ChildRun(f"TensorFlow is not installed for {python}; `pip install tensorflow-cpu`", saved, last)
+    where = f"its output: {saved}" if saved is not None else "its output could not be saved"
+    return ChildRun(f"the replay process {_ended(proc.returncode)}: {(last or 'no error output')[:200]}; {where}",
+                    saved, last)
+
+
+def _ended(status: int) -> str:
+    """How a child that did not succeed ended: `failed (exit 1)`, or `was killed by SIGSEGV`."""
+    import signal
+
+    if status < 0:
+        try:
+            return f"was killed by {signal.Signals(-status).name}"
+        except ValueError:
+            return f"was killed by signal {-status}"
+    return f"failed (exit {status})"
 
 
 # --- following the divergence back ------------------------------------------------------------------
@@ -183,8 +222,6 @@ def _with_upstream(index: GraphIndex, verdict: Verdict, summary: "CompareSummary
                    ops: dict[str, Any]) -> Verdict:
     """For *inherited*: the op to look at next, walking back while the comparison (`ops`: its results by
     NPU op name) says its inputs fail."""
-    import dataclasses
-
     if verdict.verdict != INHERITED:
         return verdict
     differing = next((i for i in verdict.inputs if i.vs_golden is not None and not i.vs_golden.agrees), None)
@@ -222,8 +259,6 @@ def _input_position(tensor_index: str) -> int | None:
 
 # --- fixes and results ------------------------------------------------------------------------------
 def _write_fixes(workspace: Workspace, verdicts: list[Verdict]) -> tuple[list[Verdict], Path | None, list[str]]:
-    import dataclasses
-
     from precision_tool.analysis.replay_fixes import write_ops_info, write_reproducer
 
     problems: list[str] = []
@@ -276,7 +311,8 @@ def save_results(folder: Path, verdicts: Sequence[Verdict]) -> Path:
     write_text_atomic(path, buffer.getvalue())
     summary = [{"op_id": v.case.op_id, "op": v.case.op_name, "op_type": v.case.op_type, "debug_id": v.case.debug_id,
                 "verdict": v.verdict, "line": v.line, "evidence": list(v.evidence), "upstream": v.upstream,
-                "fixes": list(v.fixes), "tf_nodes": list(v.case.tf_nodes), "case_folder": v.case.folder}
+                "fixes": list(v.fixes), "tf_nodes": list(v.case.tf_nodes), "case_folder": v.case.folder,
+                "failed": v.failed}
                for v in verdicts]
     write_text_atomic(folder / JSON_NAME, json.dumps(summary, indent=1) + "\n")
     return path

@@ -129,10 +129,18 @@ class Verdict:
     fixes: tuple[str, ...] = ()  # files written for it (ops_info.json, the reproducer folder)
     fp16: str = "none"
     graphs: dict[str, Any] = field(default_factory=dict)  # the child's replayed GraphDefs (ChildResult.graphs)
+    failed: bool = False
+    """*cannot replay* because the replay itself failed (the process crashed, wrote nothing or raised, or
+    TensorFlow is missing): not a finding about the op, so `replay` exits 1."""
 
 
-def cannot(case: ReplayCase, reason: str) -> Verdict:
-    return Verdict(case, CANNOT, f"cannot replay: {reason}")
+def cannot(case: ReplayCase, reason: str, *, failed: bool = False) -> Verdict:
+    """*cannot replay*, and why; `failed`: the replay machinery failed, not something about the op."""
+    return Verdict(case, CANNOT, f"cannot replay: {reason}", failed=failed)
+
+
+RAISED = "the replay raised "
+"""How the child's result.json starts the reason of a case it crashed on (a bug, or TensorFlow crashing)."""
 
 
 def _load(folder: Path, name: str) -> "np.ndarray":
@@ -149,9 +157,10 @@ def judge(case: ReplayCase, result: ChildResult | None, settings: "Settings") ->
     if case.problem:
         return cannot(case, case.problem)
     if result is None:
-        return cannot(case, "the replay process wrote no result for it")
+        return cannot(case, "the replay process wrote no result for it", failed=True)
     if result.status != "ok":
-        return cannot(case, result.reason or "the replay failed")
+        reason = result.reason or "the replay failed"
+        return cannot(case, reason, failed=reason.startswith(RAISED) or not result.reason)
     if not case.outputs:
         return cannot(case, "its dump holds no output to compare")
     folder = Path(case.folder)

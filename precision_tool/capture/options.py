@@ -299,8 +299,10 @@ def _shown(value: Value) -> str:
 
 
 def option_table_markdown() -> str:
-    """Action → option → value → TF2 / Estimator spelling → why → source, for a workspace ./precision_data."""
+    """Action → option → value → TF2 / Estimator spelling → why → source, for a workspace ./precision_data
+    (a workspace's root is absolute: the table shows its paths as they read from the training folder)."""
     ws = Workspace(Path("precision_data"))
+    shown_root = str(ws.root)
     base = plan(ws, "")
     lines = [TABLE_BEGIN, "",
              "| action | `parameter_map` key (type) | value | TF2 `global_options().` | Estimator | why | source |",
@@ -320,4 +322,4 @@ def option_table_markdown() -> str:
     lines += [f"| `{name}` | `{value}` | {why} |" for name, value, why in GRAPH_ENV_ROWS]
     lines += ["", f"Sources of the graph variables: {SRC_GRAPH_ENV}; TFA docs/en/tfa_env/NPU_DUMP_GRAPH.md. "
               f"Refused together: dump with overflow ({SRC_GE_BOTH}).", "", TABLE_END]
-    return "\n".join(lines)
+    return "\n".join(lines).replace(shown_root, "precision_data")

@@ -1,7 +1,7 @@
 """Each reason an op cannot be replayed, made real on a copy of the demo and said in one line (never a
 guess, never a traceback): no dump, no golden GraphDef, no such node, a custom op, no CPU kernel, rebuilt
 ops that do not reproduce golden, statistics only, no original op names, no TensorFlow for the Python that
-replays."""
+replays (exit status 1, as for a child that crashed or wrote nothing: the replay failed, it found nothing)."""
 
 from __future__ import annotations
 
@@ -67,9 +67,10 @@ def _edit_graph(ws: Path, node: str, what: str) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 
-def _reason(ws: Path, op: str = OP, *extra: str) -> str:
+def _reason(ws: Path, op: str = OP, *extra: str, status: int = 0) -> str:
+    """The reason line under the op's CANNOT REPLAY; `status` 1: the replay itself failed (not a finding)."""
     result = run_cli("replay", op, *extra, data=ws)
-    assert result.status == 0, result.err[-2000:]
+    assert result.status == status, result.out[-2000:] + result.err[-2000:]
     assert "Traceback" not in result.out + result.err
     lines = [line for line in result.out.splitlines() if line.startswith("replay [") and op in line]
     assert len(lines) == 1 and lines[0].endswith("CANNOT REPLAY"), result.out[-2000:]
@@ -120,10 +121,44 @@ def test_a_python_without_tensorflow(fresh_ws: Path, tmp_path: Path):
     venv = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / "bin" / "python"
-    reason = _reason(fresh_ws, OP, "--python", str(python))
+    # nothing could be replayed: not a finding about the op, so the exit status is 1
+    reason = _reason(fresh_ws, OP, "--python", str(python), status=1)
     assert reason == f"TensorFlow is not installed for {python}; `pip install tensorflow-cpu`"
     missing = run_cli("replay", OP, "--python", str(tmp_path / "nothing"), data=fresh_ws)
-    assert missing.status == 0 and f"cannot run {tmp_path / 'nothing'}" in missing.out
+    assert missing.status == 1 and f"cannot run {tmp_path / 'nothing'}" in missing.out
+    assert "replay: 1 of 1 op(s) could not be replayed because the replay failed" in missing.out + missing.err
+
+
+def _fake_python(tmp_path: Path, body: str) -> Path:
+    """A 'Python' for --python that does what `body` (sh) says instead of replaying."""
+    path = tmp_path / "python"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+    return path
+
+
+def _log_of(reason: str) -> Path:
+    return Path(reason.rsplit("its output: ", 1)[1])
+
+
+def test_a_child_that_writes_no_result_says_its_error_and_where_its_output_is(fresh_ws: Path, tmp_path: Path):
+    python = _fake_python(tmp_path, 'echo "ImportError: cannot load libtensorflow_framework.so.2" >&2; exit 0')
+    reason = _reason(fresh_ws, OP, "--python", str(python), status=1)
+    assert reason.startswith("the replay process wrote no result for it (its last error line: ImportError: cannot "
+                             "load libtensorflow_framework.so.2); its output: ")
+    log = _log_of(reason)
+    assert log.parent.parent == fresh_ws / "temp" / "replay" and "libtensorflow_framework" in log.read_text()
+
+
+def test_a_child_that_crashes_is_named_with_its_signal(fresh_ws: Path, tmp_path: Path):
+    python = _fake_python(tmp_path, 'echo "Fatal Python error: Segmentation fault" >&2; kill -SEGV $$')
+    reason = _reason(fresh_ws, OP, "--python", str(python), status=1)
+    assert reason.startswith("the replay process was killed by SIGSEGV: Fatal Python error: Segmentation fault; "
+                             "its output: ")
+    assert "Segmentation fault" in _log_of(reason).read_text()
+    # ni -c is the same replay, with the same exit status
+    result = run_cli("ni", "-c", OP, "--python", str(python), data=fresh_ws)
+    assert result.status == 1 and "ni -c: 1 of 1 op(s) could not be replayed" in result.out + result.err
 
 
 def test_bad_requests_are_one_line(fresh_ws: Path):

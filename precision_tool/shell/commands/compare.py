@@ -115,7 +115,9 @@ def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
 def results_root(args: argparse.Namespace, ctx: Context) -> Path:
     """Where result folders go: `-o DIR`, else the workspace's temp/vector_compare."""
     out_dir = getattr(args, "out_dir", None)
-    return Path(out_dir).expanduser() if out_dir else ctx.workspace.vector_compare_dir
+    from precision_tool.workspace import absolute_path
+
+    return absolute_path(out_dir) if out_dir else ctx.workspace.vector_compare_dir
 
 
 def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: float, command: Any,
@@ -222,16 +224,18 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
                     step: int | None, notes: list[str]) -> list[Any]:
     from precision_tool.analysis import network_compare as nc
     from precision_tool.errors import WorkspaceError
+    from precision_tool.workspace import absolute_path
 
-    left = Path(npu_dir).expanduser() if npu_dir else ws.newest_dump_dir(0)
+    # absolute: run.json records them for vcs and --resume, and Dask workers run in other folders
+    left = absolute_path(npu_dir) if npu_dir else ws.newest_dump_dir(0)
     if left is None:
         raise WorkspaceError(f"no NPU dumps in {ws.dump_root(0)}; pass the dump folder with -lt DIR")
-    right = Path(golden_dir).expanduser() if golden_dir else ws.golden_dir
+    right = absolute_path(golden_dir) if golden_dir else ws.golden_dir
     if not right.is_dir():
         raise WorkspaceError(f"{right} is not a folder; pass golden tensors (or a second NPU dump) with -rt DIR")
     if graph is not None:
         resolved = str(resolve_graph_file(ws, graph, ws.run_of(left)))
-        if resolved != str(Path(graph).expanduser()):
+        if resolved != str(absolute_path(graph)):
             notes.append(f"-g {graph}: using {resolved}")
         graph = resolved
     if nc.has_golden_files(right):
@@ -246,7 +250,7 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
                 return found
         chosen = nc.choose_step([left], step, notes, str(left))
         return [nc.RunSpec("NPU vs golden" if graph else "NPU vs golden (by name)", str(left), "result_{stamp}.csv",
-                           golden_dir=str(right), graph_path=str(Path(graph).expanduser()) if graph else None,
+                           golden_dir=str(right), graph_path=str(absolute_path(graph)) if graph else None,
                            step=chosen)]
     chosen = nc.common_step(left, right, step, notes)
     return [nc.RunSpec("NPU vs NPU", str(left), "result_{stamp}.csv", right_dir=str(right), step=chosen)]
@@ -256,8 +260,9 @@ def resolve_graph_file(ws: Any, graph: str, prefer: int | None = None) -> Path:
     """-g GRAPH: a path, or a bare file name looked up in the workspace's npu/debug_*/graph/ folders
     (debug_<prefer> first: the run whose dump is compared)."""
     from precision_tool.errors import WorkspaceError
+    from precision_tool.workspace import absolute_path
 
-    path = Path(graph).expanduser()
+    path = absolute_path(graph)
     if path.is_dir():
         raise WorkspaceError(f"-g {graph} is a folder; give a graph file (ge_proto *_Build.txt or its JSON)")
     if path.is_file():

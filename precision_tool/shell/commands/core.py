@@ -84,7 +84,7 @@ def _data(args: argparse.Namespace, ctx: Context) -> object:
     if not folder.is_dir():
         raise UsageError(f"data: {args.dir} is a file; give a workspace folder (a precision_data)")
     ctx.use_workspace(Workspace(folder))
-    return note_line(f"workspace: {folder}")
+    return note_line(f"workspace: {ctx.workspace.root}")
 
 
 COMMANDS = [

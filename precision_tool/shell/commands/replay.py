@@ -77,11 +77,13 @@ def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, comma
         chosen = next(e for e in found if e.debug_id == first)
         if chosen not in entries:  # `replay 16 bn2/FusedBatchNormV3` names one op twice: replayed once
             entries.append(chosen)
-    return _run(index, entries, ctx, args, folder=None)
+    return _run(index, entries, ctx, args, folder=None, command=command)
 
 
 def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace, folder: Any,
-         summary: Any = None) -> list[Any]:
+         summary: Any = None, command: str = "") -> list[Any]:
+    """Replay `entries` into `folder` and return what to show; a replay that failed (not a finding about the op)
+    is shown, then raised as CommandFailed (`command`: the name to start the message with; `ac` adds its own)."""
     import time
 
     from precision_tool.analysis.replay import replay_ops
@@ -92,7 +94,18 @@ def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace,
         folder = ctx.workspace.temp_dir / "replay" / time.strftime("%Y%m%d%H%M%S")
     ctx.note(note_line(f"replaying {len(entries)} op(s) on CPU (one TensorFlow process)"))
     run = replay_ops(index, entries, folder, ctx.settings, summary=summary, python=getattr(args, "python", None))
-    return run_lines(run, evidence=not getattr(args, "quiet", False))
+    lines = run_lines(run, evidence=not getattr(args, "quiet", False))
+    failed = [v for v in run.verdicts if v.failed]
+    if failed:
+        # the replay itself failed, which is no finding about the op: show everything, then exit 1
+        from precision_tool.errors import CommandFailed
+
+        for line in lines:
+            ctx.note(line)
+        names = ", ".join(v.case.op_name for v in failed[:3]) + (" ..." if len(failed) > 3 else "")
+        raise CommandFailed(f"{command + ': ' if command else ''}{len(failed)} of {len(run.verdicts)} op(s) could not be replayed because "
+                            f"the replay failed ({names}); the reason is above each")
+    return lines
 
 
 def _complete(request: CompletionRequest) -> list[str]:

@@ -18,6 +18,11 @@ from precision_tool.workspace import Workspace
 log = logging.getLogger("precision_tool")
 
 
+class Offer(str):
+    """A suggestion that need not start with the word typed, which it replaces: `pt bn2_Fu` offers the
+    dump file BatchNorm.bn2_FusedBatchNormV3.10.0.<ts> (other suggestions must start with the word)."""
+
+
 def complete_paths(current: str) -> list[str]:
     """File and folder names for a partly typed path (folders end in '/')."""
     folder, _, prefix = current.rpartition("/")
@@ -69,7 +74,7 @@ class ShellCompleter(Completer):
         if command.completer is None:
             return []
         request = CompletionRequest(words, current, option, self.workspace, self.table)
-        return [s for s in command.completer(request) if s.startswith(current)]
+        return [s for s in command.completer(request) if isinstance(s, Offer) or s.startswith(current)]
 
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         text = document.text_before_cursor

@@ -42,3 +42,39 @@ def test_a_failing_completer_offers_nothing_instead_of_a_traceback(tmp_path):
     completer = ShellCompleter(table, Workspace(tmp_path))
     assert list(completer.get_completions(Document("look "), CompleteEvent(completion_requested=True))) == []
     assert [c.text for c in completer.get_completions(Document("lo"), CompleteEvent())] == ["look"]
+
+
+def _offered(root, text: str) -> list[str]:
+    from prompt_toolkit.completion import CompleteEvent
+    from prompt_toolkit.document import Document
+
+    completer = ShellCompleter(build_table(), Workspace(root))
+    completions = list(completer.get_completions(Document(text), CompleteEvent(completion_requested=True)))
+    typed = text.split()[-1]
+    assert all(c.start_position == -len(typed) for c in completions)  # each replaces the word typed
+    return [c.text for c in completions]
+
+
+def test_the_start_of_an_op_part_offers_its_dump_files_golden_files_and_op(demo_workspace, monkeypatch):
+    from precision_tool.analysis import dump_files
+    from precision_tool.analysis.graph_index import index_for
+
+    index_for(Workspace(demo_workspace)).load()  # op names are offered once the index is loaded
+    dumps = sorted(p.name for p in (demo_workspace / "npu").glob("debug_[01]/dump/*/**/BatchNorm.bn2_Fused*"))
+    golden = sorted(p.name for p in (demo_workspace / "tf" / "dump").glob("bn2_FusedBatchNormV3.*.npy"))
+    assert len(dumps) == 2 and len(golden) == 6
+    # as the dump file names spell the op, whatever the type prefix; the golden .npy; the op itself
+    assert _offered(demo_workspace, "pt bn2_Fu") == dumps + golden + ["bn2_FusedBatchNormV3"]
+    assert _offered(demo_workspace, "cp bn2_Fu") == dumps + golden + ["bn2_FusedBatchNormV3"]
+    assert _offered(demo_workspace, "dc bn2_Fu") == dumps + ["bn2_FusedBatchNormV3"]  # dc decodes dumps only
+    assert _offered(demo_workspace, "pt bn2/Fu") == ["bn2/FusedBatchNormV3"]  # the graph spelling
+    assert _offered(demo_workspace, "pt BatchNorm.bn2") == dumps  # the whole name, as before
+    assert _offered(demo_workspace, "pt bn2_FusedBatchNormV3.3") == [golden[3]]
+    assert _offered(demo_workspace, "pt zzz_nothing") == []
+    # the names are kept per workspace: later keystrokes read no dump folder
+    scans = []
+    real_scan = dump_files.scan_dump_folder
+    monkeypatch.setattr(dump_files, "scan_dump_folder", lambda folder: scans.append(folder) or real_scan(folder))
+    for text in ("pt b", "pt bn", "pt bn2_", "pt bn2_R", "pt conv1_C"):
+        assert _offered(demo_workspace, text)
+    assert scans == []

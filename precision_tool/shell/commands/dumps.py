@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import bisect
+import itertools
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -328,17 +331,23 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
     listing = dump_listing(rows, runs, width=console.width if console.is_terminal else None)
     unreadable = sum(1 for r in rows if r.problem)
     if unreadable:
-        ctx.note(listing)
+        from precision_tool.render.console import Paged
+
+        ctx.note(Paged(listing))  # paged as the listing `ls dump` returns; the error line stays below it
         raise CommandFailed(f"ls dump: {unreadable} dump file(s) could not be read (listed above with the reason)")
     return listing
 
 
 # --- completion --------------------------------------------------------------------------------------
-_NAME_CACHE: dict[tuple[str, ...], tuple[tuple[float, ...], list[str]]] = {}
+# Per workspace, rebuilt only when a folder's mtime changes: a keystroke costs a few stats and a bisect,
+# never a walk of 20,000 dump files.
+_NAME_CACHE: dict[tuple[str, ...], tuple[tuple[float, ...], tuple[list[str], list[tuple[str, str]]]]] = {}
+_GOLDEN_CACHE: dict[str, tuple[float, list[str]]] = {}
+_LIMIT = 200  # as many as the shell shows
 
 
-def _dump_basenames(workspace: "Workspace") -> list[str]:
-    """Dump file names of the workspace (cached until a dump folder changes)."""
+def _dump_names(workspace: "Workspace") -> tuple[list[str], list[tuple[str, str]]]:
+    """(the dump file names, sorted; (op part, name) pairs, sorted) of the workspace's dump folders."""
     from precision_tool.analysis.dump_files import scan_dump_folder
     from precision_tool.analysis.tensor_ref import dump_search_folders
 
@@ -348,29 +357,73 @@ def _dump_basenames(workspace: "Workspace") -> list[str]:
     cached = _NAME_CACHE.get(key)
     if cached and cached[0] == stamp:
         return cached[1]
-    names = sorted({e.real_name for f in folders for e in scan_dump_folder(f)})
-    _NAME_CACHE[key] = (stamp, names)
-    return names
+    entries = [e for f in folders for e in scan_dump_folder(f)]
+    found = (sorted({e.real_name for e in entries}), sorted({(e.name.op_name, e.real_name) for e in entries}))
+    _NAME_CACHE[key] = (stamp, found)
+    return found
+
+
+def _golden_names(workspace: "Workspace") -> list[str]:
+    """The .npy file names in tf/dump, sorted (cached until the folder changes)."""
+    folder = workspace.golden_dir
+    try:  # an unreadable tf/dump offers no golden names, and the dump names still
+        stamp = folder.stat().st_mtime
+        cached = _GOLDEN_CACHE.get(str(folder))
+        if not (cached and cached[0] == stamp):
+            cached = (stamp, sorted(n for n in os.listdir(folder) if n.endswith(".npy") and not n.startswith(".")))
+            _GOLDEN_CACHE[str(folder)] = cached
+    except OSError:
+        return []
+    return cached[1]
+
+
+def _starting(items: list[Any], prefix: str, pairs: bool = False) -> list[Any]:
+    """The items of a sorted list (of pairs: by their first) starting with `prefix`: a bisect, a short scan."""
+    at = bisect.bisect_left(items, (prefix,) if pairs else prefix)
+    return list(itertools.takewhile(lambda item: (item[0] if pairs else item).startswith(prefix),
+                                    items[at:at + _LIMIT]))
+
+
+def _op_names(current: str, workspace: "Workspace", by_op: list[tuple[str, str]]) -> list[str]:
+    """Op names starting with `current`: the graph's (both spellings, once the index is loaded; it is
+    warmed up, never waited for) and the op parts of the dump file names."""
+    from precision_tool.analysis.graph_index import index_for
+
+    index = index_for(workspace)
+    names: list[str] = []
+    if index.ready_for_completion():
+        index.load()
+        names = index.complete(current)
+    else:
+        index.warm_up()
+    return sorted({*names, *(op for op, _ in _starting(by_op, current, pairs=True))})
 
 
 def complete_dump_files(request: CompletionRequest) -> list[str]:
-    """Dump file names from the workspace, `FILE:output:N` after a colon, and paths."""
+    """Dump file names from the workspace, `FILE:output:N` after a colon, and paths; what is typed may
+    also be the start of a dump name's op part (`bn2_Fu` offers `BatchNorm.bn2_FusedBatchNormV3.10.0.…`),
+    of a golden .npy name (pt, cp) or of an op name (`bn2/Fu`)."""
+    from precision_tool.shell.completion import Offer, complete_paths
+
     current = request.current
     if request.option in ("-o", "--output"):
-        from precision_tool.shell.completion import complete_paths
-
         return complete_paths(current)
     if request.option in ("-f", "--format"):
         return [f for f in TARGET_FORMATS if f.startswith(current.upper())]
-    if ":" in current:  # dc decodes dump files: golden tensors (OP:N) are for pt and cp
-        golden = not request.words or request.words[0] != "dc"
+    golden = not request.words or request.words[0] != "dc"  # dc decodes dump files: golden is for pt and cp
+    if ":" in current:
         return _complete_tensor_ref(current, request.workspace, golden=golden)
-    from precision_tool.shell.completion import complete_paths
-
-    if "/" in current or current.startswith((".", "~")):
+    if current.startswith((".", "~", "/")):
         return complete_paths(current)
-    names = [n for n in _dump_basenames(request.workspace) if n.startswith(current)]
-    return names + complete_paths(current)
+    names, by_op = _dump_names(request.workspace)
+    if not current:
+        return names[:_LIMIT] + complete_paths(current)
+    found = _starting(names, current)
+    found += [Offer(name) for _, name in _starting(by_op, current, pairs=True)]  # replaces the typed word
+    if golden:
+        found += _starting(_golden_names(request.workspace), current)
+    found += _op_names(current, request.workspace, by_op) + complete_paths(current)
+    return list(dict.fromkeys(found))
 
 
 def _complete_tensor_ref(current: str, workspace: "Workspace", *, golden: bool = True) -> list[str]:

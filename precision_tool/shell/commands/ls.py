@@ -28,18 +28,21 @@ def _parser(parser: CommandParser) -> None:
 
 
 def _ls(args: argparse.Namespace, ctx: Context) -> object:
+    from precision_tool.render.console import Paged
+
+    # Hundreds of rows: the interactive shell pages them when taller than the terminal, as ni and vcs.
     if args.subject == "dump":
         for option, value in (("-f", args.fusion_pass), ("-k", args.kernel), ("-g", args.graph)):
             if value is not None:
                 raise UsageError(f"ls dump: {option} filters graph ops; `ls dump` takes -n, -t and -r only")
         from precision_tool.shell.commands.dumps import list_dumps
 
-        return list_dumps(args, ctx)
+        return Paged(list_dumps(args, ctx))
     if args.rank is not None:
         raise UsageError("ls: -r N picks the dump files of rank N: `ls dump -r N`")
     from precision_tool.shell.commands.graphs import list_ops
 
-    return list_ops(args, ctx)
+    return Paged(list_ops(args, ctx))
 
 
 def _complete(request: CompletionRequest) -> list[str]:

@@ -1,4 +1,5 @@
-"""Two tensors (`cp A B`): device layouts turned into host layouts, element errors, the ten metrics."""
+"""Two tensors (`cp A B`): device layouts turned into host layouts, the elements that differ most, the ten
+metrics."""
 
 from __future__ import annotations
 
@@ -28,18 +29,37 @@ class PairReport:
     atol: float
     rtol: float
     error_count: int
-    error_items: tuple[tuple[int, float, float], ...]
-    first_items: tuple[tuple[int, float, float], ...]
+    worst_items: tuple["WorstItem", ...]
+    """The elements that differ most, worst first (see `worst_elements`)."""
     metrics: TensorMetrics
     saved: tuple[Path, ...] = field(default=())
     conversions: tuple[str, ...] = ()
     """Device layouts turned into host layouts before comparing (one line each)."""
-    first_errors: tuple[bool, ...] = ()
-    """For each of `first_items`: is it outside the tolerances."""
+    first_error: tuple[int, ...] | None = None
+    """Where in A's shape the first element outside the tolerances is; None when there is none."""
     tolerance_dtype: str | None = None
     """The dtype whose default tolerances were used (TOLERANCES); None when -al and -rl were both given."""
     tolerances_given: tuple[bool, bool] = (False, False)
     """Whether rtol and atol came from the command line."""
+
+
+@dataclass(frozen=True)
+class WorstItem:
+    """One of the elements that differ most: where it is in the tensor's shape, both values, how far apart."""
+
+    index: tuple[int, ...]
+    a: float | complex
+    b: float | complex
+    abs_error: float
+    """|A-B|; inf when one side is NaN or Inf and the other is not the same."""
+    rel_error: float
+    """|A-B| / |B|; inf when B is 0 (or not finite) and they differ."""
+    error: bool
+    """Outside the tolerances (|A-B| > atol + rtol·|B|)."""
+
+
+CHUNK_ELEMENTS = 1 << 20
+"""Elements compared at a time (8 MB per float64 temporary): a 2 GB tensor is never copied whole."""
 
 
 @dataclass(frozen=True)
@@ -186,14 +206,12 @@ def compare_pair(
 
         raise UsageError(f"cp: {described(a_name, a, first)} but {described(b_name, b, second)}; they cannot be "
                          "compared element by element: name two tensors of one shape")
-    x = a.reshape(-1).astype(np.float64)
-    y = b.reshape(-1).astype(np.float64)
-    with np.errstate(all="ignore"):
-        bad = ~(np.abs(x - y) <= atol + rtol * np.abs(y))
-    bad_index = np.flatnonzero(bad)
-    error_items = tuple((int(i), float(x[i]), float(y[i])) for i in bad_index[:items])
-    first_items = tuple((int(i), float(x[i]), float(y[i])) for i in range(min(items, x.size)))
-    first_errors = tuple(bool(bad[i]) for i in range(len(first_items)))
+    flat_a, flat_b = a.reshape(-1), b.reshape(-1)
+    error_count, first_flat, worst = worst_elements(flat_a, flat_b, items, atol, rtol)
+    value = complex if np.iscomplexobj(flat_a) or np.iscomplexobj(flat_b) else float
+    worst_items = tuple(WorstItem(_index_in(i, a.shape), value(flat_a[i]), value(flat_b[i]), primary, secondary, bad)
+                        for i, primary, secondary, bad in worst)
+    first_error = _index_in(first_flat, a.shape) if first_flat is not None else None
     from precision_tool.analysis.metrics import compare_arrays
 
     metrics = compare_arrays(a.reshape(-1), b.reshape(-1), shape=a.shape, npu_file=a_name, golden_file=b_name)
@@ -201,11 +219,106 @@ def compare_pair(
     if save_dir is not None:  # the caller made it (and said where it could not)
         for array, name in ((a, a_name), (b, b_name)):
             target = save_dir / (name.replace(":", ".").replace("/", "_") + ".txt")
-            with atomic_path(target) as temp:
-                np.savetxt(temp, array.reshape(-1).astype(np.float64), fmt="%.8g")
+            with atomic_path(target) as temp, open(temp, "w") as handle:
+                flat = array.reshape(-1)
+                for start in range(0, flat.size, CHUNK_ELEMENTS):  # chunk by chunk: no float64 copy of it all
+                    np.savetxt(handle, flat[start:start + CHUNK_ELEMENTS].astype(np.float64), fmt="%.8g")
             saved.append(target)
     return PairReport(a_name, b_name, tuple(a.shape), tuple(b.shape), first.dtype or a.dtype.name,
-                      second.dtype or b.dtype.name, int(a.size), int(bad_index.size) == 0, atol, rtol,
-                      int(bad_index.size), error_items, first_items, metrics, tuple(saved), tuple(conversions),
-                      first_errors, tolerance_dtype, given)
+                      second.dtype or b.dtype.name, int(a.size), error_count == 0, atol, rtol,
+                      error_count, worst_items, metrics, tuple(saved), tuple(conversions),
+                      first_error, tolerance_dtype, given)
+
+
+def _index_in(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    import numpy as np
+
+    return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
+
+
+def worst_elements(x: Any, y: Any, count: int, atol: float, rtol: float,
+                   chunk: int = CHUNK_ELEMENTS) -> tuple[int, int | None, list[tuple[int, float, float, bool]]]:
+    """(elements outside the tolerances, the flat index of the first of them or None, the `count` elements
+    that differ most as (flat index, |A-B|, |A-B|/|B|, outside the tolerances)), worst first: NaN/Inf
+    mismatches (their |A-B| is inf), then the largest |A-B|, then the largest relative error, then the lower
+    index. Read `chunk` elements at a time and never sorted whole: memory stays a few chunks whatever the
+    size (a memory-mapped .npy is read as it goes). Once `count` are kept, a chunk's only candidates are the
+    elements that beat the worst kept one: usually none, so most chunks cost one comparison."""
+    import numpy as np
+
+    # |A-B| of complex tensors is the magnitude of the difference (a float64 cast would drop the imaginary part)
+    wide = np.complex128 if np.iscomplexobj(x) or np.iscomplexobj(y) else np.float64
+    errors, first = 0, None
+    kept = np.empty(0, np.int64), np.empty(0), np.empty(0), np.empty(0, bool)  # the best so far, by index
+    for start in range(0, x.size, chunk):
+        a = np.asarray(x[start:start + chunk], dtype=wide)
+        b = np.asarray(y[start:start + chunk], dtype=wide)
+        with np.errstate(all="ignore"):
+            primary = np.subtract(a, b)  # (in place from here: a 2 GB tensor passes through these buffers)
+            primary = np.abs(primary, out=primary) if primary.dtype.kind == "f" else np.abs(primary)
+            tolerance = np.abs(b)
+            tolerance *= rtol
+            tolerance += atol
+            if np.isfinite(primary).all():  # the usual chunk: both sides finite everywhere
+                bad = primary > tolerance
+            else:  # as numpy's allclose: a NaN is never close, an Inf only to the same Inf
+                bad = np.where(np.isfinite(a) & np.isfinite(b), ~(primary <= tolerance), a != b)
+                same = (a == b) | (np.isnan(a) & np.isnan(b))  # the same Inf, NaN against NaN: no difference
+                primary = np.where(same, 0.0, np.where(np.isnan(primary), np.inf, primary))
+        hits = int(np.count_nonzero(bad))
+        if hits and first is None:
+            first = start + int(np.argmax(bad))
+        errors += hits
+        if kept[0].size < count:
+            candidates = np.arange(primary.size)
+        else:  # only what beats the worst kept element (a tie on both keys goes to the lower index, kept)
+            edge, second_edge = _worst_kept(kept)
+            candidates = np.flatnonzero(primary > edge)
+            if edge > 0:
+                tied = np.flatnonzero(primary == edge)
+                candidates = np.union1d(candidates, tied[_relative(primary[tied], b[tied]) > second_edge])
+        if not candidates.size:
+            continue
+        kept = tuple(np.concatenate(pair) for pair in zip(kept, (
+            candidates + start, primary[candidates], _relative(primary[candidates], b[candidates]), bad[candidates])))
+        keep = _best(kept[1], kept[2], count)  # positions ascending: `kept` stays in index order
+        kept = tuple(column[keep] for column in kept)
+    order = np.lexsort((kept[0], -kept[2], -kept[1]))  # the last key sorts first
+    return errors, first, [(int(kept[0][i]), float(kept[1][i]), float(kept[2][i]), bool(kept[3][i])) for i in order]
+
+
+def _relative(primary: Any, b: Any) -> Any:
+    """|A-B| / |B|: 0 where they do not differ, inf where |B| is 0, Inf or NaN and they do."""
+    import numpy as np
+
+    with np.errstate(all="ignore"):
+        out = np.where(primary == 0, 0.0, primary / np.abs(b))
+    out[np.isnan(out)] = np.inf
+    return out
+
+
+def _worst_kept(kept: tuple[Any, ...]) -> tuple[float, float]:
+    """(|A-B|, relative error) of the last of the kept elements in the worst-first order."""
+    import numpy as np
+
+    last = np.lexsort((kept[0], -kept[2], -kept[1]))[-1]
+    return float(kept[1][last]), float(kept[2][last])
+
+
+def _best(primary: Any, secondary: Any, count: int) -> Any:
+    """Positions (ascending) of the `count` largest by (primary, secondary), ties to the lower position."""
+    import numpy as np
+
+    if primary.size <= count:
+        return np.arange(primary.size)
+    edge = np.partition(primary, primary.size - count)[primary.size - count]  # the count-th largest
+    above = np.flatnonzero(primary > edge)
+    tied = np.flatnonzero(primary == edge)
+    need = count - above.size
+    if tied.size > need:  # the same way on the secondary key among the tied
+        values = secondary[tied]
+        second_edge = np.partition(values, values.size - need)[values.size - need]
+        over = tied[values > second_edge]
+        tied = np.concatenate((over, tied[values == second_edge][:need - over.size]))
+    return np.sort(np.concatenate((above, tied)))
 

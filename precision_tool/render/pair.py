@@ -1,8 +1,9 @@
-"""Drawing `cp`'s comparison of two tensors: both tensors, allclose, the tolerances, items, the ten metrics."""
+"""Drawing `cp`'s comparison of two tensors: both tensors, allclose, the tolerances, the worst elements,
+the ten metrics."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
@@ -23,21 +24,28 @@ def metrics_table(metrics: TensorMetrics) -> Table:
     return table
 
 
-def _items_table(title: str, items: Sequence[tuple[int, float, float]], errors: Sequence[bool] = ()) -> Table:
-    table = Table(title=title, title_justify="left", show_edge=False)
-    rows = [[str(index), f"{a:.6g}", f"{b:.6g}", f"{abs(a - b):.6g}"] for index, a, b in items]
-    for n, name in enumerate(("index", "A", "B", "|A-B|")):
+def _index_text(index: tuple[int, ...]) -> str:
+    return shape_text(index) if index else "scalar"
+
+
+def worst_table(report: Any) -> list[Any]:
+    """The elements that differ most, worst first, each at its index in A's shape ([3,0,7,12]): a heading
+    line (prose, so it never wraps to the table's width) and the table."""
+    items = report.worst_items
+    # worst first: NaN/Inf mismatches, then the largest |A-B|, then the largest |A-B|/|B| (analysis orders them)
+    title = (f"worst {len(items)} of {report.size} elements, by |A-B| (NaN/Inf first)" if len(items) < report.size
+             else f"all {report.size} elements, worst first")
+    table = Table(show_edge=False)
+    rows = [[_index_text(item.index), f"{item.a:.6g}", f"{item.b:.6g}", f"{item.abs_error:.6g}",
+             f"{item.rel_error:.6g}"] for item in items]
+    for n, name in enumerate(("index", "A", "B", "|A-B|", "|A-B|/|B|")):
         # numbers are never cut: each column is at least as wide as its widest value
         table.add_column(name, justify="right", no_wrap=True,
                          min_width=max((len(row[n]) for row in rows), default=len(name)))
-    if errors:
-        table.add_column("error", no_wrap=True)
-    for n, row in enumerate(rows):
-        cells: list[Any] = list(row)
-        if errors:
-            cells.append(Text("yes", style="bad") if errors[n] else Text("-", style="dim"))
-        table.add_row(*cells)
-    return table
+    table.add_column("error", no_wrap=True)
+    for row, item in zip(rows, items):
+        table.add_row(*row, Text("yes", style="bad") if item.error else Text("-", style="dim"))
+    return [Text(title, style="table.title"), table]  # styled as rich styles a table title
 
 
 def tolerance_line(report: Any) -> Text:
@@ -54,8 +62,8 @@ def tolerance_line(report: Any) -> Text:
 
 
 def pair_view(report: Any) -> list[Any]:
-    """`cp`: both tensors (name last and whole), allclose, cosine, error counts, the tolerances, the first
-    items (marking errors; the first error items only when they are not among them), metrics."""
+    """`cp`: both tensors (name last and whole), allclose, cosine, error counts and where the first error is,
+    the tolerances, the elements that differ most (marking errors), metrics."""
     parts: list[Any] = []
     for side, name, shape, dtype in (("A", report.left_name, report.left_shape, report.left_dtype),
                                      ("B", report.right_name, report.right_shape, report.right_dtype)):
@@ -66,19 +74,21 @@ def pair_view(report: Any) -> list[Any]:
     for note in getattr(report, "conversions", ()):
         parts.append(Text("layout: " + note, style="dim"))
     head = Table.grid(padding=(0, 2))
-    head.add_column(style="dim", no_wrap=True)
-    head.add_column(no_wrap=True)
+    # labels whole; a value too long for a narrow terminal wraps at words rather than being cut
+    head.add_column(style="dim", no_wrap=True, min_width=len("first error"))
+    head.add_column()
     head.add_row("allclose", Text(str(report.allclose), style="ok" if report.allclose else "bad"))
     head.add_row("cosine", report.metrics.values[0])
     share = 100.0 * report.error_count / report.size if report.size else 0.0
     head.add_row("errors", f"{report.error_count} of {report.size} elements ({share:.4f}%) have "
                            "|A-B| > atol + rtol·|B|")
+    if report.first_error is not None:  # where the errors start (a shifted or half-written tensor shows here)
+        head.add_row("first error", _index_text(report.first_error))
     parts.append(head)
     parts.append(tolerance_line(report))
-    shown = {index for index, _, _ in report.first_items}
-    if any(index not in shown for index, _, _ in report.error_items):
-        parts.append(_items_table("first error items", report.error_items))
-    parts.append(_items_table("first items", report.first_items, getattr(report, "first_errors", ())))
+    # No table of the first items: `pt A` and `pt B` show those, in the same columns; here the worst.
+    if report.worst_items:
+        parts.extend(worst_table(report))
     parts.append(metrics_table(report.metrics))
     if report.saved:
         parts.append(Text("saved:", style="dim"))

@@ -1,5 +1,5 @@
-"""`cp`: compare two tensors (files, dump tensors or golden tensors in any spelling `pt` takes): error items,
-first items and the ten metrics (analysis/pair_compare.py), rendered by render/compare."""
+"""`cp`: compare two tensors (files, dump tensors or golden tensors in any spelling `pt` takes): errors, the
+elements that differ most and the ten metrics (analysis/pair_compare.py), rendered by render/pair.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _cp_parser(parser: CommandParser) -> None:
     parser.add_argument("-n", "--name", dest="names", nargs=2, metavar=("A", "B"),
                         help="A and B as an option, as the original tool spelled it: cp -n A B")
     parser.add_argument("-p", "--print", dest="items", type=positive_int, default=20, metavar="N",
-                        help="how many error items and first items to list (default 20)")
+                        help="how many of the elements that differ most to list, worst first (default 20)")
     parser.add_argument("-al", "--atol", dest="atol", type=non_negative_float, metavar="ATOL",
                         help="absolute tolerance (default: by dtype: 1e-3 for float16, 1e-2 for bfloat16, "
                              "1e-8 for float32 as numpy; the less precise tensor decides)")
@@ -96,10 +96,12 @@ def _complete_cp(request: Any) -> list[str]:
 
 
 COMMANDS = [
-    Command("cp", "compare two tensors (files, OP:output:0 or OP:0): errors, items, the ten metrics",
+    Command("cp", "compare two tensors (files, OP:output:0 or OP:0): errors, the worst elements, the ten metrics",
             _cp_parser, _cp, completer=_complete_cp, aliases=("compare",),
-            description="Compare tensor A with tensor B (the reference): error items, first items and the ten "
-                        "metrics. `compare` and the original's `cp -n A B` spell the same.\n"
+            description="Compare tensor A with tensor B (the reference): how many elements are outside the "
+                        "tolerances and where the first one is, the elements that differ most (NaN/Inf "
+                        "mismatches, then the largest |A-B|, then |A-B|/|B|) at their index in the shape, and "
+                        "the ten metrics. `compare` and the original's `cp -n A B` spell the same.\n\n"
                         "examples:\n  cp conv1/Conv2D:output:0 conv1/Conv2D:0\n"
                         "  cp -n add_3:output:0 add_3:0 -p 10 -s -al 0.002 -rl 0.005"),
 ]

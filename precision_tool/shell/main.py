@@ -118,7 +118,21 @@ def _commands_epilog(table: CommandTable) -> str:
     column = max(len(n) for n in names) + 4
     lines = ["commands (`precision-tool help CMD` or `precision-tool CMD -h` explains one):"]
     lines += [f"  {name.ljust(column - 2)}{command.summary}" for name, command in zip(names, table)]
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + _EXAMPLES
+
+
+# Shown as the commands' own `examples:` blocks are (shell/help_format.py keeps indented lines as
+# written); each explanation fits beside its command at 80 columns.
+_EXAMPLES = """\
+examples:
+  precision-tool demo               build and check ./precision_data_demo
+  precision-tool --data DIR         open the shell on the workspace DIR
+  precision-tool --data DIR ac -c   compare all, name the first divergent op
+  precision-tool vcs -c 0.99 -l 10  the first 10 ops whose cosine is ≤ 0.99
+  precision-tool ni OP -s 3         OP's details and a picture 3 ops deep
+  precision-tool replay OP          replay on CPU: kernel/precision/inherited
+  precision-tool tf_dump            extract golden tensors from tf/tf_debug
+Without --data the workspace is ./precision_data; in the shell type what follows it (`vcs -c 0.99 -l 10`)."""
 
 
 # One-shots whose work is to fill a workspace: a --data folder that does not exist yet is no news to them.

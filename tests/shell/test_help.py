@@ -96,6 +96,30 @@ def test_top_level_help_lists_every_command(cli):
     assert "exit, quit" in listed
 
 
+@pytest.mark.parametrize("width", [80, 200])
+def test_top_level_help_ends_with_examples_that_run(cli, width):
+    import shlex
+
+    from precision_tool.shell.main import top_parser
+
+    out = cli("--help", env={"COLUMNS": str(width)}).out.splitlines()
+    at = out.index("examples:")
+    assert out[at - 1] == "" and at > next(i for i, line in enumerate(out) if line.startswith("commands ("))
+    examples = [line for line in out[at + 1:] if line.startswith("  precision-tool ")]
+    commands = [re.split(r"\s{2,}", line.strip())[0] for line in examples]
+    assert commands == ["precision-tool demo", "precision-tool --data DIR", "precision-tool --data DIR ac -c",
+                        "precision-tool vcs -c 0.99 -l 10", "precision-tool ni OP -s 3",
+                        "precision-tool replay OP", "precision-tool tf_dump"]
+    # each one line whose explanation starts at one column, beside its command even at 80 columns
+    assert len({line.index(re.split(r"\s{2,}", line.strip())[1]) for line in examples}) == 1
+    assert all(len(line) <= 80 for line in examples), examples
+    for command in commands:  # each parses as written, top level and command (OP, DIR filled in)
+        words = shlex.split(command.replace("OP", "bn2/FusedBatchNormV3").replace("DIR", "/tmp/pd"))[1:]
+        args = top_parser(TABLE).parse_args(words)
+        if args.command:
+            TABLE.get(args.command[0]).parser().parse_args(args.command[1:])
+
+
 def _bad_inputs(command) -> list[list[str]]:
     """Command lines a user can get wrong, one per argument of the parser."""
     parser = command.parser()

@@ -68,6 +68,9 @@ class OpReport:
     """The rank of each of `dump_files` in a multi-device dump (None: a single device's)."""
     golden_ranks: tuple[int | None, ...] = ()
     """The rank of each of `golden` when each rank has its own golden folder (tf/dump/rank_<r>/)."""
+    input_golden: tuple[str | None, ...] = ()
+    """The golden key of each data input (its producer's output, as the comparison matches it); None when
+    the graph names none."""
 
 
 def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRelations:
@@ -174,9 +177,10 @@ def golden_facts(workspace: Workspace, original_names: list[str]) -> tuple[Tenso
     return tuple(fact for fact, _rank in ranked_golden_facts(workspace, original_names))
 
 
-def ranked_golden_facts(workspace: Workspace, original_names: list[str]) -> list[tuple[TensorFacts, int | None]]:
+def ranked_golden_facts(workspace: Workspace, original_names: list[str],
+                        keys: Sequence[str] = ()) -> list[tuple[TensorFacts, int | None]]:
     """golden_facts with the rank each comes from: every rank's own golden folder (tf/dump/rank_<r>/) when
-    there are such, else tf/dump (rank None)."""
+    there are such, else tf/dump (rank None). `keys`: golden keys wanted as well (the inputs' tensors)."""
     from precision_tool.formats.golden import golden_key, scan_golden_dir
     from precision_tool.workspace import rank_golden_folders
 
@@ -186,9 +190,16 @@ def ranked_golden_facts(workspace: Workspace, original_names: list[str]) -> list
     facts = []
     for folder, rank in folders:
         golden = scan_golden_dir(folder)
+        seen: set[str] = set()
         for name in original_names:
             prefix = golden_key(name, 0)[:-1]  # 'conv1_Relu.'
             for key in sorted(k for k in golden if k.startswith(prefix) and k[len(prefix):].isdigit()):
+                if key not in seen:
+                    seen.add(key)
+                    facts.append((_npy_facts(key, golden[key]), rank))
+        for key in keys:
+            if key in golden and key not in seen:
+                seen.add(key)
                 facts.append((_npy_facts(key, golden[key]), rank))
     return facts
 
@@ -214,13 +225,46 @@ def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> O
     op = index.op(entry)
     dumps: tuple[tuple[Path, tuple[TensorFacts, ...]], ...] = ()
     golden: list[tuple[TensorFacts, int | None]] = []
+    inputs: tuple[str | None, ...] = ()
     if with_tensors:
         dumps = tuple((p, dump_facts(p, op)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
         dumps += tuple((p, stats_facts(p)) for p in find_stats_files(index.workspace, entry.debug_id, entry.name))
-        golden = ranked_golden_facts(index.workspace, op.original_op_names or [])
+        inputs = input_golden_keys(index, entry, op)
+        golden = ranked_golden_facts(index.workspace, op.original_op_names or [], [k for k in inputs if k])
     return OpReport(entry, op, tuple(index.consumers(entry)), dumps, tuple(f for f, _ in golden),
                     subgraph_relations(index, entry, op), _dump_ranks(index.workspace, entry.debug_id, dumps),
-                    tuple(rank for _, rank in golden))
+                    tuple(rank for _, rank in golden), inputs)
+
+
+def input_golden_keys(index: GraphIndex, entry: OpEntry, op: Op) -> tuple[str | None, ...]:
+    """The golden key of each data input: the producer's output as the comparison matches it
+    (matching.output_golden): through inserted Cast/TransData, then the output's origin name and slot, else
+    the producer's one `_datadump_original_op_names`, else its own name when it has no such attribute."""
+    return tuple(_output_key(index, entry, producer, slot) for producer, slot in op.data_inputs)
+
+
+def _output_key(index: GraphIndex, entry: OpEntry, name: str, slot: int) -> str | None:
+    from precision_tool.analysis.matching import PASS_THROUGH_TYPES
+    from precision_tool.formats.golden import golden_key
+
+    for _ in range(64):  # a chain of inserted ops, as the comparison follows it
+        found = index.entry(entry.file, entry.graph, name)
+        if found is None:
+            return None
+        producer = index.op(found)
+        inputs = producer.data_inputs
+        if producer.type not in PASS_THROUGH_TYPES or slot >= len(inputs):
+            break
+        name, slot = inputs[slot]
+    else:
+        return None
+    desc = producer.output_descs[slot] if slot < len(producer.output_descs) else None
+    if desc is not None and desc.origin_name:
+        return golden_key(desc.origin_name, desc.origin_output_index if desc.origin_output_index is not None else slot)
+    names = producer.original_op_names
+    if names is None:
+        return golden_key(producer.name, slot)
+    return golden_key(names[0], slot) if len(names) == 1 and names[0] else None
 
 
 def _dump_ranks(workspace: Workspace, debug_id: int, dumps: Sequence[tuple[Path, object]]) -> tuple[int | None, ...]:

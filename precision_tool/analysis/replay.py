@@ -316,3 +316,36 @@ def save_results(folder: Path, verdicts: Sequence[Verdict]) -> Path:
                for v in verdicts]
     write_text_atomic(folder / JSON_NAME, json.dumps(summary, indent=1) + "\n")
     return path
+
+
+def read_replay_file(path: Path) -> tuple[dict[str, Any], ...]:
+    """The verdicts of one replay.json (as save_results wrote them); FormatError naming the file when it cannot
+    be read or is not a list of verdicts."""
+    from precision_tool.errors import FormatError
+
+    try:
+        verdicts = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FormatError(path, f"cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise FormatError(path, f"cannot be read as JSON ({exc})") from None
+    if not isinstance(verdicts, list) or not all(isinstance(v, dict) and isinstance(v.get("op"), str)
+                                                 and isinstance(v.get("verdict"), str) for v in verdicts):
+        raise FormatError(path, "is not a list of verdicts (each with its op and verdict)")
+    return tuple(verdicts)
+
+
+def read_replay(result_dir: Path | None) -> tuple[tuple[dict[str, Any], ...], Path | None, str | None]:
+    """The verdicts `ac -c` wrote beside the comparison in `result_dir` (replay/replay.json), if any: (verdicts,
+    the file, why it could not be read)."""
+    from precision_tool.errors import FormatError
+
+    if result_dir is None:
+        return (), None, None
+    path = result_dir / "replay" / JSON_NAME
+    if not path.is_file():
+        return (), None, None
+    try:
+        return read_replay_file(path), path, None
+    except FormatError as exc:
+        return (), path, f"{exc}; run `ac -c` again to rewrite it"

@@ -9,6 +9,7 @@ in one table, under each other, so their columns line up.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -29,8 +30,11 @@ def runs_label(reports: Sequence[OpReport]) -> str:
     return ", ".join(f"debug_{r.entry.debug_id}" for r in reports)
 
 
-def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: str | None = None) -> list[Text]:
-    """The lines about one op seen in one or more runs (`reports`, one per debug id)."""
+def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: str | None = None, *,
+             extra: Sequence[Text] = (), first_ranks: Sequence[int] = ()) -> list[Text]:
+    """The lines about one op seen in one or more runs (`reports`, one per debug id); `extra` (what the
+    comparison and the replays found) goes before the statistics table, where the NPU rows of a rank in
+    `first_ranks` (the rank that went wrong first) are marked."""
     first = reports[0]
     out: list[Text] = [_heading(reports)]
     facts = Text()
@@ -84,7 +88,8 @@ def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: 
             out.append(Text(f"  {runs_label(reports)}: identical except {', '.join(differing)}", style="dim"))
         else:
             out.append(Text(f"  {runs_label(reports)}: identical", style="dim"))
-    table = stats_lines(reports, width, tensor)
+    out += extra
+    table = stats_lines(reports, width, tensor, first_ranks)
     if table is not None:
         with_stats = any(f.statistics for r in reports for _, facts in r.dump_files for f in facts)
         out.append(Text("  Tensors", style="bold").append(
@@ -190,6 +195,7 @@ class _Group:
     label: str  # 'output 0', or a golden key for a golden tensor no NPU tensor stands for
     rows: list[tuple[str, TensorFacts]]  # (source, facts): 'debug_0', 'debug_0, debug_1', 'golden'
     marked: bool = False
+    producer: str = ""  # for an input: the producer output its golden tensor is ('conv2/Conv2D:0')
 
 
 def _golden_key(op: Op, i: int) -> str:
@@ -238,6 +244,16 @@ def _groups(reports: Sequence[OpReport], tensor: str | None) -> list[_Group]:
         if key in golden:
             group = groups.setdefault(f"output {i}", _Group(f"output {i}", []))
             group.rows.extend(_merge_identical(golden.pop(key)))
+    used = set()
+    producers = op.data_inputs
+    for i, key in enumerate(reports[0].input_golden):  # an input's golden: its producer's output
+        if key is not None and key in golden:
+            group = groups.setdefault(f"input {i}", _Group(f"input {i}", []))
+            group.rows.extend(_merge_identical(golden[key]))
+            group.producer = "{}:{}".format(*producers[i]) if i < len(producers) else ""
+            used.add(key)
+    for key in used:  # (popped after the loop: one tensor may feed two inputs)
+        golden.pop(key)
     ordered = sorted(groups.values(), key=lambda g: (g.label.split(" ")[0] != "input", _number(g.label)))
     ordered += [_Group(key, _merge_identical(rows)) for key, rows in golden.items()]
     for group in ordered:
@@ -253,16 +269,52 @@ def _number(label: str) -> int:
 
 def _merge_identical(rows: list[tuple[str, TensorFacts]]) -> list[tuple[str, TensorFacts]]:
     """Rows of runs whose tensors have the same dtype, shape and statistics become one row."""
-    merged: list[tuple[str, TensorFacts]] = []
+    merged: list[tuple[list[str], TensorFacts]] = []
     for source, fact in rows:
         key = (fact.dtype, fact.layout, fact.shape, fact.stats, fact.problem)
-        for i, (other_source, other) in enumerate(merged):
+        for sources, other in merged:
             if (other.dtype, other.layout, other.shape, other.stats, other.problem) == key:
-                merged[i] = (f"{other_source}, {source}", other)
+                sources.append(source)
                 break
         else:
-            merged.append((source, fact))
-    return merged
+            merged.append(([source], fact))
+    return [(SOURCES_SEP.join(sources), fact) for sources, fact in merged]
+
+
+SOURCES_SEP = ", "  # between the runs of a merged row (no source label holds it)
+
+
+_RANK_SOURCE = re.compile(r"(.*) rank (\d+)")
+
+
+def _sources_text(sources: list[str]) -> str:
+    """'debug_0 rank 0', ..., 'debug_0 rank 3' → 'debug_0 ranks 0-3': a row of many ranks stays narrow."""
+    from precision_tool.analysis.ranks import ranks_text
+
+    parts: list[tuple[str, list[int]]] = []  # (text or rank prefix, its ranks; [] for a plain text)
+    for source in sources:
+        found = _RANK_SOURCE.fullmatch(source)
+        if found is None:
+            parts.append((source, []))
+            continue
+        group = next((p for p in parts if p[0] == found[1] and p[1]), None)
+        if group is None:
+            parts.append((found[1], [int(found[2])]))
+        else:
+            group[1].append(int(found[2]))
+    return ", ".join(text if not ranks else f"{text} rank {ranks[0]}" if len(ranks) == 1
+                     else f"{text} ranks {ranks_text(ranks)}" for text, ranks in parts)
+
+
+FIRST_MARK = "  ◀ first"
+"""After an NPU row of the rank that went wrong first."""
+
+
+def _first_rank_row(source: str, first_ranks: Sequence[int]) -> bool:
+    if SOURCES_SEP in source or " ranks " in source:
+        return False  # a row of several ranks: not one rank's own
+    found = _RANK_SOURCE.fullmatch(source)
+    return found is not None and not source.startswith("golden") and int(found[2]) in first_ranks
 
 
 _NUMBERS = ("max", "min", "mean", "nan", "inf", "zero")
@@ -274,24 +326,19 @@ def _cells(fact: TensorFacts) -> list[str]:
     return [number_text(s.max), number_text(s.min), number_text(s.mean), str(s.nan_count), str(s.inf_count), zeros]
 
 
-def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = None) -> Text | None:
+def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = None,
+                first_ranks: Sequence[int] = ()) -> Text | None:
     """One table: per tensor a line (dtype, layout, how it was converted), then a row per run and one
     for the golden tensor, numbers right-aligned in shared columns. Rows wider than `width` put the
-    numbers on a second line rather than being cut."""
+    numbers on a second line rather than being cut. NPU rows of a rank in `first_ranks` are marked."""
     groups = _groups(reports, tensor)
     if not groups:
         return None
-    rows = [(src, f) for g in groups for src, f in g.rows]
-    source_w = max(len("run"), *(len(src) for src, _ in rows))
-    shape_w = max(len("scalar"), *(len(shape_text(f.shape)) for _, f in rows))
-    numeric = [_cells(f) for _, f in rows if f.stats is not None]
-    num_w = [max([len(name)] + [len(cells[i]) for cells in numeric]) for i, name in enumerate(_NUMBERS)]
-    # the widest layout that fits: roomy, then tighter, then the numbers on a line of their own
-    layout = None
-    for indent, gap in ((6, 2), (6, 1), (4, 1)):
-        if indent + source_w + 2 + shape_w + gap + sum(num_w) + gap * (len(num_w) - 1) <= width:
-            layout = indent, gap
-            break
+    if _layout(groups, width, first_ranks) is None:  # many ranks in a row: 'debug_0 ranks 0-7' keeps it one line
+        for group in groups:
+            group.rows = [(_sources_text(src.split(SOURCES_SEP)), f) for src, f in group.rows]
+    layout = _layout(groups, width, first_ranks)
+    source_w, shape_w, num_w, _ = _widths(groups, first_ranks)
     indent, gap = layout or (6, 1)
     pad, sep = " " * indent, " " * gap
     numbers_line = sep.join(name.rjust(w) for name, w in zip(_NUMBERS, num_w))
@@ -308,8 +355,31 @@ def stats_lines(reports: Sequence[OpReport], width: int, tensor: str | None = No
                 continue
             head = f"{pad}{source:<{source_w}}  {shape_text(fact.shape) if fact.shape else 'scalar':<{shape_w}}"
             numbers = sep.join(c.rjust(w) for c, w in zip(_cells(fact), num_w))
-            text.append(f"{head}{sep}{numbers}\n" if layout else f"{head.rstrip()}\n{pad}  {numbers}\n")
+            mark = FIRST_MARK if _first_rank_row(source, first_ranks) else ""
+            text.append(f"{head}{sep}{numbers}" if layout else f"{head.rstrip()}\n{pad}  {numbers}")
+            text.append(mark + "\n", style="bad" if mark else None)
     return _rstrip(text)
+
+
+def _widths(groups: list[_Group], first_ranks: Sequence[int]) -> tuple[int, int, list[int], int]:
+    """(run label, shape, each number, the first-rank mark) column widths."""
+    rows = [(src, f) for g in groups for src, f in g.rows]
+    source_w = max(len("run"), *(len(src) for src, _ in rows))
+    shape_w = max(len("scalar"), *(len(shape_text(f.shape)) for _, f in rows))
+    numeric = [_cells(f) for _, f in rows if f.stats is not None]
+    num_w = [max([len(name)] + [len(cells[i]) for cells in numeric]) for i, name in enumerate(_NUMBERS)]
+    mark_w = len(FIRST_MARK) if any(_first_rank_row(src, first_ranks) for src, _ in rows) else 0
+    return source_w, shape_w, num_w, mark_w
+
+
+def _layout(groups: list[_Group], width: int, first_ranks: Sequence[int]) -> tuple[int, int] | None:
+    """The widest (indent, gap) whose rows fit `width`: roomy, then tighter; None: the numbers need a line
+    of their own."""
+    source_w, shape_w, num_w, mark_w = _widths(groups, first_ranks)
+    for indent, gap in ((6, 2), (6, 1), (4, 1)):
+        if indent + source_w + 2 + shape_w + gap + sum(num_w) + gap * (len(num_w) - 1) + mark_w <= width:
+            return indent, gap
+    return None
 
 
 def _group_line(group: _Group) -> str:
@@ -325,7 +395,8 @@ def _group_line(group: _Group) -> str:
         parts.append(f"golden only, {fact.dtype}" if fact.dtype else "golden only")
     golden = next((f for src, f in group.rows if src.startswith("golden")), None)
     if golden is not None and golden.label != group.label:  # (a golden-only group is labelled by its key)
-        parts.append(f"· golden {golden.label}")
+        # an input's golden is another op's output: say whose, as `ni KEY` shows that op
+        parts.append(f"· golden {golden.label}" + (f" (from {group.producer})" if group.producer else ""))
     return "  ".join(parts)
 
 
@@ -355,5 +426,7 @@ def _file_lines(reports: Sequence[OpReport]) -> Text:
             if fact.path not in seen:
                 seen.add(fact.path)
                 where = "" if rank is None else f" rank {rank}"
-                text.append(f"    golden{where} {fact.label}: ", style="dim").append(str(fact.path) + "\n")
+                inputs = [f"input {i}" for i, key in enumerate(report.input_golden) if key == fact.label]
+                used = f" ({', '.join(inputs)})" if inputs else ""
+                text.append(f"    golden{where} {fact.label}{used}: ", style="dim").append(str(fact.path) + "\n")
     return _rstrip(Text("  Files\n", style="bold") + text)

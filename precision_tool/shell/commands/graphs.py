@@ -183,11 +183,13 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
         raise WorkspaceError(f"ni: {lookup.names[0]} is in no graph matching -g {args.graph!r}")
     out: list[Any] = [note_line(lookup.note)] if lookup.note else []
     width = ctx.console.width
+    found = _ni_findings(ctx, lookup.names[0], entries)  # each result CSV read once, for every group below
     for group in _runs_of_one_op(entries):
         reports = [op_report(index, entry) for entry in group]
         if out and out[-1].plain:
             out.append(Text(""))
-        out += op_block(reports, args.attrs, width, lookup.tensor)
+        out += op_block(reports, args.attrs, width, lookup.tensor, extra=_ni_extra(found, group, width),
+                        first_ranks=found[0].first_ranks)
     if args.save is None:
         return Paged(out)
     failure = None
@@ -200,6 +202,26 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
         ctx.note(Paged(out[:-1]))
         raise CommandFailed(failure)
     return Paged(out)
+
+
+def _ni_findings(ctx: Context, name: str, entries: list[Any]) -> tuple[Any, Any, tuple[str, ...]]:
+    """(what the newest comparison says of the op, its newest replay verdict, unreadable replay files)."""
+    from precision_tool.analysis.op_results import op_comparison, op_replay
+
+    comparison = op_comparison(ctx.workspace, [name], ctx.settings.COSINE_THRESHOLD)
+    verdict, problems = op_replay(ctx.workspace, name, sorted({e.debug_id for e in entries}), comparison.folder)
+    return comparison, verdict, problems
+
+
+def _ni_extra(found: tuple[Any, Any, tuple[str, ...]], group: list[Any], width: int) -> list[Any]:
+    from precision_tool.render.node_results import comparison_lines, replay_lines
+
+    comparison, verdict, problems = found
+    graph = group[0].graph if len({e.graph for e in group}) == 1 else None
+    name = group[0].name
+    if verdict is not None and verdict.debug_id is not None and verdict.debug_id not in {e.debug_id for e in group}:
+        verdict = None  # another graph's run of the same name: its own group shows it
+    return [*comparison_lines(comparison, name, width, graph), *replay_lines(verdict, problems, name)]
 
 
 def _runs_of_one_op(entries: list[Any]) -> list[list[Any]]:

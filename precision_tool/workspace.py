@@ -28,6 +28,9 @@ def rank_golden_folders(golden_root: Path) -> list[tuple[int, Path]]:
     found = ((GOLDEN_RANK_FOLDER.match(child.name), child) for child in golden_root.iterdir())
     return sorted((int(match.group(1)), child) for match, child in found if match and child.is_dir())
 
+STEP_MANIFEST = "manifest.json"
+"""The captured step's manifest in tf/checkpoints (capture/step_manifest.py writes it)."""
+
 _DEBUG_DIR = re.compile(r"^debug_(\d+)$")
 _TOP_LEVEL = ("npu", "tf", "overflow", "fusion", "temp")  # the folders a workspace root holds
 
@@ -284,6 +287,29 @@ class Workspace:
         return path
 
     # --- what is missing --------------------------------------------------------------------------
+    def has_tfdbg_dumps(self) -> bool:
+        return self.tf_debug_dir.is_dir() and any(self.tf_debug_dir.iterdir())
+
+    def has_captured_step(self) -> bool:
+        """A step captured by PrecisionTfSession / PrecisionKerasCapture, which `train` replays."""
+        return (self.checkpoint_dir / STEP_MANIFEST).is_file()
+
+    def golden_hint(self) -> str:
+        """What to run to get golden tensors into tf/dump, from what the workspace already holds."""
+        if self.has_tfdbg_dumps():
+            return f"run `tf_dump` to extract the tfdbg dumps already in {self.tf_debug_dir}"
+        if self.has_captured_step():
+            return f"run `train -d cpu` to replay the step captured in {self.checkpoint_dir} on CPU"
+        return "run the CPU/GPU training with sess_dump(sess) from tf_config, then `tf_dump`"
+
+    def npu_dump_hint(self) -> str:
+        """What to run to get NPU dumps into npu/debug_0/dump."""
+        if self.has_captured_step():
+            return (f"run `train -d npu` on the NPU machine to replay the step captured in {self.checkpoint_dir}, or "
+                    "`npu_dump \"python3 train.py\"`")
+        return ("train on the NPU with session_dump_config(config, action='dump') from tf_config, or "
+                "`npu_dump \"python3 train.py\"`")
+
     def missing(self) -> list[Missing]:
         """What a full workspace has that this one lacks, with how to get it (shown at shell start)."""
         gaps: list[Missing] = []
@@ -296,12 +322,7 @@ class Workspace:
                 )
             ]
         if self.newest_dump_dir(0) is None:
-            gaps.append(
-                Missing(
-                    f"NPU dumps in {self.dump_root(0)}",
-                    "train on the NPU with session_dump_config(config, action='dump') from tf_config",
-                )
-            )
+            gaps.append(Missing(f"NPU dumps in {self.dump_root(0)}", self.npu_dump_hint()))
         if not self.build_graph_files(0):
             gaps.append(
                 Missing(
@@ -313,12 +334,7 @@ class Workspace:
         has_golden = any(golden.glob("*.npy")) or any(any(folder.glob("*.npy"))
                                                        for _, folder in rank_golden_folders(golden))
         if not (golden.is_dir() and has_golden):
-            how = (
-                "run `tf_dump` to extract the tfdbg dumps already in tf/tf_debug"
-                if self.tf_debug_dir.is_dir() and any(self.tf_debug_dir.iterdir())
-                else "run the CPU/GPU training with sess_dump(sess) from tf_config, then `tf_dump`"
-            )
-            gaps.append(Missing(f"golden tensors in {golden}", how))
+            gaps.append(Missing(f"golden tensors in {golden}", self.golden_hint()))
         return gaps
 
 

@@ -56,7 +56,8 @@ def _render(result: object, *, terminal: bool, width: int = 40) -> str:
 def test_terminal_wraps_and_pipe_keeps_one_line() -> None:
     message = "could not read /a/very/long/path/that/is/longer/than/forty/columns.npy: truncated file"
     in_terminal = _render(message, terminal=True)
-    assert "\n/a/very/long/path/that/is/longer/than/forty/columns.npy" in in_terminal.replace("\x1b[0m", "")
+    # a word too long for any line keeps its hanging indent: folded either way, it stays under its sentence
+    assert "\n  /a/very/long/path/that/is/longer/than/forty/columns.npy" in in_terminal.replace("\x1b[0m", "")
     assert _render(message, terminal=False) == message + "\n"
 
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from precision_tool.analysis.graph_index import GraphIndex
+from precision_tool.analysis.graph_index import GraphIndex, OpEntry
 from precision_tool.formats.ge_graph import Graph, Op, TensorDesc, load_graph
 from precision_tool.workspace import Workspace
 
@@ -195,3 +195,41 @@ def graph_similarity(workspace: Workspace) -> list[GraphSimilarity] | None:
         for left_graph, right_graph in zip(left_model.graphs, right_model.graphs):
             results.append(compare_graphs(left_graph, right_graph, left_path, right_path))
     return results
+
+
+# --- what a second NPU run is ---------------------------------------------------------------------------
+def other_run_text(index: GraphIndex, left: int, right: int, shown: int = 2) -> str:
+    """What npu/debug_<right> is beside debug_<left>, from their Build graphs (the cached op index, no parse):
+    the same graph or another one, and which ops run other kernels or other fusion passes. One line for the
+    NPU-vs-NPU run, which otherwise says nothing of what it compares."""
+    ops: dict[int, dict[str, OpEntry]] = {left: {}, right: {}}
+    for entry in index.entries():
+        if entry.debug_id in ops:
+            ops[entry.debug_id].setdefault(entry.name, entry)
+    a, b = ops[left], ops[right]
+    if not a or not b:
+        missing = " and ".join(f"debug_{n}" for n in (left, right) if not ops[n])
+        return f"debug_{right}: a second NPU run ({missing} has no Build graph to tell how it differs)"
+    common = [name for name in a if name in b]
+    structure = [n for n in common if a[n].type != b[n].type]
+    only = len(a) + len(b) - 2 * len(common)
+    kernels = [n for n in common if n not in structure and a[n].kernel_name and b[n].kernel_name
+               and a[n].kernel_name != b[n].kernel_name]
+    passes = [n for n in common if a[n].fusion_pass != b[n].fusion_pass]
+    if not structure and not only:
+        text = f"debug_{right}: a second NPU run of the same graph ({len(a)} ops)"
+    else:
+        text = (f"debug_{right}: an NPU run of another graph ({len(b)} ops; {only} op(s) in one run only, "
+                f"{len(structure)} of another type)")
+
+    def listed(names: list[str], what: str, attr: str) -> str:
+        first = ", ".join(f"{n} ({getattr(a[n], attr) or '-'} → {getattr(b[n], attr) or '-'})" for n in names[:shown])
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        return f"{len(names)} op(s) {what}: {first}{more}"
+
+    found = [listed(kernels, "with another kernel", "kernel_name")] if kernels else []
+    if passes:
+        found.append(listed(passes, "fused by other passes", "fusion_pass"))
+    if not found and not structure and not only:
+        found.append("the same kernels and fusion passes: the two runs differ in their data only")
+    return "; ".join([text, *found])

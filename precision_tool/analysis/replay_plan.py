@@ -44,6 +44,7 @@ class ReplayTensor:
     layout: str  # the layout of the saved value (the origin layout)
     tf_tensor: str | None  # 'pool1/MaxPool:0': the TF tensor it stands for, when the graph says
     golden: str | None  # that tensor's golden .npy
+    npu_name: str | None = None  # an input as the NPU graph spells it ('bn2/gamma:0', as `ni` names it)
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,7 @@ def _save_tensors(index: GraphIndex, entry: OpEntry, op: Op, dump_path: Path, fo
         array, story = origin_layout_array(tensor, read_tensor(dump, tensor), origins.get((tensor.kind, tensor.index)))
         if story.problem:
             notes.append(f"{tensor.kind} {tensor.index}: kept as dumped ({story.problem})")
+        ref = None
         if tensor.kind == "input":
             ref = data_inputs[tensor.index] if tensor.index < len(data_inputs) else None
             tf_tensor = input_tf_tensor(index, entry, ref) if ref else None
@@ -205,7 +207,7 @@ def _save_tensors(index: GraphIndex, entry: OpEntry, op: Op, dump_path: Path, fo
         np.save(folder / file_name, np.ascontiguousarray(array), allow_pickle=False)
         saved[tensor.kind].append(ReplayTensor(tensor.kind, tensor.index, file_name, str(array.dtype),
                                                tuple(int(d) for d in array.shape), story.layout, tf_tensor,
-                                               _golden_path(golden, tf_tensor)))
+                                               _golden_path(golden, tf_tensor), ref))
     return tuple(saved["input"]), tuple(saved["output"]), tuple(notes)
 
 

@@ -114,6 +114,7 @@ class InputJudgement:
     index: int
     tf_tensor: str | None
     vs_golden: Agreement | None
+    npu_name: str | None = None  # the NPU graph's spelling of the input (`ni` shows it); tf_tensor is TF's
 
 
 @dataclass(frozen=True)
@@ -216,13 +217,13 @@ def _input_judgement(folder: Path, tensor: ReplayTensor, settings: "Settings", d
     from precision_tool.formats.golden import load_npy
 
     if not tensor.golden or not tensor.file:
-        return InputJudgement(tensor.index, tensor.tf_tensor, None)
+        return InputJudgement(tensor.index, tensor.tf_tensor, None, tensor.npu_name)
     try:
         golden = load_npy(tensor.golden)
     except Exception:  # an unreadable golden input says nothing about the op
-        return InputJudgement(tensor.index, tensor.tf_tensor, None)
+        return InputJudgement(tensor.index, tensor.tf_tensor, None, tensor.npu_name)
     return InputJudgement(tensor.index, tensor.tf_tensor,
-                          agreement(_load(folder, tensor.file), golden, tolerance(settings, dtype)))
+                          agreement(_load(folder, tensor.file), golden, tolerance(settings, dtype)), tensor.npu_name)
 
 
 def _decide(case: ReplayCase, result: ChildResult, outputs: tuple[OutputJudgement, ...],

@@ -6,7 +6,6 @@ a ReportData into the page.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -59,6 +58,8 @@ class ReportData:
     subgraph: Subgraph | None = None
     notes: tuple[str, ...] = field(default=())
     """Checks that could not run, and why (shown on the page, never silently left out)."""
+    answer: Any = None
+    """The Answer (analysis/answer.py): what `ac` ends with, the page shows under its headline."""
 
     @property
     def first_divergent(self) -> tuple[RunReport, Any] | None:
@@ -111,8 +112,20 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
         op = graph_ops.get(point.op)
         if op is not None and point.op not in ops:
             ops[point.op] = op_facts(op)
-    return RunReport(label, path, spec is not None and spec.npu_vs_npu, summary, tuple(points), skipped,
-                     stats_note=note, graph_file=graph_file, debug_id=debug_id), pending
+    npu_vs_npu = spec is not None and spec.npu_vs_npu
+    return RunReport(label, path, npu_vs_npu, summary, tuple(points), skipped, stats_note=note,
+                     graph_file=graph_file, debug_id=debug_id, spec=spec,
+                     about=_other_run(spec, workspace, index, debug_id) if npu_vs_npu else None), pending
+
+
+def _other_run(spec: Any, workspace: Any, index: Any, debug_id: int | None) -> str | None:
+    """What the second NPU run of an NPU-vs-NPU run is, when both are runs of this workspace."""
+    from precision_tool.analysis.graph_checks import other_run_text
+
+    right = workspace.run_of(workspace.relocate(spec.right_dir)) if spec.right_dir else None
+    if debug_id is None or right is None or right == debug_id:
+        return None
+    return other_run_text(index, debug_id, right)
 
 
 _PARSED: dict[str, Any] = {}
@@ -167,22 +180,6 @@ def _relocated(spec: Any, workspace: Any) -> Any:
     return replace(spec, **changes)
 
 
-def read_replay(result_dir: Path | None) -> tuple[tuple[dict[str, Any], ...], Path | None, str | None]:
-    """The verdicts `ac -c` wrote beside this comparison (replay/replay.json), if any."""
-    if result_dir is None:
-        return (), None, None
-    path = result_dir / "replay" / "replay.json"
-    if not path.is_file():
-        return (), None, None
-    try:
-        verdicts = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return (), path, f"{path}: cannot be read as JSON ({exc}); run `ac -c` again to rewrite it"
-    if not isinstance(verdicts, list) or not all(isinstance(v, dict) for v in verdicts):
-        return (), path, f"{path}: not a list of verdicts; run `ac -c` again to rewrite it"
-    return tuple(verdicts), path, None
-
-
 def _checks(workspace: Any, index: Any) -> tuple[dict[str, Any], list[str]]:
     """What the `ac` checks find; a check that cannot run leaves a note, the others still run."""
     from precision_tool.analysis.fusion import fusion_summary
@@ -207,6 +204,28 @@ def _tuple_or_none(value: Sequence[Any] | None) -> tuple[Any, ...] | None:
     return tuple(value) if value is not None else None
 
 
+def _answer(runs: Sequence[RunReport], replay: Sequence[dict[str, Any]], workspace: Any) -> Any:
+    """The same answer `ac` ends with, from the same files (the runs' CSVs and replay.json beside them)."""
+    from precision_tool.analysis.answer import RunResult, build_answer
+    from precision_tool.analysis.op_results import newest_verdicts
+    from precision_tool.analysis.ranks import overview_of
+
+    def rank(run: RunReport) -> int | None:
+        return getattr(run.spec, "rank", None)
+
+    # which rank went wrong first: each rank against its golden is enough (no across-ranks graph read)
+    overview = overview_of([(r.spec, r.summary) for r in runs if rank(r) is not None and not r.stats_rows
+                            and not getattr(r.spec, "across_ranks", False)], workspace)
+    found = overview.report if overview is not None else None
+    first_rank = found.first_ranks[0] if found is not None and found.first_ranks else None
+    folder = runs[0].csv_path.parent if runs else None
+    debug_ids = {r.debug_id for r in runs if r.debug_id is not None and not r.npu_vs_npu}
+    # the newest verdict of each op, as the terminal's answer takes it (a later `replay OP` included)
+    verdicts = newest_verdicts(workspace, folder, debug_ids) if folder is not None else list(replay)
+    return build_answer([RunResult(r.label, r.summary, r.npu_vs_npu, rank(r)) for r in runs], verdicts,
+                        first_rank=first_rank)
+
+
 def _subgraph(index: Any, data_runs: Sequence[RunReport], depth: int) -> Subgraph | None:
     from precision_tool.analysis.op_report import neighbourhood
 
@@ -226,6 +245,7 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
     """The report of the result CSVs `files` (one result folder's, usually) on `workspace`."""
     from precision_tool.analysis.compare_runs import workspace_labeller
     from precision_tool.analysis.graph_index import index_for
+    from precision_tool.analysis.replay import read_replay
 
     index = index_for(workspace)
     index.load(full=True)  # every op of the Build graphs is read next: one whole parse, not a light one first
@@ -252,7 +272,7 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
         subgraph = None
         notes.append(f"subgraph: cannot be drawn: {exc}")
     thresholds = {name: float(getattr(settings, name)) for name in dir(settings) if name.startswith("REPLAY_")}
-    return ReportData(
+    return ReportData(answer=_answer(runs, replay, workspace),
         workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
         threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,
         replay_file=replay_file, overflows=checks.get("overflows"), fusion=checks.get("fusion"),

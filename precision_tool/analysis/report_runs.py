@@ -75,6 +75,10 @@ class RunReport:
     """The workspace's npu/debug_N whose dumps the run compared (None: dumps from elsewhere)."""
     stats_rows: tuple[Any, ...] = ()
     """A statistics compare's rows (StatsResultRow)."""
+    spec: Any = None
+    """The RunSpec from run.json (its rank for a multi-device dump); None for a CSV without one."""
+    about: str | None = None
+    """An NPU-vs-NPU run: what its second run is (graph_checks.other_run_text)."""
 
 
 def _nan_data(record: TensorRecord) -> bool:

@@ -417,7 +417,7 @@ def resolve_golden_tensor(op_name: str, slot: int, workspace: "Workspace", prefi
     if slots:
         text += "; it has " + _one_line(slots)
     elif not golden:
-        text += " (it holds no golden .npy; run `tf_dump`)"
+        text += f" (it holds no golden .npy; {workspace.golden_hint()})"
     text += f" (for the NPU dump of the op write {op_name}:output:{slot})"
     raise UsageError(text)
 

@@ -90,9 +90,8 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
     notes = notes if notes is not None else []
     npu_dir = workspace.newest_dump_dir(0)
     if npu_dir is None:
-        raise WorkspaceError(
-            f"no NPU dumps in {workspace.dump_root(0)}; dump an NPU run first (tf_config), or pass -lt DIR"
-        )
+        raise WorkspaceError(f"no NPU dumps in {workspace.dump_root(0)}; {workspace.npu_dump_hint()} (or pass "
+                             "a dump folder with -lt DIR)")
     ranks = rank_dirs(npu_dir)
     if across_ranks == "also":
         return (rank_specs(workspace, npu_dir, ranks, stamp, notes, step)
@@ -114,7 +113,7 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
             specs.append(RunSpec("NPU vs golden (by name)", str(npu_dir), f"result_{stamp}.csv",
                                  golden_dir=str(golden_dir), step=chosen))
     else:
-        notes.append(f"no golden tensors in {golden_dir}: NPU-vs-golden skipped (run `tf_dump` to make them)")
+        notes.append(f"no golden tensors in {golden_dir}: NPU-vs-golden skipped ({workspace.golden_hint()})")
     if 1 in workspace.debug_ids():
         right = workspace.newest_dump_dir(1)
         if right is not None:
@@ -122,9 +121,8 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
             specs.append(RunSpec("debug_0 vs debug_1", str(npu_dir), f"result_{stamp}_npu_vs_npu.csv",
                                  right_dir=str(right), step=chosen))
     if not specs:
-        raise WorkspaceError(
-            f"nothing to compare: no golden tensors in {golden_dir} and no second NPU run (npu/debug_1)"
-        )
+        raise WorkspaceError(f"nothing to compare: no golden tensors in {golden_dir} and no second NPU run "
+                             f"(npu/debug_1); {workspace.golden_hint()}")
     return specs
 
 
@@ -153,7 +151,7 @@ def rank_specs(workspace: Any, npu_dir: Path, ranks: Sequence[RankDir], stamp: s
         specs.extend(dataclasses.replace(s, label=f"rank {rank.rank}: {s.label}", rank=rank.rank) for s in found)
     if skipped:
         notes.append(f"no golden tensors for rank(s) {ranks_text(skipped)} in {golden_root} (nor rank_<r>/ "
-                     "folders): NPU-vs-golden skipped for them (run `tf_dump` to make them)")
+                     f"folders): NPU-vs-golden skipped for them ({workspace.golden_hint()})")
     right_dir = workspace.newest_dump_dir(1) if 1 in workspace.debug_ids() else None
     right_ranks = {r.rank: r for r in rank_dirs(right_dir)} if right_dir is not None else {}
     for rank in ranks:
@@ -165,8 +163,8 @@ def rank_specs(workspace: Any, npu_dir: Path, ranks: Sequence[RankDir], stamp: s
                                  step=chosen, rank=rank.rank))
     if not specs:
         raise WorkspaceError(f"nothing to compare: no golden tensors in {golden_root} for any of the "
-                             f"{len(ranks)} ranks and no second NPU run (npu/debug_1); `vc --across-ranks` "
-                             "compares the ranks with each other")
+                             f"{len(ranks)} ranks and no second NPU run (npu/debug_1); {workspace.golden_hint()}, "
+                             "or `vc --across-ranks` to compare the ranks with each other")
     return specs
 
 

@@ -17,8 +17,9 @@ from typing import Any
 
 from precision_tool.atomic import atomic_path, write_atomic, write_text_atomic
 from precision_tool.errors import FormatError, WorkspaceError
+from precision_tool.workspace import STEP_MANIFEST
 
-MANIFEST_NAME = "manifest.json"
+MANIFEST_NAME = STEP_MANIFEST  # the workspace knows it too: "run `train`" hints
 FORMAT_NAME = "precision_tool.step_capture"
 FORMAT_VERSION = 1
 KIND_TF1 = "tf1"

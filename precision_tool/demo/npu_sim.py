@@ -31,9 +31,9 @@ from precision_tool.demo.npu_graph import FLOAT16, FLOAT32, NpuGraph, NpuOp, Npu
 PLANTED_FAULT_OP = "bn2/FusedBatchNormV3"
 PLANTED_FAULT = ("the NPU BatchNorm kernel of bn2/FusedBatchNormV3 reads its offset (beta) vector one "
                  "channel late: channel c gets beta[c-1] (channel 0 gets the last one)")
-PRECISION_PROBLEM = ("nothing planted: with the network's static loss scale of 2^17, fc2's weight gradient "
-                     "gradients/fc2/MatMul_grad/MatMul_1 (MatMulV2) exceeds float16's 65504 and its float16 "
-                     "result overflows to inf")
+PRECISION_PROBLEM = ("not planted, it happens by itself: with the network's static loss scale of 2^17, fc2's "
+                     "weight gradient gradients/fc2/MatMul_grad/MatMul_1 (MatMulV2) exceeds float16's 65504 and its "
+                     "float16 result overflows to inf")
 GRAPH_FILE_NAME = "ge_proto_00000001_graph_1_Build.txt"
 STREAM_ID = 0
 KERNEL_VERSION = {"faulty": "te_batchnorm_v1_9c1e", "fixed": "te_batchnorm_v2_4a7d"}

@@ -98,14 +98,16 @@ PROBLEMS_SHOWN = 10
 """How many malformed CSV rows/values a summary names before counting the rest."""
 
 
-def counts_text(summary: CompareSummary) -> str:
-    """The one way every summary line counts a result: ops, tensors compared of all rows, abnormal ops."""
-    nan = " or NaN/Inf data" if summary.nan_data_outputs else ""
-    return (f"{len(summary.ops)} ops, {summary.tensors_compared} of {summary.tensors_total} tensors compared, "
-            f"{len(summary.abnormal_ops)} abnormal (an output cosine ≤ {summary.threshold}{nan})")
+def counts_text(summary: CompareSummary, rule: bool = True) -> str:
+    """The one way every summary counts a result (analysis/counts.py: ops, then outputs compared / abnormal /
+    not compared); `rule`: and what abnormal means."""
+    from precision_tool.analysis.counts import abnormal_rule, counts_line, counts_of
+
+    text = counts_line(counts_of(summary))
+    return f"{text} ({abnormal_rule(summary.threshold)})" if rule else text
 
 
-def _verdict_and_counts(summary: Any) -> tuple[Text, str]:
+def verdict_and_counts(summary: Any) -> tuple[Text, str]:
     """The verdict and counts of one result line: a tensor compare, or a statistics compare (StatsSummary)."""
     from precision_tool.analysis.stats_results import StatsSummary
 
@@ -119,7 +121,7 @@ def _verdict_and_counts(summary: Any) -> tuple[Text, str]:
         else:
             line.append("none", style="dim")
         return line, stats_counts_text(summary)
-    return _first_divergent(summary), counts_text(summary)
+    return _first_divergent(summary), counts_text(summary, rule=False)
 
 
 def _first_divergent(summary: CompareSummary) -> Text:
@@ -221,6 +223,24 @@ def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
     return parts
 
 
+def npu_pair_view(summary: CompareSummary, label: str, other: str | None) -> list[Any]:
+    """An NPU-vs-NPU run as `ac` shows it: which runs, what the second one is (`other`, from their graphs), the
+    counts and where they first part; its panels would repeat the NPU-vs-golden ones (`vcs` shows them)."""
+    head = Text(f"{label}: ", style="bold")
+    head.append(str(summary.path), style="bold")
+    parts: list[Any] = [head]
+    if other:
+        parts.append(Text(other, style="dim"))
+    if not summary.ops:
+        parts.append(Text(f"{summary.path} holds no rows (only a header): nothing was compared", style="warning"))
+        return parts
+    parts.append(Text(counts_text(summary), style="dim"))
+    line = _first_divergent(summary)
+    line.append(" (`vcs -f` on the CSV shows its ops)", style="dim")
+    parts.append(line)
+    return parts
+
+
 def run_lines(runs: Sequence[Any], listed: Sequence[bool] | None = None) -> list[Text]:
     """The short summary `vc` ends with: per run one line of counts and verdict, its CSV path last (prose:
     wrapped at words, so the path is never cut and copies whole). `listed`: which runs get a line (many
@@ -229,7 +249,7 @@ def run_lines(runs: Sequence[Any], listed: Sequence[bool] | None = None) -> list
     hidden = [run for run, show in zip(runs, listed) if not show] if listed is not None else []
     for run in (r for i, r in enumerate(runs) if listed is None or listed[i]):
         # as ac's recap: the verdict first, then the counts
-        verdict, counts = _verdict_and_counts(run.summary)
+        verdict, counts = verdict_and_counts(run.summary)
         line = Text(f"  {run.label}: ")
         line.append_text(verdict)
         line.append(f"; {counts}; {run.elapsed_s:.1f} s: ")
@@ -240,22 +260,6 @@ def run_lines(runs: Sequence[Any], listed: Sequence[bool] | None = None) -> list
         line = Text(f"  {len(hidden)}{more} result CSVs (one per rank) in ")
         line.append(str(hidden[0].csv_path.parent), style="path")
         lines.append(line)
-    return lines
-
-
-def recap_lines(summaries: Sequence[Any], labels: Sequence[str]) -> list[Text]:
-    """What `ac` ends with, right above the prompt: per result its verdict and counts, then every CSV path
-    on a line of its own (summaries: CompareSummary, or StatsSummary for statistics dumps)."""
-    lines = [Text("comparison recap:", style="bold")]
-    for label, s in zip(labels, summaries):
-        verdict, counts = _verdict_and_counts(s)
-        line = Text(f"  {label}: ")
-        line.append_text(verdict)
-        line.append(f"; {counts}" if getattr(s, "ops", True) else "; no rows")
-        lines.append(line)
-    # paths start their line (no indent), so more of them fit unfolded and each copies whole
-    lines.append(Text("  result CSVs:"))
-    lines.extend(Text(str(getattr(s, "path", None) or s.csv_path), style="path") for s in summaries)
     return lines
 
 

@@ -110,8 +110,11 @@ def _wrap_line(line: Text, width: int) -> list[Text]:
 
 
 def _indented(lead: Text, body: Text, width: int) -> Text:
-    # A word too long to follow its indent starts the line, so the terminal folds it only if it must.
-    return lead + body if cell_len(lead.plain) + cell_len(body.plain) <= width else body
+    # A word too long to follow its indent starts the line, so the terminal folds it only if it must; one too
+    # long for any line keeps its indent (it is folded either way, and stays under what it belongs to).
+    if cell_len(lead.plain) + cell_len(body.plain) <= width or cell_len(body.plain) > width:
+        return lead + body
+    return body
 
 
 def show(console: Console, result: Any) -> None:

@@ -312,7 +312,8 @@ def overflow_report(report: "OverflowReport") -> list[RenderableType]:
             parts.append(Text(f"    warning: {finding.problem}", style="warning"))
         if finding.op_dump is not None:
             parts.append(note_line("    its dump (pt, cp and dc take this path; `ni` the op name above):"))
-            parts.append(Text(str(finding.op_dump), style="path"))  # not indented: fits more often, copies whole
+            # under its label; never wrapped by us, so it copies whole (the terminal folds it if it must)
+            parts.append(Text.assemble("      ", (str(finding.op_dump), "path"), no_wrap=True))
             parts.extend(_tensor_parts(finding.tensors))
     return parts
 

@@ -50,19 +50,21 @@ def op_rows(entries: list[OpEntry], width: int | None = None, kernels: bool = Fa
     if kernels:
         header += "  kernel"
     text = Text(no_wrap=True)  # laid out here for `width`: show() must not wrap it again
-    repeated = 0
+    repeated: dict[tuple[int, int], int] = {}  # (debug id, the earlier run it repeats) → ops
     for (debug_id, file, graph), group, same in plan:
         text.append(f"debug_{debug_id} · {file.name} · {graph}\n", style="bold")
         if same is not None:
             text.append(f"  the same {len(group)} op(s) as debug_{same}\n", style="dim")
-            repeated += len(group)
+            repeated[(debug_id, same)] = repeated.get((debug_id, same), 0) + len(group)
             continue
         text.append(header + "\n", style="dim")
         for e in group:
             _op_row(text, e, id_w, type_w, width, kernels)
-    text.append(f"{len(entries)} op(s)", style="bold")
+    runs = len({source[0] for source, _, _ in plan})
+    text.append(f"{len(entries)} op(s)" + (f" in {runs} runs" if runs > 1 else ""), style="bold")
     if repeated:
-        text.append(f" ({repeated} listed once above as the same in two runs)", style="dim")
+        whose = "; ".join(f"debug_{n}'s {count} are debug_{same}'s" for (n, same), count in sorted(repeated.items()))
+        text.append(f"; {whose} (listed once)", style="dim")
     return text
 
 
@@ -172,11 +174,13 @@ def similarity_tables(results: list[Any], limit: int) -> list[Any]:
     for result in results:
         files = result.left.name if result.left.name == result.right.name \
             else f"{result.left.name} vs {result.right.name}"
-        title = f"debug_0 vs debug_1 · {files} · {result.identical}/{result.compared} ops identical"
+        # structure only (types, inputs, dtypes, layouts, shapes): the data of the two runs is vc's business
+        title = f"debug_0 vs debug_1 · {files} · graph structure"
         if not result.differences:
-            out.append(Text(title, style="ok"))
+            out.append(Text(f"{title}: the same in all {result.compared} ops (types, inputs, dtypes, layouts, "
+                            "shapes)", style="ok"))
             continue
-        text = Text(title + f"; {len(result.differences)} differ:", style="bold")
+        text = Text(f"{title}: {len(result.differences)} of {result.compared} ops differ:", style="bold")
         for diff in result.differences[:most]:
             text.append(f"\n  {diff.name}", style="op").append(f" ({diff.type})")
             for what in diff.what:

@@ -3,7 +3,6 @@ and through which collective the error reached the others, and which ranks disag
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Sequence
 
 from rich.table import Table
@@ -18,9 +17,8 @@ def _failure_text(finding: RankFinding) -> Text:
     failure = finding.summary.first_failure
     if failure is None:
         return Text("none", style="green")
-    where = "input" if failure.is_graph_input else "output"
     text = Text(op_ref(failure.op), style="bold" if finding.summary.first_failure else "")
-    text.append(f" ({failure.op.op_type}) {where} {_short_tensor(failure.tensor.tensor_index)} ")
+    text.append(f" {_short_tensor(failure.tensor.tensor_index)} ")
     text.append("NaN/Inf" if failure.tensor.nan_data else f"{failure.tensor.cosine:.6f}", style="red")
     return text
 
@@ -32,16 +30,20 @@ def _short_tensor(tensor_index: str) -> str:
 
 def rank_table(report: RankReport) -> Table:
     table = Table(title=None, show_edge=False, pad_edge=False, box=None, header_style="bold")
+    from precision_tool.analysis.counts import counts_of
+
+    # compact, to fit 100 columns: the op's type is in the verdict line below, in0/out0 say input or output
     table.add_column("rank", justify="right", no_wrap=True)
-    table.add_column("compared", justify="right", no_wrap=True)
-    table.add_column("abnormal", justify="right", no_wrap=True)
+    table.add_column("outputs", justify="right", no_wrap=True)  # compared/all: the counting of every summary
+    table.add_column("abnormal", justify="right", no_wrap=True)  # ops
     table.add_column("first failing tensor (execution order)", overflow="fold")
     first = set(report.first_ranks)
     for finding in report.findings:
-        s = finding.summary
-        rank = Text(str(finding.rank), style="bold red" if finding.rank in first else "")
-        abnormal = Text(str(len(s.abnormal_ops)), style="red" if s.abnormal_ops else "green")
-        table.add_row(rank, f"{s.tensors_compared}/{s.tensors_total}", abnormal, _failure_text(finding))
+        counts = counts_of(finding.summary)
+        rank = Text(f"▶ {finding.rank}" if finding.rank in first else str(finding.rank),
+                    style="bold red" if finding.rank in first else "")
+        abnormal = Text(str(counts.abnormal_ops), style="red" if counts.abnormal_ops else "green")
+        table.add_row(rank, f"{counts.compared}/{counts.outputs}", abnormal, _failure_text(finding))
     return table
 
 
@@ -94,8 +96,12 @@ def across_lines(overview: RankOverview) -> list[Any]:
                      "or all-gather found); the NPU-vs-NPU CSVs show the differences", style="yellow")]
     bad = [d for d in found if d.ops]
     if not bad:
-        return [Text(f"ranks vs rank 0: all {len(found)} ranks agree with rank 0 bit for bit on the {checked} ops that "
-                     "must agree after the collectives", style="green")]
+        spread = overview.report is not None and overview.report.boundary is not None
+        # agreement after the collectives is no all-clear when a rank's error went into them: say which it is
+        why = (": the collective handed every rank the same result, the error included; no device diverges on its own"
+               if spread else "")
+        return [Text(f"ranks vs rank 0: all {len(found) + 1} ranks hold the same values on the {checked} ops that must "
+                     f"agree after the collectives{why}", style="yellow" if spread else "green")]
     lines: list[Any] = []
     if len(bad) == len(found) and len(found) > 1:
         lines.append(Text("ranks vs rank 0: every other rank differs from rank 0 after the collectives: rank 0 is "
@@ -118,7 +124,8 @@ def overview_view(overview: RankOverview) -> list[Any]:
     """The rank table and verdict, then the across-ranks lines."""
     parts: list[Any] = []
     if overview.report is not None:
-        parts.append(Text(f"ranks ({len(overview.report.findings)}), each against its golden:", style="bold"))
+        parts.append(Text(f"ranks ({len(overview.report.findings)}), each against its golden (outputs: compared of "
+                          "all; abnormal: ops; ▶ went wrong first):", style="bold"))
         parts.append(rank_table(overview.report))
         parts.extend(verdict_lines(overview.report))
     parts.extend(across_lines(overview))
@@ -143,15 +150,3 @@ def ranks_shown(overview: RankOverview | None, specs: Sequence[Any]) -> list[tup
         else:
             shown.append((rank in pick, rank in pick))
     return shown
-
-
-def rank_recap_lines(overview: RankOverview, summaries: Sequence[Any]) -> list[Text]:
-    """What `ac` ends with for a multi-device comparison: the verdicts, then the one result folder."""
-    lines = [Text("comparison recap:", style="bold")]
-    if overview.report is not None:
-        lines.extend(verdict_lines(overview.report)[:2])
-    lines.extend(line for line in across_lines(overview)[:4] if isinstance(line, Text))
-    folders = sorted({str(Path(getattr(s, "path", None) or s.csv_path).parent) for s in summaries})
-    lines.append(Text(f"  {len(summaries)} result CSVs (one per rank and run) in:"))
-    lines.extend(Text(folder, style="path") for folder in folders)
-    return lines

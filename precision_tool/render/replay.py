@@ -70,7 +70,10 @@ def evidence_lines(verdict: Any) -> list[str]:
         lines.append(f"out{', out'.join(str(o.index) for o in quiet)}: agree with the replays")
     for item in verdict.inputs:
         if item.vs_golden is not None:
-            lines.append(f"in{item.index} {item.tf_tensor} vs golden: {_short(item.vs_golden)}")
+            # named as `ni` names it (the NPU graph's input), with the TF tensor its golden is when that differs
+            name = item.npu_name or item.tf_tensor
+            tf = f" (TF {item.tf_tensor})" if item.npu_name and item.tf_tensor and item.tf_tensor != item.npu_name else ""
+            lines.append(f"in{item.index} {name}{tf} vs golden: {_short(item.vs_golden)}")
     lines += [note for note in verdict.evidence if not note.startswith(("output ", "input "))]
     return lines
 

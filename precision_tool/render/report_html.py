@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precision_tool.analysis.counts import counts_of
 from precision_tool.analysis.report_data import ReportData
 from precision_tool.render.report_page import number_text, page_json, relative_link, table_rows
 
@@ -54,19 +55,39 @@ def _runs_context(data: ReportData, page_dir: Path) -> list[dict[str, Any]]:
     for run in data.runs:
         summary = run.summary
         row = {"label": run.label, "csv": relative_link(run.csv_path, page_dir), "csv_name": run.csv_path.name,
-               "kind": "NPU vs NPU" if run.npu_vs_npu else "NPU vs golden", "note": run.stats_note}
+               "kind": "NPU vs NPU" if run.npu_vs_npu else "NPU vs golden", "note": run.stats_note, "about": None}
         if run.stats_rows:
             row.update(statistics=True, compared=number_text(summary.compared), errors=number_text(summary.errors),
                        warnings=number_text(summary.warnings), not_compared=number_text(summary.total - summary.compared))
         else:
-            abnormal = sum(1 for p in run.points if p.abnormal)
-            row.update(statistics=False, outputs=number_text(len(run.points)), abnormal=number_text(abnormal),
-                       nan_data=number_text(sum(1 for p in run.points if p.nan_data)),
-                       abnormal_ops=number_text(len(summary.abnormal_ops)),
-                       not_compared=number_text(run.not_compared), min_cosine=number_text(summary.min_output_cosine),
-                       complete=summary.complete)
+            # the terminal's counts (analysis/counts.py), in the same words
+            counts = counts_of(summary)
+            row.update(statistics=False, ops=number_text(counts.ops), abnormal_ops=number_text(counts.abnormal_ops),
+                       outputs=number_text(counts.outputs), compared=number_text(counts.compared),
+                       abnormal=number_text(counts.abnormal), nan_data=number_text(counts.nan_data),
+                       not_compared=number_text(counts.not_compared),
+                       min_cosine=number_text(summary.min_output_cosine), complete=summary.complete)
+            row["about"] = run.about
         runs.append(row)
     return runs
+
+
+def _answer_context(data: ReportData) -> dict[str, Any] | None:
+    """The answer block `ac` ends with, in its words (render/answer.py draws the terminal's)."""
+    from precision_tool.render.answer import run_line
+
+    answer = data.answer
+    if answer is None:
+        return None
+    points = {(run.label, p.op): (n, i) for n, run in enumerate(data.runs) for i, p in enumerate(run.points)}
+    suspects = []
+    for suspect in answer.suspects:
+        run_number, point = points.get((suspect.run, suspect.op.npu_op), (None, None))
+        suspects.append({"role": suspect.role, "op": suspect.op.npu_op, "id": suspect.op.index,
+                         "type": suspect.op.op_type, "why": suspect.why, "verdict": suspect.verdict,
+                         "reason": suspect.reason, "todo": suspect.todo, "run_number": run_number,
+                         "point": point})
+    return {"suspects": suspects, "notes": list(answer.notes), "runs": [run_line(r).plain for r in answer.runs]}
 
 
 def _divergent_context(data: ReportData) -> dict[str, Any] | None:
@@ -77,13 +98,10 @@ def _divergent_context(data: ReportData) -> dict[str, Any] | None:
     failing = op.failing_outputs(data.threshold)
     tensor = failing[0] if failing else None
     facts = data.ops.get(op.npu_op)
-    verdict = data.verdict_of(op.npu_op)
-    if verdict is not None:  # the line starts with its verdict ("kernel: on the NPU's own inputs ..."); shown once
-        word, line = str(verdict.get("verdict", "")), str(verdict.get("line", ""))
-        verdict = {"verdict": word, "line": line[len(word) + 2:] if line.startswith(word + ": ") else line}
+    # its verdict is in the answer block below the headline
     return {"op": op.npu_op, "id": op.index, "type": facts.type if facts else op.op_type, "run": run.label,
             "tensor": tensor.tensor_index if tensor else "", "cosine": number_text(tensor.cosine) if tensor else "",
-            "nan_data": bool(tensor and tensor.nan_data), "verdict": verdict,
+            "nan_data": bool(tensor and tensor.nan_data),
             "point": next((i for i, p in enumerate(run.points) if p.op == op.npu_op), None),
             "run_number": data.runs.index(run)}
 
@@ -103,6 +121,7 @@ def render_report(data: ReportData, page_dir: Path) -> str:
                         if p.is_file()]
     context = {
         "data": data, "runs": _runs_context(data, page_dir), "divergent": _divergent_context(data),
+        "answer": _answer_context(data),
         "tables": table_rows(data), "svg": svg, "svg_note": svg_note, "notes": list(data.notes),
         "replay_links": replay_links, "thresholds": sorted(data.thresholds.items()),
         "page_json": _script_safe(json.dumps(page_json(data), separators=(",", ":"), allow_nan=False)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import difflib
 import logging
 import os
@@ -9,7 +10,7 @@ import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
-
+from typing import Callable
 
 from precision_tool.errors import CommandFailed, PrecisionToolError, UsageError
 from precision_tool.render.console import shared_width, show
@@ -84,8 +85,10 @@ def unknown_command_message(word: str, names: list[str]) -> str:
 
 
 def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool = True,
-            words: list[str] | None = None) -> Outcome:
-    """Run one line (or pre-split `words`, from the one-shot CLI). Errors are shown as one line."""
+            words: list[str] | None = None, prepare: Callable[[argparse.Namespace], None] | None = None) -> Outcome:
+    """Run one line (or pre-split `words`, from the one-shot CLI). Errors are shown as one line. `prepare`
+    sees the parsed arguments before the handler does (a caller running a command for its own ends: `demo`
+    runs `ac` and shows its answer block last)."""
     console = ctx.console
     try:
         if words is None:
@@ -119,6 +122,8 @@ def execute(line: str, ctx: Context, *, debug: bool = False, passthrough: bool =
         # What follows the command name, as typed (for `run`, which hands it to a shell).
         args.raw_line = line.strip()[len(name):].strip()
         args.invoked_as = name  # the name or alias typed (`compare` for `cp`), for messages
+        if prepare is not None:
+            prepare(args)
         show(console, command.handler(args, ctx))
         return Outcome(ok=True)
     except ExitShell:

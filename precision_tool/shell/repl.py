@@ -83,9 +83,31 @@ def banner(ctx: Context) -> list[Text]:
         Text.assemble(("PrecisionTool ", "bold"), (__version__, "bold cyan"),
                       ("  workspace: ", "dim"), (str(ctx.workspace.root), "path")),
     ]
-    for gap in ctx.workspace.missing():
-        lines.append(Text.assemble(("  missing ", "warning"), gap.what, (f" — {gap.how}", "dim")))
+    if not ctx.workspace.root.is_dir():
+        lines += _no_workspace_lines(ctx.workspace.root)
+    else:
+        for gap in ctx.workspace.missing():
+            lines.append(Text.assemble(("  missing ", "warning"), gap.what, (f" — {gap.how}", "dim")))
     lines.append(Text("Type `help` for the commands, Ctrl-D or `exit` to leave.", style="dim"))
+    return lines
+
+
+def _no_workspace_lines(root: Path) -> list[Text]:
+    """The workspace folder does not exist: how to get one, and where `demo` builds its example (not
+    ./precision_data, which the next plain start looks for), or that it is already here."""
+    from precision_tool.demo.build import DEFAULT_DIR  # (a few ms, and only when there is no workspace)
+    from precision_tool.shell.commands.demo_steps import tool_command  # the spelling that runs here
+
+    lines = [Text.assemble(("  missing ", "warning"), f"workspace {root} (the folder does not exist)",
+                           (" — run the training script with `import precision_tool.tf_config`, or point "
+                            "--data at an existing precision_data", "dim"))]
+    demo, opens = Path(DEFAULT_DIR), tool_command("--data", DEFAULT_DIR)
+    if demo.is_dir():
+        lines.append(Text.assemble(("  demo workspace ", "ok"), (DEFAULT_DIR, "path"), " is here",
+                                   (f" — open it: `{opens}` (in this shell: `data {DEFAULT_DIR}`)", "dim")))
+    else:
+        lines.append(Text.assemble(("  demo workspace", "dim"), (f" — `{tool_command('demo')}` builds one in ", "dim"),
+                                   (DEFAULT_DIR, "path"), (f"; then `{opens}` opens it", "dim")))
     return lines
 
 

@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.train",
     "precision_tool.shell.commands.infer",
     "precision_tool.shell.commands.demo",
+    "precision_tool.shell.commands.answer",
 )
 
 

@@ -1,4 +1,4 @@
-"""What the comparison commands print (issue 10): one name and index per op everywhere, `ac`'s recap,
+"""What the comparison commands print (issue 10): one name and index per op everywhere, `ac`'s answer,
 panels of one width, `vcs -f` on a folder of runs, `cp`'s tolerances, and the list of unreadable files.
 Driven through the one-shot CLI on the demo workspace and on networks written by the project's writers."""
 
@@ -30,31 +30,34 @@ def _ac(cli, demo: Path, columns: int = 200):  # type: ignore[no-untyped-def]
     return cli("ac", "-c", "-l", "2", data=demo, env={"COLUMNS": str(columns)})
 
 
-def test_ac_names_each_op_once_and_ends_with_a_recap(demo: Path, cli) -> None:  # type: ignore[no-untyped-def]
+def test_ac_names_each_op_once_and_ends_with_the_answer(demo: Path, cli) -> None:  # type: ignore[no-untyped-def]
     ran = _ac(cli, demo)
     assert ran.status == 0, ran.out + ran.err
     lines = ran.out.rstrip("\n").splitlines()
-    # The recap is last: verdict and counts per result, then every CSV path on a line of its own, whole.
-    start = lines.index("comparison recap:")
-    recap = lines[start:]
+    # The answer is last: the suspects with their verdicts, a line per result (verdict and counts), then the
+    # result folder whole on a line of its own.
+    start = next(i for i, line in enumerate(lines) if re.fullmatch(r"answer ─+", line))
+    answer = lines[start + 1:]
     newest = sorted((demo / "temp" / "vector_compare").iterdir())[-1]  # other tests ran `ac -c` here too
-    csvs = sorted(str(p) for p in newest.glob("result_*.csv"))
-    assert len(csvs) == 2
-    assert recap[-3:] == ["  result CSVs:", *csvs]
-    verdicts = recap[1:-3]
+    assert len(list(newest.glob("result_*.csv"))) == 2
+    assert answer[-2:] == ["results (`vcs -l N` lists more abnormal ops):", f"  {newest}"]
+    verdicts = [line for line in answer if " vs " in line and "first divergent op [" in line]
     assert len(verdicts) == 2
     for line in verdicts:
         assert "first divergent op [16] bn2/FusedBatchNormV3;" in line
         # the fc2 weight gradient's float16 overflow puts inf into both runs
-        assert re.search(r"\d+ ops, \d+ of \d+ tensors compared, \d+ abnormal "
-                         r"\(an output cosine ≤ 0\.98 or NaN/Inf data\)$", line)
+        assert re.search(r"\d+ ops \(\d+ abnormal\) · \d+ outputs: \d+ compared, \d+ abnormal \(\d+ NaN/Inf\), "
+                         r"\d+ not compared$", line)
     # NPU vs golden and NPU vs NPU name the planted op alike: its Build-graph id and graph name, never the
     # dump-file spelling with the NPU-vs-NPU run's own counter.
     titles = PANEL_TITLE.findall(ran.out)
-    assert titles.count(("16", "bn2/FusedBatchNormV3")) == 2, titles
+    assert titles.count(("16", "bn2/FusedBatchNormV3")) == 1, titles  # ac shows the NPU-vs-NPU run without panels
+    assert "first divergent op [16] bn2/FusedBatchNormV3 (`vcs -f` on the CSV shows its ops)" in ran.out
     # (the replay's reproducer folder is a file name: its safe spelling is a path, not an op name)
     assert "bn2_FusedBatchNormV3" not in re.sub(r"\S*/fix/repro_\S*", "", ran.out)
-    assert ran.out.count("first divergent op: [16] bn2/FusedBatchNormV3 (BatchNorm;") == 2
+    assert ran.out.count("first divergent op: [16] bn2/FusedBatchNormV3 (BatchNorm;") == 1
+    vcs = cli("vcs", data=demo)  # vcs shows both runs' panels
+    assert PANEL_TITLE.findall(vcs.out).count(("16", "bn2/FusedBatchNormV3")) == 2
     # Every name a panel shows is taken by `ni`, which shows the same number as the op's Id.
     for index, name in sorted(set(titles)):
         shown = cli("ni", name, data=demo)
@@ -119,7 +122,7 @@ def _npy(folder: Path, name: str, array: np.ndarray) -> str:
     return str(path)
 
 
-def test_cp_tolerances_follow_the_dtype_and_no_table_is_printed_twice(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+def test_cp_tolerances_follow_the_dtype_and_p_counts_the_worst_rows(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
     net = make_net(tmp_path / "precision_data")
     relu = next(p for p in net.dump_dir.iterdir() if ".relu1_Relu." in p.name)
     golden = next(p for p in net.golden_dir.iterdir() if p.name.startswith("relu1_Relu.0."))
@@ -134,22 +137,79 @@ def test_cp_tolerances_follow_the_dtype_and_no_table_is_printed_twice(tmp_path: 
     # float32 on both sides: numpy's defaults; -rl/-al override
     y = np.linspace(-1, 1, 100, dtype=np.float32)
     far = y.copy()
-    far[50] += 1  # the only error, beyond the first items
+    far[50] += 1  # the only error
     a, b = _npy(tmp_path, "a.npy", far), _npy(tmp_path, "b.npy", y)
     single = cli("cp", a, b, "-p", "3", data=net.root)
     assert single.status == 0, single.out + single.err
     assert "tolerances for float32: rtol 1e-05, atol 1e-08 (-rl/-al override)" in single.out
     assert "1 of 100 elements (1.0000%) have |A-B| > atol + rtol·|B|" in single.out
-    assert single.out.count("first error items") == 1 and single.out.count("first items") == 1
+    assert re.search(r"^first error\s+\[50\]\s*$", single.out, re.M), single.out
+    # one table, of the worst 3 (-p 3): the error first, then the two elements that differ least but most
+    assert single.out.count("worst 3 of 100 elements") == 1 and "first items" not in single.out
+    rows = re.findall(r"^ *\[(\d+)\] │.*│ (yes|-) *$", single.out, re.M)
+    assert [row[1] for row in rows] == ["yes", "-", "-"] and rows[0][0] == "50", single.out
     given = cli("cp", a, b, "-al", "2", "-rl", "0.5", data=net.root)
-    assert "tolerances from -rl/-al: rtol 0.5, atol 2" in given.out and "allclose  True" in given.out
+    assert "tolerances from -rl/-al: rtol 0.5, atol 2" in given.out and re.search(r"^allclose\s+True", given.out, re.M)
     one_given = cli("cp", a, b, "-rl", "0.5", data=net.root)
     assert "tolerances: rtol 0.5 (-rl), atol 1e-08 (float32's default)" in one_given.out
-    # every item an error: one table (the first items, marked), not the same rows twice
+    # every element an error: -p 4 rows, each marked
     shifted = _npy(tmp_path, "c.npy", y + 1)
     everything = cli("cp", shifted, b, "-p", "4", data=net.root)
-    assert "first error items" not in everything.out and everything.out.count("first items") == 1
+    assert everything.out.count("worst 4 of 100 elements") == 1
     assert len(re.findall(r"│ yes\s*$", everything.out, re.M)) == 4
+    assert re.search(r"^first error\s+\[0\]\s*$", everything.out, re.M)
+    same = cli("cp", b, b, data=net.root)  # no error: no `first error` line, the rows still shown
+    assert re.search(r"^allclose\s+True", same.out, re.M) and "first error" not in same.out
+    assert "worst 20 of 100 elements" in same.out
+
+
+def test_cp_shows_the_worst_elements_at_their_index_in_the_shape(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "precision_data")
+    rng = np.random.default_rng(7)
+    y = rng.standard_normal((4, 3, 8, 16)).astype(np.float32)
+    x = y + np.float32(1e-3) * rng.standard_normal(y.shape).astype(np.float32)
+    x[3, 0, 7, 12] = y[3, 0, 7, 12] + 5  # the largest difference, planted deep in the tensor
+    x[1, 2, 0, 9] = y[1, 2, 0, 9] - 2  # the second
+    x[0, 1, 1, 1], y[2, 2, 2, 2] = np.nan, np.inf  # NaN/Inf mismatches come before any finite difference
+    a, b = _npy(tmp_path, "a.npy", x), _npy(tmp_path, "b.npy", y)
+    ran = cli("cp", a, b, "-p", "5", "-al", "0.01", data=net.root, env={"COLUMNS": "80"})  # the noise passes
+    assert ran.status == 0, ran.out + ran.err
+    assert "worst 5 of 1536 elements, by |A-B| (NaN/Inf first)" in ran.out, ran.out
+    rows = re.findall(r"^ *(\[[\d,]+\]) │ +(\S+) │ +(\S+) │ +(\S+) │ +(\S+) │ (yes|-)", ran.out, re.M)
+    assert [row[0] for row in rows[:4]] == ["[0,1,1,1]", "[2,2,2,2]", "[3,0,7,12]", "[1,2,0,9]"], ran.out
+    assert rows[0][1] == "nan" and rows[1][2] == "inf" and rows[0][3] == rows[1][3] == "inf"
+    assert float(rows[2][3]) == pytest.approx(5, rel=1e-5) and float(rows[3][3]) == pytest.approx(2, rel=1e-5)
+    assert float(rows[2][4]) == pytest.approx(5 / abs(float(y[3, 0, 7, 12])), rel=1e-4)
+    assert [row[5] for row in rows] == ["yes"] * 4 + ["-"]  # the fifth: the largest noise, within -al
+    assert re.search(r"^first error\s+\[0,1,1,1\]", ran.out, re.M)
+
+
+def test_the_worst_elements_are_found_chunk_by_chunk_as_a_full_sort_finds_them() -> None:
+    from precision_tool.analysis.pair_compare import worst_elements
+
+    rng = np.random.default_rng(3)
+    noisy = rng.standard_normal(10_000)
+    # exact eighths: thousands of ties in |A-B|, and in |A-B|/|B| too (then the lower index wins)
+    dyadic = rng.integers(1, 8, 10_000) / 4 * rng.choice([-1, 1], 10_000)
+    for y, x in ((noisy, noisy + np.round(rng.standard_normal(10_000), 1)),
+                 (dyadic, dyadic + rng.integers(-3, 4, 10_000) / 8)):
+        x[rng.choice(y.size, 30, replace=False)] = np.nan
+        y[rng.choice(y.size, 30, replace=False)] = np.inf
+        x[:500] = y[:500]  # a run of equal elements (NaN = NaN and inf = inf are no mismatch)
+        with np.errstate(all="ignore"):
+            diff = np.abs(x - y)
+            same = (x == y) | (np.isnan(x) & np.isnan(y))
+            primary = np.where(same, 0.0, np.where(np.isnan(diff), np.inf, diff))
+            secondary = np.where(primary == 0, 0.0, primary / np.abs(y))
+            secondary[np.isnan(secondary)] = np.inf
+        bad = ~np.isclose(x, y, rtol=1e-3, atol=1e-3)
+        order = np.lexsort((np.arange(y.size), -secondary, -primary))  # the whole tensor sorted, in memory
+        for count in (1, 7, 60, 20_000):
+            for chunk in (13, 1000, 1 << 20):
+                errors, first, worst = worst_elements(x, y, count, 1e-3, 1e-3, chunk=chunk)
+                assert errors == int(bad.sum()) and first == int(np.flatnonzero(bad)[0])
+                assert [i for i, *_ in worst] == order[:count].tolist(), (count, chunk)
+                assert [bad_ for *_, bad_ in worst] == bad[order[:count]].tolist()
 
 
 def test_ops_are_numbered_by_their_graph_id_not_the_csv_counter(tmp_path: Path, cli, make_net) -> None:  # type: ignore[no-untyped-def]

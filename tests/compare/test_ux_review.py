@@ -143,7 +143,7 @@ def test_vc_and_vcs_print_result_paths_whole_at_any_width(tmp_path: Path, cli, m
     assert ran.status == 0, ran.out + ran.err
     csv_path = str(next((net.root / "temp" / "vector_compare").glob("*/result_*.csv")))
     lines = ran.out.splitlines()
-    run_line = next(line for line in lines if line.strip().startswith(f"{'ge_default'}") and "ops," in line)
+    run_line = next(line for line in lines if line.strip().startswith(f"{'ge_default'}") and " outputs: " in line)
     assert run_line.endswith(csv_path) and "[3] relu1/Relu" in run_line
     assert sum(csv_path in line for line in lines) == 2  # the summary title and the run line
     shown = cli("vcs", data=net.root, env={"COLUMNS": "60"})

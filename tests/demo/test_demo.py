@@ -65,8 +65,13 @@ def test_demo_prints_planted_op_first_then_overflow_and_open_command(demo_run) -
     assert all(sanitize_op_name(f) == sanitize_op_name(PLANTED) for f in firsts)  # and NPU vs NPU
     assert "gradients_fc2_MatMul_grad_MatMul_1" in out and "overflow" in out
     assert "AABiasaddConvFusion" in out and "MatMulBiasAddFusionPass" in out
-    tail = out.strip().splitlines()[-6:]  # the open command, then the report's path (tests/report)
-    assert any(f"--data {demo_run.root}" in line for line in tail), tail
+    lines = out.strip().splitlines()
+    answer = next(i for i, line in enumerate(lines) if line.startswith("answer ─"))
+    # the demo's own lines (the open command last), then ac's answer block, the report's path last
+    assert lines[answer - 1] == f"  precision-tool --data {demo_run.root}" or \
+        lines[answer - 1].endswith(f"--data {demo_run.root}"), lines[answer - 3:answer + 1]
+    assert lines[answer + 1].startswith(f"first divergent op: [16] {PLANTED} (BatchNorm)")
+    assert lines[-2] == "report (one HTML file, opens offline):" and lines[-1].endswith("/report.html")
 
 
 def test_demo_refuses_an_existing_workspace_without_force(demo_workspace, cli) -> None:

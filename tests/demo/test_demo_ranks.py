@@ -141,11 +141,23 @@ def test_demo_ranks_builds_checks_and_names_the_planted_fault(rank_run) -> None:
     assert rank_run.status == 0, rank_run.out[-3000:] + rank_run.err[-3000:]
     out = rank_run.out
     assert FAULTY == 3 and FAULT_OP == "allreduce/fc1_kernel/HcomAllReduce"
-    assert f"Planted fault: rank 3: the input of {FAULT_OP} (HcomAllReduce) was corrupted" in out
+    assert f"  planted fault: rank 3: the input of {FAULT_OP} (HcomAllReduce) was corrupted" in out
     assert f"holds {RANKS} rank folder(s)" in out  # tf_dump said it extracts rank by rank
     assert "ac -c" in out and "Traceback" not in out + rank_run.err
-    tail = out.strip().splitlines()[-6:]
-    assert any(f"--data {rank_run.root}" in line for line in tail), tail
+    lines = out.strip().splitlines()
+    answer = next(i for i, line in enumerate(lines) if line.startswith("answer ─"))
+    assert lines[answer - 1].endswith(f"--data {rank_run.root}"), lines[answer - 3:answer + 1]
+    # the answer names the rank and the collective, says what to run next, and counts the other CSVs right
+    block = lines[answer + 1:]
+    assert block[0] == f"rank 3 went wrong first: an input of [81] {FAULT_OP} (HcomAllReduce)"
+    assert f"  do: `vcs --rank 3` lists rank 3's abnormal ops; `ni {FAULT_OP}` shows its tensors on every rank " \
+           "against golden" in block
+    assert any(line.startswith(f"ranks vs rank 0: all {RANKS} ranks hold the same values on the") and
+               "the collective handed every rank the same result, the error included" in line for line in block)
+    others = RANKS - 1
+    assert f"{2 * others} more result CSVs ({others} more rank(s) against golden, {others} NPU against NPU) in the " \
+           "same folder" in "\n".join(block)
+    assert block[-2] == "report (one HTML file, opens offline):"
 
 
 @pytest.mark.parametrize("args, message", [

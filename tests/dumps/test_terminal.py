@@ -153,7 +153,8 @@ def test_ac_overflow_section_wraps_like_text_at_80_and_200_columns(demo_data: Pa
                            env=_env(80), timeout=120)
     assert piped.returncode == 0, piped.stdout + piped.stderr
     one_line = _overflow_section(piped.stdout)  # a pipe: prose one line per logical line
-    assert str(dump) in one_line, one_line
+    path_line = f"      {dump}"  # indented under its label, whole
+    assert path_line in one_line, one_line
     numbers = _table_cells(dump)
     for columns in (80, 200):
         child = _spawn([sys.executable, CLI, "--data", str(ws)], columns)
@@ -161,15 +162,16 @@ def test_ac_overflow_section_wraps_like_text_at_80_and_200_columns(demo_data: Pa
         section = _overflow_section(_type(child, "ac"))
         child.sendline("exit")
         child.expect(pexpect.EOF)
-        # The dump path is whole, alone on its line (the terminal may fold it; the text has no break in it).
-        assert str(dump) in section, section
+        # The dump path is whole, alone on its line under its label (the terminal may fold it; the text has no
+        # break in it).
+        assert path_line in section, section
         prose = [line for line in section if "│" not in line and "┃" not in line and "━" not in line
-                 and line != str(dump)]
+                 and line != path_line]
         # Within the width, but for a word longer than the line (a path), which gets a line of its own.
         assert all(len(line) <= columns or len(line.split()) == 1 for line in prose), section
         # Prose wraps between words only: the words are those of the one-line (piped) form, in order.
         piped_prose = [line for line in one_line if "│" not in line and "┃" not in line and "━" not in line
-                       and line != str(dump)]
+                       and line != path_line]
         assert _joined("\n".join(prose)).split() == _joined("\n".join(piped_prose)).split()
         # The op name in the spelling `ni` takes (the graph name), and every number of the table whole.
         assert "#1 MatMulV2 gradients/fc2/MatMul_grad/MatMul_1 at timestamp_us" in _joined("\n".join(prose))

@@ -192,8 +192,8 @@ def test_ac_cast_and_similarity(cli, make_workspace, tf_ge_model: Model, tf_ge_m
 
     compared = len([op for op in tf_ge_model.graphs[0].ops if op.type not in IGNORED_TYPES])
     # one line naming the files whole (the same name in both runs is said once), then each op and how
-    assert (f"debug_0 vs debug_1 · ge_proto_00000094_graph_1_Build.txt · {compared - 4}/{compared} ops "
-            f"identical; 4 differ:") in lines
+    assert (f"debug_0 vs debug_1 · ge_proto_00000094_graph_1_Build.txt · graph structure: 4 of {compared} ops "
+            f"differ:") in lines
     pool = lines.index("  pool (MaxPool)")
     assert "    output 0: DT_FLOAT NHWC [1, 4, 4, 4] vs DT_FLOAT NHWC [1, 3, 3, 4]" in lines[pool + 1:pool + 4]
     assert "DT_FLOAT → DT_BF16" in out and "to_int, to_int" not in out

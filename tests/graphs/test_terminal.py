@@ -1,6 +1,6 @@
 """`ls`, `ni` and the graph sections of `ac` in the real shell in a pty at 80/120/200 columns (and in a
-pipe), `ni` taller than the terminal going through $PAGER, and `ni -s` on a read-only workspace (as the
-user nobody when root): the op is shown, then one line naming the folder."""
+pipe), `ni`, `ls` and `ls dump` taller than the terminal going through $PAGER, and `ni -s` on a read-only
+workspace (as the user nobody when root): the op is shown, then one line naming the folder."""
 
 from __future__ import annotations
 
@@ -75,7 +75,12 @@ def test_ls_ni_and_ac_sections_at_each_width(demo_root: Path, columns: int) -> N
     # the graph sections of ac: names whole; the cast op names wrap as a list, never in a narrow cell
     checks = _type(child, "ac")
     fusion = next(i for i, line in enumerate(checks) if re.match(r"graph \S+: graph fusion passes", line))
-    checks = checks[fusion:]  # the fusion, cast and similarity sections (the earlier ones are not ours)
+    answer = next(i for i, line in enumerate(checks) if line.startswith("answer ─"))
+    # the answer block: a path or a line to paste longer than the terminal is printed whole on a line of its
+    # own, under what it belongs to (the terminal folds it); any other line fits
+    pasted = [line for line in checks[answer:] if len(line) > columns]
+    assert all(line.startswith("      custom_op = ") or len(line.split()) == 1 for line in pasted), pasted
+    checks = checks[fusion:answer]  # the fusion, cast and similarity sections (the earlier ones are not ours)
     # (a path longer than the line has a line of its own; anything else fits)
     too_long = [line for line in checks if len(line) > columns and len(line.split()) > 1]
     assert not too_long, too_long
@@ -98,7 +103,7 @@ def test_ls_ni_and_ac_sections_at_each_width(demo_root: Path, columns: int) -> N
     rows = [line for line in table if re.match(r"^ +(debug_0|golden)", line)]
     number = r"-?\d[\d.e+-]*"
     whole = re.compile(rf"^ +(debug_0, debug_1|debug_\d|golden) +(\[[\d,]*\]|scalar)( +{number}){{3}}( +\d+){{3}}$")
-    assert len(rows) == 14 and all(whole.match(line) for line in rows), rows
+    assert len(rows) == 17 and all(whole.match(line) for line in rows), rows  # 3 inputs' golden rows too
     child.sendline("exit")
     child.expect(pexpect.EOF)
 
@@ -132,7 +137,8 @@ def test_pipe_rows_are_one_line_each(cli, demo_root: Path) -> None:
     lines = checks.out.splitlines()
     cast = next(i for i, line in enumerate(lines) if line.startswith("  DT_FLOAT → DT_FLOAT16  9 op(s): "))
     assert lines[cast + 1] == "    " + ", ".join(f"trans_Cast_{i}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 9))
-    assert "debug_0 vs debug_1 · ge_proto_00000001_graph_1_Build.txt · 55/55 ops identical" in lines
+    assert ("debug_0 vs debug_1 · ge_proto_00000001_graph_1_Build.txt · graph structure: the same in all 55 ops "
+            "(types, inputs, dtypes, layouts, shapes)") in lines
 
 
 PAGER = """import sys
@@ -154,6 +160,31 @@ def test_ni_output_taller_than_the_terminal_is_paged(demo_root: Path, tmp_path: 
     assert screen == [f"[pager: {len(paged)} lines]", ""], screen  # nothing scrolled past: the pager had it all
     assert len(paged) > 20 and paged[0].startswith("bn2/FusedBatchNormV3  debug_0, debug_1"), paged[:3]
     assert "  Files" in paged
+    child.sendline("exit")
+    child.expect(pexpect.EOF)
+
+
+def test_ls_and_ls_dump_taller_than_the_terminal_are_paged(demo_root: Path, tmp_path: Path) -> None:
+    # Paged as ni and vcs are: the whole listing goes to $PAGER, nothing scrolls past on the screen.
+    pager, record = tmp_path / "pager.py", tmp_path / "paged.txt"
+    pager.write_text(PAGER)
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(pager))} {shlex.quote(str(record))}"
+    child = _spawn([sys.executable, CLI, "--data", str(demo_root)], 80, rows=20, env={"PAGER": command})
+    screen = _type(child, "ls")
+    paged = ANSI.sub("", record.read_text()).splitlines()
+    assert screen == [f"[pager: {len(paged)} lines]", ""], screen
+    rows, _ = ls_rows(paged)
+    assert [name for _, _, name, _ in rows] == [op.name for op in _ops(demo_root)]
+    record.unlink()
+    screen = _type(child, "ls dump")
+    paged = ANSI.sub("", record.read_text()).splitlines()
+    assert screen == [f"[pager: {len(paged)} lines]", ""], screen
+    dumps = sorted(p.name for p in (demo_root / "npu" / "debug_0" / "dump").rglob("*") if p.is_file())
+    assert len(paged) > 20 and all(any(name in line for line in paged) for name in dumps[:5] + dumps[-5:])
+    record.unlink()
+    short = _type(child, "ls -n pool1")  # fits the screen: printed as is, no pager
+    assert any(line.split()[2:3] == ["pool1/MaxPool"] for line in short if line.strip()), short
+    assert not record.exists()
     child.sendline("exit")
     child.expect(pexpect.EOF)
 

@@ -147,7 +147,8 @@ def test_ac_replays_its_suspects_beside_the_comparison(replay_ws: Path):
     assert result.status == 0, result.err[-2000:]
     assert _verdict(result.out, KERNEL_OP) == "KERNEL"
     assert _verdict(result.out, PRECISION_OP) == "PRECISION"
-    csv_dir = Path(re.search(r"result CSVs:\n(\S+)/result_\d+\.csv", result.out).group(1))
+    # the answer block ends with the result folder, whole on a line of its own
+    csv_dir = Path(re.search(r"^results \(`vcs -l N` lists more abnormal ops\):\n  (\S+)$", result.out, re.M).group(1))
     saved = json.loads((csv_dir / "replay" / "replay.json").read_text())
     assert [(v["op"], v["verdict"]) for v in saved] == [(KERNEL_OP, "kernel"), (PRECISION_OP, "precision")]
     assert json.loads((replay_ws / "fix" / "ops_info.json").read_text())["black-list"]["to-add"] == ["MatMulV2"]

@@ -68,6 +68,7 @@ def test_hover_and_click_a_point_among_twenty_thousand(big, open_report):
     x, y = page.evaluate(f"[window.precisionReport.data.runs[0].x[{index}], window.precisionReport.data.runs[0].cosine[{index}]]")
     # 16 ops share a pixel at full width: zoom in around it first, as a person would
     page.evaluate(f"Plotly.relayout('chart', {{'xaxis.range': [{x - 6}, {x + 6}]}})")
+    page.locator("#chart").scroll_into_view_if_needed()  # below the answer block: scrolled to, as a person would
     page.wait_for_timeout(300)
     position = page.evaluate(f"""() => {{
         const gd = document.getElementById('chart'), layout = gd._fullLayout, box = gd.getBoundingClientRect();

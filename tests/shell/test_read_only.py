@@ -38,8 +38,9 @@ def _spawn(command: list[str], columns: int = 80) -> pexpect.spawn:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA", "PRECISION_TOOL_HISTORY", "PRECISION_TOOL_HOME",
                         "XDG_STATE_HOME")}
+    # `ls` taller than the screen is paged: `cat` as the pager prints it all and returns, as a pipe would
     env.update({"NO_COLOR": "1", "TERM": "xterm", "PROMPT_TOOLKIT_NO_CPR": "1", "COLUMNS": str(columns),
-                "LINES": "40"})
+                "LINES": "40", "PAGER": "cat"})
     return pexpect.spawn(command[0], command[1:], env=env, encoding="utf-8", timeout=30,
                          dimensions=(40, columns), cwd=str(ROOT))
 

@@ -29,11 +29,27 @@ def test_banner_names_version_and_what_is_missing(tmp_path, spawn):
     child.close(force=True)
 
 
+def _banner(child) -> str:
+    """The banner's prose on one line (wrapped lines joined)."""
+    return " ".join(plain(child.before).split())
+
+
 def test_missing_workspace_still_opens(tmp_path, spawn):
     child = spawn(tmp_path / "nowhere", tmp_path / "history")
-    assert "precision-tool demo" in plain(child.before).replace("\r\n", " ")
+    banner = _banner(child)
     assert not (tmp_path / "nowhere").exists()
     child.close(force=True)
+    # demo builds ./precision_data_demo, not the ./precision_data the next plain start looks for: say so
+    assert f"missing workspace {tmp_path / 'nowhere'} (the folder does not exist)" in banner
+    assert ("demo workspace — `precision-tool demo` builds one in ./precision_data_demo; then "
+            "`precision-tool --data ./precision_data_demo` opens it") in banner, banner
+    (tmp_path / "precision_data_demo").mkdir()  # in the folder the shell starts in
+    child = spawn(tmp_path / "nowhere", tmp_path / "history", columns=80)
+    banner = _banner(child)
+    child.close(force=True)
+    assert ("demo workspace ./precision_data_demo is here — open it: `precision-tool --data "
+            "./precision_data_demo` (in this shell: `data ./precision_data_demo`)") in banner, banner
+    assert "builds one" not in banner
 
 
 def test_help_lists_commands(shell, run):

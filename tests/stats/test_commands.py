@@ -54,7 +54,9 @@ def test_ni_shows_npu_statistics_next_to_the_golden(shared_stats_workspace, cli)
     shape = "[" + output["Shape"].replace("x", ",") + "]"
     numbers = [shape, output["Max Value"], output["Min Value"], output["Avg Value"], output["Nan Count"], "0", "-"]
     assert ["debug_0", "stats", *numbers] in stats_lines
-    golden_line = next(line for line in result.out.splitlines() if line.strip().startswith("golden"))
+    lines = result.out.splitlines()
+    after = next(i for i, line in enumerate(lines) if line.strip().startswith("output 0 "))  # inputs have goldens too
+    golden_line = next(line for line in lines[after:] if line.strip().startswith("golden"))
     assert "[8,8,8,16]" in golden_line
     assert f"debug_0 stats: {path}" in result.out
 

@@ -54,9 +54,9 @@ def test_vcs_and_ac_read_a_statistics_result(stats_workspace, cli):
     assert "Traceback" not in overflow.out + overflow.err
     checked = cli("ac", data=root)
     assert checked.status == 0, checked.out + checked.err
-    recap = checked.out[checked.out.index("comparison recap:"):]
-    assert "statistics: first divergent tensor [16] bn2/FusedBatchNormV3:output:0" in recap
-    assert str(_result_csvs(root)[0]) in recap
+    answer = checked.out[checked.out.index("answer ─"):]  # the block ac ends with
+    assert "statistics: first divergent tensor [16] bn2/FusedBatchNormV3:output:0" in answer
+    assert f"  {_result_csvs(root)[0].parent}" in answer.splitlines()
 
 
 def test_vc_statistics_ignores_tensor_only_options_out_loud(stats_workspace, cli):

@@ -3,7 +3,7 @@
 The checks themselves live with the commands of their area (each module's AC_SECTIONS); `ac` only
 runs them in order. `-c` is read by the comparison section, which runs `vc` first. A section may leave
 what it found on `args` for a later one: the comparison's summaries (`args.compared`) are what the replay
-section replays.
+section replays, and what the last section, the answer (shell/commands/answer.py), answers with.
 """
 
 from __future__ import annotations

@@ -232,7 +232,10 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
         raise WorkspaceError(f"no NPU dumps in {ws.dump_root(0)}; pass the dump folder with -lt DIR")
     right = absolute_path(golden_dir) if golden_dir else ws.golden_dir
     if not right.is_dir():
-        raise WorkspaceError(f"{right} is not a folder; pass golden tensors (or a second NPU dump) with -rt DIR")
+        hint = f" ({ws.golden_hint()})" if not golden_dir else ""
+        raise WorkspaceError(f"{right} is not a folder; pass golden tensors (or a second NPU dump) with -rt DIR{hint}")
+    if not golden_dir and not nc.has_golden_files(right):  # the workspace's own tf/dump, still empty
+        raise WorkspaceError(f"no golden tensors in {right}; {ws.golden_hint()} (or pass a folder with -rt DIR)")
     if graph is not None:
         resolved = str(resolve_graph_file(ws, graph, ws.run_of(left)))
         if resolved != str(absolute_path(graph)):
@@ -321,8 +324,10 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
 def _vcs_parser(parser: CommandParser) -> None:
     parser.add_argument("-f", "--file", dest="path", metavar="FILE|DIR",
                         help="result CSV or folder (default: the newest vector_compare result folder)")
-    parser.add_argument("-c", "--cos_sim", dest="threshold", type=cosine_threshold, metavar="THRESHOLD",
+    parser.add_argument("-c", "--cos-sim", dest="threshold", type=cosine_threshold, metavar="THRESHOLD",
                         help="cosine at or below this is abnormal (default: COSINE_THRESHOLD, 0.98)")
+    # the original tool's spelling, still accepted (not listed: one name per option in the help)
+    parser.add_argument("--cos_sim", dest="threshold", type=cosine_threshold, help=argparse.SUPPRESS)
     parser.add_argument("-l", "--limit", dest="limit", type=positive_int, default=3, metavar="LIMIT",
                         help="how many abnormal ops to show (default 3)")
     parser.add_argument("--overflow", action="store_true",
@@ -395,11 +400,11 @@ def _compared(summary: Any) -> int:
 
 
 def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
-    """`ac`'s comparison section (`-c` runs `vc` first); its recap is shown by `ac` after every section."""
-    from precision_tool.render.compare import recap_lines, result_view
+    """`ac`'s comparison section (`-c` runs `vc` first); what it found is left on `args` for the replay and
+    answer sections."""
+    from precision_tool.render.compare import npu_pair_view, result_view
     from precision_tool.render.console import shared_width
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.auto_check import SectionResult
     from precision_tool.shell.commands.result_summaries import summaries
 
     if getattr(args, "compare", False):
@@ -417,17 +422,38 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     elif ctx.workspace.newest_result_dir() is None:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
     found = summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)
-    args.compared = found  # the replay section judges these same results (no second read of the CSVs)
+    args.compared = found  # the replay and answer sections judge these same results (no second read of the CSVs)
     width = shared_width(ctx.console)
     found, overview, listed = _by_rank(found, None, ctx)
-    shown: list[Any] = [result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu)
-                        for s, (view, _line) in zip(found, listed) if view]
-    if overview is None:
-        return SectionResult(shown, recap_lines([s.summary for s in found], [s.label for s in found]))
-    from precision_tool.render.ranks import overview_view, rank_recap_lines
+    args.rank_overview = overview
+    shown: list[Any] = []
+    for s, (view, _line) in zip(found, listed):
+        if not view:
+            continue
+        if s.npu_vs_npu and not s.stats_rows:
+            # a second NPU run: what it is and where it first differs; `vcs` shows its panels
+            shown.extend(npu_pair_view(s.summary, s.label, other_run(ctx, s.spec)))
+            continue
+        shown.extend(result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu))
+    if overview is not None:
+        from precision_tool.render.ranks import overview_view
 
-    shown.extend(overview_view(overview))
-    return SectionResult(shown, rank_recap_lines(overview, [s.summary for s in found]))
+        shown.extend(overview_view(overview))
+    return shown
+
+
+def other_run(ctx: Context, spec: Any) -> str | None:
+    """What the right side of an NPU-vs-NPU run is (graph_checks.other_run_text), when both are runs of this
+    workspace; None for folders from elsewhere."""
+    from precision_tool.analysis.graph_checks import other_run_text
+    from precision_tool.analysis.graph_index import index_for
+
+    if spec is None or spec.right_dir is None:
+        return None
+    left, right = ctx.workspace.run_of(Path(spec.npu_dir)), ctx.workspace.run_of(Path(spec.right_dir))
+    if left is None or right is None or left == right:
+        return None
+    return other_run_text(index_for(ctx.workspace), left, right)
 
 
 COMMANDS = [

@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
+from precision_tool.shell.commands.demo_steps import open_command, run_checks, tool_command, unused_workspace
 
 _DESCRIPTION = """\
 Build a complete workspace from a small TensorFlow network (conv, batch-norm, relu, pool, dense,
@@ -59,28 +60,6 @@ def _parser(parser: CommandParser) -> None:
                              "one rank's all-reduce input corrupted; golden per rank in tf/dump/rank_<r>")
 
 
-def _open_command(dir_text: str) -> str:
-    """The command line that opens the shell on the demo workspace."""
-    return _tool_command("--data", dir_text)
-
-
-def _tool_command(*words: str) -> str:
-    """A command line of this tool as the user can type it (`precision-tool` when installed)."""
-    import shlex
-    import shutil
-    from pathlib import Path
-
-    tail = " ".join(shlex.quote(word) for word in words)
-    if shutil.which("precision-tool"):
-        return f"precision-tool {tail}"
-    cli = Path(__file__).resolve().parents[2] / "cli.py"
-    try:
-        shown = str(cli.relative_to(Path.cwd()))
-    except ValueError:
-        shown = str(cli)
-    return f"python3 {shlex.quote(shown)} {tail}"
-
-
 def _kept_in_float32(path: Any) -> list[str]:
     """The op types fix/ops_info.json keeps in float32; none when it is missing or unreadable."""
     from precision_tool.errors import WorkspaceError
@@ -90,27 +69,6 @@ def _kept_in_float32(path: Any) -> list[str]:
         return sorted(kept_types(path))
     except WorkspaceError:
         return []
-
-
-def _newest_report(workspace: Any) -> Any:
-    """temp/report/<newest>/report.html, when `ac -c --report` wrote one."""
-    from precision_tool.workspace import result_dirs
-
-    folders = [f for f in result_dirs(workspace.report_dir) if (f / "report.html").is_file()]
-    return (folders[-1] / "report.html").resolve() if folders else None
-
-
-def _unused_workspace(ctx: Context) -> str | None:
-    """The workspace named with --data ($PRECISION_DATA, ROOT_DIR) when nothing is there yet, so that
-    `precision-tool --data DIR demo` builds in DIR; a workspace that holds anything is never the default."""
-    from precision_tool.config import Settings
-
-    root = ctx.workspace.root
-    if ctx.settings.ROOT_DIR == Settings().ROOT_DIR:
-        return None
-    if root.is_dir() and any(root.iterdir()):
-        return None
-    return str(root) if not root.exists() or root.is_dir() else None
 
 
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:
@@ -131,13 +89,12 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
 
     from precision_tool.demo.build import DEFAULT_DIR, WRITE_HINT, fused_ops, prepare_folder, run_network
     from precision_tool.demo.npu_sim import PLANTED_FAULT, PRECISION_PROBLEM
-    from precision_tool.errors import CommandFailed, WorkspaceError
+    from precision_tool.errors import WorkspaceError
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.dispatch import execute
     from precision_tool.workspace import Workspace
 
     started = time.perf_counter()
-    dir_text = args.dir or _unused_workspace(ctx) or DEFAULT_DIR
+    dir_text = args.dir or unused_workspace(ctx) or DEFAULT_DIR
     root = Path(dir_text).expanduser().resolve()
     if root.is_dir():  # someone else's or a read-only folder: say so before --force removes anything
         Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
@@ -152,40 +109,34 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     build = run_network(root)
     for line in build.log.splitlines():
         ctx.note(note_line(line))
+    # what the checks below should find, said before they run
+    held = Text("What it holds:", style="bold")
+    held.append("\n  planted fault: ", style="bold")
+    held.append(PLANTED_FAULT + ".")
+    held.append("\n  float16 problem: ", style="bold")
+    held.append(PRECISION_PROBLEM + ".")
+    fused = fused_ops(root)
+    if fused:
+        held.append("\n  fused by the NPU compiler:", style="bold")
+        for op in fused:
+            held.append(f"\n    {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]")
+    ctx.note(held)
     demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
                        console=ctx.console, table=ctx.table)
-    for line in (["tf_dump"] + ([] if args.no_check else ["ac -c --report"])):
-        ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
-        if not execute(line, demo_ctx, passthrough=False).ok:
-            raise CommandFailed(f"demo: `{line}` failed on {root}")
+    answer = run_checks(demo_ctx, root, check=not args.no_check)
     seconds = time.perf_counter() - started
-    # Prose, not a panel: the paths and the open command print whole at any width (a box folds them).
     text = Text()
     text.append(f"Demo workspace ready in {seconds:.0f} s: ", style="bold")
     text.append(str(root), style="path")
-    text.append("\nPlanted fault: ", style="bold")
-    text.append(PLANTED_FAULT + ".")
-    text.append("\nFloat16 problem: ", style="bold")
-    text.append(PRECISION_PROBLEM + ".")
-    fused = fused_ops(root)
-    if fused:
-        text.append("\nFused by the NPU compiler:", style="bold")
-        for op in fused:
-            text.append(f"\n  {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]")
     ops_info = Workspace(root).ops_info_file
     kept = _kept_in_float32(ops_info)
     if kept:  # `ac -c`'s replay wrote the fix: say how to see it applied
         text.append(f"\nApply the fix ({ops_info.relative_to(root)}: {', '.join(kept)} in float32) with the vendor's fixed "
                     "kernel:\n  ", style="bold")
-        text.append(_tool_command("demo", "--fixed", dir_text), style="bold green")
+        text.append(tool_command("demo", "--fixed", dir_text), style="bold green")
     text.append("\nOpen the shell on it:\n  ", style="bold")
-    text.append(_open_command(dir_text), style="bold green")
-    report = _newest_report(Workspace(root))
-    if report is not None:  # last: where the eye lands, and what to open next
-        text.append("\nThe report (one HTML file, opens offline; open it in a browser):\n  ", style="bold")
-        text.append(str(report), style="path")
-        text.append(f"\n  {report.as_uri()}")
-    return [Rule("[bold]demo[/bold]", align="left"), text]
+    text.append(open_command(dir_text), style="bold green")
+    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]
 
 
 def _complete(request: CompletionRequest) -> list[str]:

@@ -37,10 +37,9 @@ def run_ranks(args: argparse.Namespace, ctx: Context) -> Any:
 
     from precision_tool.demo import ranks
     from precision_tool.demo.build import WRITE_HINT, prepare_folder, run_network
-    from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
+    from precision_tool.errors import UsageError, WorkspaceError
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.demo import _newest_report, _open_command, _unused_workspace
-    from precision_tool.shell.dispatch import execute
+    from precision_tool.shell.commands.demo_steps import open_command, run_checks, unused_workspace
     from precision_tool.workspace import Workspace
 
     if args.fixed:
@@ -48,7 +47,7 @@ def run_ranks(args: argparse.Namespace, ctx: Context) -> Any:
                          "NPU step with fix/ops_info.json; build the rank demo with `demo --ranks N [DIR]`")
     count = parse_ranks(args.ranks)
     started = time.perf_counter()
-    dir_text = args.dir or _unused_workspace(ctx) or ranks.DEFAULT_DIR
+    dir_text = args.dir or unused_workspace(ctx) or ranks.DEFAULT_DIR
     root = Path(dir_text).expanduser().resolve()
     if root.is_dir():
         Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
@@ -64,31 +63,26 @@ def run_ranks(args: argparse.Namespace, ctx: Context) -> Any:
     build = run_network(root, ranks=count)
     for line in build.log.splitlines():
         ctx.note(note_line(line))
+    rank, op = ranks.planted_rank_fault(count)
+    # what the checks below should find, said before they run
+    held = Text("What it holds:", style="bold")
+    held.append("\n  planted fault: ", style="bold")
+    held.append(ranks.planted_rank_fault_text(count) + ".")
+    held.append("\n  where it shows: ", style="bold")
+    others = "rank 0" if count == 2 else f"the other {count - 1} ranks"
+    held.append(f"on rank {rank} the input of {op} fails against its golden while its producer "
+                f"{ranks.FAULT_GRADIENT} passes; on {others} the first op to fail is that all-reduce's output. "
+                "The single demo's bn2 kernel fault and float16 overflow are off here.")
+    held.append("\n  per rank: ", style="bold")
+    held.append(f"npu/debug_0/dump/<time>/<rank>/ against tf/dump/{ranks.RANK_DIR_PREFIX}<rank>/")
+    ctx.note(held)
     demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
                        console=ctx.console, table=ctx.table)
-    for line in (["tf_dump"] + ([] if args.no_check else ["ac -c --report"])):
-        ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
-        if not execute(line, demo_ctx, passthrough=False).ok:
-            raise CommandFailed(f"demo: `{line}` failed on {root}")
+    answer = run_checks(demo_ctx, root, check=not args.no_check)
     seconds = time.perf_counter() - started
-    rank, op = ranks.planted_rank_fault(count)
     text = Text()
     text.append(f"Rank demo workspace ({count} ranks) ready in {seconds:.0f} s: ", style="bold")
     text.append(str(root), style="path")
-    text.append("\nPlanted fault: ", style="bold")
-    text.append(ranks.planted_rank_fault_text(count) + ".")
-    text.append("\nWhere it shows: ", style="bold")
-    others = "rank 0" if count == 2 else f"the other {count - 1} ranks"
-    text.append(f"on rank {rank} the input of {op} fails against its golden while its producer "
-                f"{ranks.FAULT_GRADIENT} passes; on {others} the first op to fail is that all-reduce's output. "
-                "The single demo's bn2 kernel fault and float16 overflow are off here.")
-    text.append("\nPer rank: ", style="bold")
-    text.append(f"npu/debug_0/dump/<time>/<rank>/ against tf/dump/{ranks.RANK_DIR_PREFIX}<rank>/")
     text.append("\nOpen the shell on it:\n  ", style="bold")
-    text.append(_open_command(dir_text), style="bold green")
-    report = _newest_report(Workspace(root))
-    if report is not None:
-        text.append("\nThe report (one HTML file, opens offline; open it in a browser):\n  ", style="bold")
-        text.append(str(report), style="path")
-        text.append(f"\n  {report.as_uri()}")
-    return [Rule("[bold]demo[/bold]", align="left"), text]
+    text.append(open_command(dir_text), style="bold green")
+    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]

@@ -120,16 +120,13 @@ def _complete(request: CompletionRequest) -> list[str]:
 
 # --- ac --------------------------------------------------------------------------------------------------
 def suspects(summary: Any, count: int | None) -> list[Any]:
-    """The ops `ac` replays: the first `count` abnormal ops, or by default the first divergent op and the
-    first op whose output holds Inf/NaN while its inputs do not (a new failure, born there)."""
+    """The ops `ac` replays: the first `count` abnormal ops, or by default those the answer names (the first
+    divergent op and the first op to produce Inf/NaN)."""
+    from precision_tool.analysis.answer import suspects_of
+
     if count is not None:
         return list(summary.abnormal_ops[:count])
-    chosen = [summary.first_divergent_op] if summary.first_divergent_op is not None else []
-    born = next((op for op in summary.abnormal_ops if op.nan_data_outputs
-                 and not any(t.nan_data for t in op.inputs)), None)
-    if born is not None and born not in chosen:
-        chosen.append(born)
-    return chosen
+    return [op for _role, op in suspects_of(summary)]
 
 
 def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
@@ -150,7 +147,9 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
     out: list[Any] = []
     found = getattr(args, "compared", None)  # what the comparison section just showed
     found = list(found if found is not None else summaries(ctx, None, ctx.settings.COSINE_THRESHOLD))
-    first_rank = _first_rank(found, ctx)
+    overview = getattr(args, "rank_overview", None)
+    first_rank = _first_rank(found, ctx) if overview is None else (
+        overview.report.first_ranks[0] if overview.report is not None and overview.report.first_ranks else None)
     for shown in found:
         if first_rank is not None and (shown.spec is None or shown.spec.rank != first_rank):
             continue  # a multi-device dump: the rank that went wrong first speaks for the others
@@ -170,9 +169,9 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
         index.load()
         entries = []
         for op in ops:
-            found = [e for e in index.find(op.npu_op) if debug_id is None or e.debug_id == debug_id]
-            if found:
-                entries.append(found[0])
+            matches = [e for e in index.find(op.npu_op) if debug_id is None or e.debug_id == debug_id]
+            if matches:
+                entries.append(matches[0])
         if entries:
             folder = Path(summary.path).parent / "replay"
             out += _run(index, entries, ctx, args, folder, summary=summary)

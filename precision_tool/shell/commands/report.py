@@ -54,8 +54,9 @@ def missing_packages() -> str | None:
 
 
 def write_workspace_report(ctx: Context, path: str | None = None, output: str | None = None,
-                           depth: int = 2) -> Any:
-    """Build and write the report; returns what to show (its path and a file:// link)."""
+                           depth: int = 2, *, where: bool = True) -> tuple[list[Any], Path]:
+    """Build and write the report; returns what to show (its size, with `where` its path and a file:// link:
+    `ac` leaves those to its answer block) and the page's path."""
     import time
 
     from precision_tool.analysis.report_data import collect_report
@@ -86,10 +87,13 @@ def write_workspace_report(ctx: Context, path: str | None = None, output: str | 
     shown: list[Any] = [warning_line(f"report: {note}") for note in data.notes]
     size = written.size / 1e6
     seconds = time.perf_counter() - started
+    if not where:
+        shown.append(note_line(f"report: written ({size:.1f} MB, built in {seconds:.1f} s; one file, opens offline)"))
+        return shown, written.path
     shown.append(note_line(f"report: {written.path} ({size:.1f} MB, built in {seconds:.1f} s; one file, opens "
                            "offline)"))
     shown.append(note_line(f"  {written.path.resolve().as_uri()}"))
-    return shown
+    return shown, written.path
 
 
 def _remove_if_empty(folder: Path) -> None:
@@ -100,7 +104,7 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def _report(args: argparse.Namespace, ctx: Context) -> Any:
-    return write_workspace_report(ctx, args.file, args.output, args.subgraph)
+    return write_workspace_report(ctx, args.file, args.output, args.subgraph)[0]
 
 
 def _ac_report(args: argparse.Namespace, ctx: Context) -> Any:
@@ -111,7 +115,8 @@ def _ac_report(args: argparse.Namespace, ctx: Context) -> Any:
         from precision_tool.render.messages import note_line
 
         return note_line("report: no comparison results yet; `ac -c --report` runs one first")
-    return write_workspace_report(ctx)
+    shown, args.report_path = write_workspace_report(ctx, where=False)  # the answer block says where it is
+    return shown
 
 
 def _complete(request: CompletionRequest) -> list[str]:

@@ -1,0 +1,54 @@
+"""`ac`'s last section: the answer block, right above the prompt (analysis/answer.py, render/answer.py).
+
+It reads what the sections before it left on `args`: the comparison's results (`compared`, `rank_overview`),
+the report just written (`report_path`); the replay verdicts come from the result folder's replay.json, as
+the report reads them. `demo` sets `defer_answer` and shows the block itself, after its own lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from precision_tool.shell.command import AcSection, Context
+
+
+def answer_of(found: list[Any], workspace: Any, overview: Any = None) -> Any:
+    """The Answer of the results `vcs`/`ac` show (result_summaries.Shown) and the newest verdict of each op:
+    from the replay beside them (`ac -c`) or a later `replay OP` (temp/replay/<time>/)."""
+    from precision_tool.analysis.answer import RunResult, build_answer
+    from precision_tool.analysis.op_results import newest_verdicts
+
+    runs = [RunResult(s.label, s.summary, s.npu_vs_npu, s.spec.rank if s.spec is not None else None) for s in found]
+    report = overview.report if overview is not None else None
+    first_rank = report.first_ranks[0] if report is not None and report.first_ranks else None
+    debug_ids = {workspace.run_of(workspace.relocate(s.spec.npu_dir)) for s in found
+                 if s.spec is not None and not s.npu_vs_npu}
+    verdicts = newest_verdicts(workspace, _result_folder(found), debug_ids - {None})
+    return build_answer(runs, verdicts, first_rank=first_rank)
+
+
+def _result_folder(found: list[Any]) -> Path | None:
+    paths = [getattr(s.summary, "path", None) or getattr(s.summary, "csv_path", None) for s in found]
+    return Path(paths[0]).parent if paths and paths[0] is not None else None
+
+
+def _answer(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.render.answer import answer_view
+    from precision_tool.shell.commands.auto_check import SectionResult
+
+    found = getattr(args, "compared", None)
+    if not found:
+        return None  # no comparison yet: the comparison section said what to run
+    overview = getattr(args, "rank_overview", None)
+    width = ctx.console.width if ctx.console.is_terminal else None  # a pipe keeps each line to paste whole
+    view = answer_view(answer_of(found, ctx.workspace, overview), ranks=overview, results=_result_folder(found),
+                       report=getattr(args, "report_path", None), width=width)
+    if getattr(args, "defer_answer", False):
+        args.answer_block = view  # demo shows it last, after its own lines
+        return None
+    return SectionResult(None, recap=view)
+
+
+AC_SECTIONS = [AcSection("answer", _answer, order=99)]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
-from precision_tool.analysis.counts import Counts, counts_of
-from precision_tool.analysis.results import CompareSummary, OpResult
+from precision_tool.analysis.results import CompareSummary, OpResult, short_tensor
 
 FIRST_DIVERGENT = "first divergent op"
 FIRST_NAN = "first op with Inf/NaN"
@@ -45,40 +45,23 @@ class Suspect:
 
 
 @dataclass(frozen=True)
-class RunLine:
-    """One comparison run in one line: its label and summary (its first divergent op and counts)."""
-
-    label: str
-    summary: Any
-    """CompareSummary, or StatsSummary for a statistics compare (dump_data="stats")."""
-    npu_vs_npu: bool
-    note: str | None = None
-    """No first divergent op: why (inputs fail first, name-only matching, malformed rows)."""
-    rank: int | None = None
-
-    @property
-    def counts(self) -> Counts | None:
-        """The run's counts; None for a statistics compare, which counts its tensors by verdict."""
-        return counts_of(self.summary) if isinstance(self.summary, CompareSummary) else None
-
-
-@dataclass(frozen=True)
-class Answer:
-    suspects: tuple[Suspect, ...]
-    runs: tuple[RunLine, ...]
-    notes: tuple[str, ...] = ()
-    """Said instead of suspects when there are none: all clear, or why no op can be named."""
-
-
-@dataclass(frozen=True)
 class RunResult:
-    """What the answer needs of one comparison run (ac's results, or the report's runs)."""
+    """One comparison run as the answer sees it (ac's results, or the report's runs), and as it shows it: a
+    line with its first divergent op and counts."""
 
     label: str
     summary: Any
     """CompareSummary, or StatsSummary for a statistics compare."""
     npu_vs_npu: bool
     rank: int | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    suspects: tuple[Suspect, ...]
+    runs: tuple[RunResult, ...]
+    notes: tuple[str, ...] = ()
+    """Said instead of suspects when there are none: all clear, or why no op can be named."""
 
 
 def first_nan_op(summary: CompareSummary) -> OpResult | None:
@@ -99,29 +82,22 @@ def suspects_of(summary: CompareSummary) -> list[tuple[str, OpResult]]:
     return chosen
 
 
-def _short(tensor_index: str) -> str:
-    parts = tensor_index.rsplit(":", 2)
-    return f"{'in' if parts[1] == 'input' else 'out'}{parts[2]}" if len(parts) == 3 else tensor_index
-
-
 def _why(role: str, op: OpResult, threshold: float) -> str:
     failing = op.failing_outputs(threshold)
     if role == FIRST_NAN:
-        names = ", ".join(_short(t.tensor_index) for t in op.nan_data_outputs)
+        names = ", ".join(short_tensor(t.tensor_index) for t in op.nan_data_outputs)
         return f"{names} hold{'s' if len(op.nan_data_outputs) == 1 else ''} Inf/NaN while its inputs do not"
     finite = [t for t in failing if not t.nan_data]
     if finite:
         worst = min(finite, key=lambda t: t.cosine)
-        return f"{_short(worst.tensor_index)} cosine {worst.cosine:.6f} ≤ {threshold} while its inputs pass"
-    return f"{_short(failing[0].tensor_index)} holds Inf/NaN while its inputs pass" if failing else ""
+        return f"{short_tensor(worst.tensor_index)} cosine {worst.cosine:.6f} ≤ {threshold} while its inputs pass"
+    return f"{short_tensor(failing[0].tensor_index)} holds Inf/NaN while its inputs pass" if failing else ""
 
 
 _UPSTREAM_NAME = re.compile(r"^\[[^\]]*\] (\S+)")
 
 
 def _todo(op: OpResult, verdict: dict[str, Any] | None) -> tuple[Todo, ...]:
-    from pathlib import Path
-
     from precision_tool.analysis.replay_fixes import tf_config_line
 
     if verdict is None:
@@ -149,10 +125,11 @@ def _todo(op: OpResult, verdict: dict[str, Any] | None) -> tuple[Todo, ...]:
 
 
 def _reason(verdict: dict[str, Any] | None) -> str:
+    from precision_tool.analysis.replay_verdict import verdict_reason
+
     if verdict is None:
         return "not replayed"
-    line = str(verdict.get("line") or "")
-    return line.split(": ", 1)[1] if ": " in line else line
+    return verdict_reason(str(verdict.get("verdict") or ""), str(verdict.get("line") or ""))
 
 
 def _no_suspect_note(summary: CompareSummary) -> str | None:
@@ -178,27 +155,34 @@ def _no_suspect_note(summary: CompareSummary) -> str | None:
 
 def build_answer(runs: Sequence[RunResult], verdicts: Sequence[dict[str, Any]], *,
                  first_rank: int | None = None) -> Answer:
-    """The answer of one result folder's runs and the replay verdicts written beside them. A multi-device
+    """The answer of one result folder's runs and the replay verdicts of their ops. A multi-device
     comparison speaks through `first_rank`, the rank that went wrong first."""
     by_op = {str(v.get("op")): v for v in verdicts if isinstance(v, dict)}
     suspects: list[Suspect] = []
-    lines: list[RunLine] = []
     notes: list[str] = []
     for run in runs:
         summary = run.summary
-        if not isinstance(summary, CompareSummary):  # a statistics compare: its own counts, no tensors
-            lines.append(RunLine(run.label, summary, run.npu_vs_npu, rank=run.rank))
+        if not isinstance(summary, CompareSummary):  # a statistics compare: no tensors to name an op by
             continue
-        note = None if summary.first_divergent_op is not None else _no_suspect_note(summary)
-        lines.append(RunLine(run.label, summary, run.npu_vs_npu, note, run.rank))
         if run.npu_vs_npu or (first_rank is not None and run.rank not in (None, first_rank)):
             continue  # NPU vs NPU has no golden to judge by; one rank speaks for the others
-        for role, op in suspects_of(summary):
+        chosen = suspects_of(summary)
+        for role, op in chosen:
             verdict = by_op.get(op.npu_op)
             suspects.append(Suspect(role, op, run.label, _why(role, op, summary.threshold),
                                     verdict.get("verdict") if verdict else None, _reason(verdict),
                                     _todo(op, verdict)))
-        if not suspects_of(summary) and note and note not in notes:
+        note = _no_suspect_note(summary) if not chosen else None
+        if note and note not in notes:
             notes.append(note)
-    return Answer(tuple(suspects), tuple(lines), tuple(notes))
+    return Answer(tuple(suspects), tuple(runs), tuple(notes))
 
+
+def answer_for(workspace: Any, runs: Sequence[RunResult], result_folder: Path | None, debug_ids: set[int],
+               first_rank: int | None = None) -> Answer:
+    """The answer of a result folder's runs with each op's newest replay verdict (the replay beside them, or
+    a later `replay OP`): what `ac` ends with and the report shows under its headline."""
+    from precision_tool.analysis.op_results import newest_verdicts
+
+    verdicts = newest_verdicts(workspace, result_folder, debug_ids) if result_folder is not None else []
+    return build_answer(runs, verdicts, first_rank=first_rank)

@@ -25,7 +25,6 @@ class Counts:
     """Compared outputs at or below the threshold, or holding NaN/Inf."""
     nan_data: int
     """Of the abnormal outputs, those holding NaN/Inf."""
-    threshold: float
 
     @property
     def not_compared(self) -> int:
@@ -38,8 +37,7 @@ def counts_of(summary: CompareSummary) -> Counts:
     compared = sum(1 for t in outputs if t.nan_data or not math.isnan(t.cosine))
     abnormal = sum(1 for t in outputs if t.fails(summary.threshold))
     return Counts(ops=len(summary.ops), abnormal_ops=len(summary.abnormal_ops), outputs=len(outputs),
-                  compared=compared, abnormal=abnormal, nan_data=summary.nan_data_outputs,
-                  threshold=summary.threshold)
+                  compared=compared, abnormal=abnormal, nan_data=summary.nan_data_outputs)
 
 
 def counts_line(counts: Counts) -> str:

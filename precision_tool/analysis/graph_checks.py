@@ -198,6 +198,18 @@ def graph_similarity(workspace: Workspace) -> list[GraphSimilarity] | None:
 
 
 # --- what a second NPU run is ---------------------------------------------------------------------------
+def other_run_of(workspace: Workspace, index: GraphIndex, spec: object) -> str | None:
+    """other_run_text for an NPU-vs-NPU run (its RunSpec) when both sides are runs of this workspace (paths
+    as run.json records them, relocated in a copy); None for folders from elsewhere."""
+    npu_dir, right_dir = getattr(spec, "npu_dir", None), getattr(spec, "right_dir", None)
+    if npu_dir is None or right_dir is None:
+        return None
+    left, right = workspace.run_of(workspace.relocate(npu_dir)), workspace.run_of(workspace.relocate(right_dir))
+    if left is None or right is None or left == right:
+        return None
+    return other_run_text(index, left, right)
+
+
 def other_run_text(index: GraphIndex, left: int, right: int, shown: int = 2) -> str:
     """What npu/debug_<right> is beside debug_<left>, from their Build graphs (the cached op index, no parse):
     the same graph or another one, and which ops run other kernels or other fusion passes. One line for the

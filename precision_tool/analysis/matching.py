@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from precision_tool.analysis.quant_filter import QUANT_NAME as _QUANT_NAME
 from precision_tool.formats.npu_dump import DumpName, dump_name_of, sanitize_op_name
@@ -284,34 +284,8 @@ class _GraphIndex:
             self._filtered = quant_filtered(self._ops)
         return self._filtered
 
-    def output_golden(self, op: "Op", index: int, seen: int = 0) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
-        if op.type in PASS_THROUGH_TYPES and seen < 64:
-            inputs = op.data_inputs
-            if index < len(inputs):
-                producer_name, producer_index = inputs[index]
-                producer = self.by_name.get(producer_name)
-                if producer is None:
-                    return TensorMatch(None, f'There is no "{producer_name}" in the graph.')
-                return self.output_golden(producer, producer_index, seen + 1)
-        desc = op.output_descs[index] if index < len(op.output_descs) else None
-        origin = desc.origin_name if desc is not None else None
-        if origin:
-            name: str | None = origin
-        else:
-            names = op.original_op_names
-            if names is None:
-                name = op.name
-            elif len(names) == 1 and names[0] and self.group_size.get(op.name, 1) == 1 \
-                    and _group_key(op) == names[0]:
-                name = names[0]  # msaccucmp's "rename node": alone in a group named by its original name
-            else:
-                name = None
-        if name is None:
-            return TensorMatch(None)
-        golden_index = desc.origin_output_index if desc is not None and desc.origin_output_index is not None else index
-        layout = desc.origin_format if desc is not None else None
-        shape = desc.origin_shape if desc is not None else None
-        return TensorMatch(GoldenRef(name, int(golden_index), layout or None, shape))
+    def output_golden(self, op: "Op", index: int) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
+        return output_golden(op, index, self.by_name.get, lambda o: self.group_size.get(o.name, 1))
 
     def input_golden(self, op: "Op", index: int) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
         inputs = op.data_inputs
@@ -320,6 +294,39 @@ class _GraphIndex:
         if producer is None:
             return TensorMatch(None, f'There is no "{producer_name}" in the graph.')
         return self.output_golden(producer, producer_index)
+
+
+def output_golden(op: Any, index: int, producer: Callable[[str], Any], group_size: Callable[[Any], int],
+                  seen: int = 0) -> TensorMatch:
+    """The golden of output `index` of `op`, as msaccucmp finds it: through inserted Cast/TransData ops to the
+    producer (`producer(name)` looks an op up), then the output desc's origin name, else the op's one original
+    name when it is alone in its group (`group_size`), else its own name when it has none."""
+    if op.type in PASS_THROUGH_TYPES and seen < 64:
+        inputs = op.data_inputs
+        if index < len(inputs):
+            producer_name, producer_index = inputs[index]
+            found = producer(producer_name)
+            if found is None:
+                return TensorMatch(None, f'There is no "{producer_name}" in the graph.')
+            return output_golden(found, producer_index, producer, group_size, seen + 1)
+    desc = op.output_descs[index] if index < len(op.output_descs) else None
+    origin = desc.origin_name if desc is not None else None
+    if origin:
+        name: str | None = origin
+    else:
+        names = op.original_op_names
+        if names is None:
+            name = op.name
+        elif len(names) == 1 and names[0] and group_size(op) == 1 and _group_key(op) == names[0]:
+            name = names[0]  # msaccucmp's "rename node": alone in a group named by its original name
+        else:
+            name = None
+    if name is None:
+        return TensorMatch(None)
+    golden_index = desc.origin_output_index if desc is not None and desc.origin_output_index is not None else index
+    layout = desc.origin_format if desc is not None else None
+    shape = desc.origin_shape if desc is not None else None
+    return TensorMatch(GoldenRef(name, int(golden_index), layout or None, shape))
 
 
 def _without_lxslice(ops: Sequence["Op"]) -> Sequence["Op"]:  # type: ignore[name-defined]  # noqa: F821

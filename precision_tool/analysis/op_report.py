@@ -244,27 +244,19 @@ def input_golden_keys(index: GraphIndex, entry: OpEntry, op: Op) -> tuple[str | 
 
 
 def _output_key(index: GraphIndex, entry: OpEntry, name: str, slot: int) -> str | None:
-    from precision_tool.analysis.matching import PASS_THROUGH_TYPES
+    """The golden key of output `slot` of the op `name`, found as the comparison finds it (matching's
+    output_golden); only the producers are looked up, so every op counts as alone in its fusion group."""
+    from precision_tool.analysis.matching import output_golden
     from precision_tool.formats.golden import golden_key
 
-    for _ in range(64):  # a chain of inserted ops, as the comparison follows it
-        found = index.entry(entry.file, entry.graph, name)
-        if found is None:
-            return None
-        producer = index.op(found)
-        inputs = producer.data_inputs
-        if producer.type not in PASS_THROUGH_TYPES or slot >= len(inputs):
-            break
-        name, slot = inputs[slot]
-    else:
-        return None
-    desc = producer.output_descs[slot] if slot < len(producer.output_descs) else None
-    if desc is not None and desc.origin_name:
-        return golden_key(desc.origin_name, desc.origin_output_index if desc.origin_output_index is not None else slot)
-    names = producer.original_op_names
-    if names is None:
-        return golden_key(producer.name, slot)
-    return golden_key(names[0], slot) if len(names) == 1 and names[0] else None
+    def producer(op_name: str) -> Any:
+        found = index.entry(entry.file, entry.graph, op_name)
+        return index.op(found) if found is not None else None
+
+    start = producer(name)
+    match = output_golden(start, slot, producer, lambda _op: 1) if start is not None else None
+    ref = match.golden if match is not None else None
+    return golden_key(ref.op_name, ref.index) if ref is not None else None
 
 
 def _dump_ranks(workspace: Workspace, debug_id: int, dumps: Sequence[tuple[Path, object]]) -> tuple[int | None, ...]:

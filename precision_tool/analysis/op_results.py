@@ -68,8 +68,9 @@ class ReplayFinding:
     @property
     def reason(self) -> str:
         """The verdict's line without its leading 'kernel: '."""
-        head, sep, tail = self.line.partition(": ")
-        return tail if sep and head == self.verdict else self.line
+        from precision_tool.analysis.replay_verdict import verdict_reason
+
+        return verdict_reason(self.verdict, self.line)
 
 
 def tensor_position(tensor_index: str) -> tuple[str, int] | None:

@@ -243,6 +243,11 @@ class RankOverview:
     disagreements: tuple[RankDisagreement, ...] = ()
     """Each rank against rank 0 (vc --across-ranks); () when not compared."""
 
+    @property
+    def first_rank(self) -> int | None:
+        """The rank that went wrong first (the lowest of a tie); None when none went wrong against golden."""
+        return self.report.first_ranks[0] if self.report is not None and self.report.first_ranks else None
+
 
 def rank_overview(items: Sequence[tuple[object, CompareSummary]], graph_ops: Sequence[object] = (),
                   shared_golden: bool = False) -> RankOverview | None:

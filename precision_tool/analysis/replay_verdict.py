@@ -140,6 +140,12 @@ def cannot(case: ReplayCase, reason: str, *, failed: bool = False) -> Verdict:
     return Verdict(case, CANNOT, f"cannot replay: {reason}", failed=failed)
 
 
+def verdict_reason(verdict: str, line: str) -> str:
+    """A verdict's one line without the verdict it starts with (`kernel: on the NPU's own inputs ...`)."""
+    head, sep, tail = line.partition(": ")
+    return tail if sep and head == verdict else line
+
+
 RAISED = "the replay raised "
 """How the child's result.json starts the reason of a case it crashed on (a bug, or TensorFlow crashing)."""
 

@@ -80,6 +80,7 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
     `background` (another process) as soon as the CSV says which outputs, so the tensors are read on the
     other core while this one parses the graph and summarises."""
     from precision_tool.analysis.compare_runs import result_spec
+    from precision_tool.analysis.graph_checks import other_run_of
     from precision_tool.analysis.results import read_result_csv, summarize
     from precision_tool.analysis.stats_compare import is_stats_result, read_stats_result, summarize_stats
 
@@ -115,17 +116,7 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
     npu_vs_npu = spec is not None and spec.npu_vs_npu
     return RunReport(label, path, npu_vs_npu, summary, tuple(points), skipped, stats_note=note,
                      graph_file=graph_file, debug_id=debug_id, spec=spec,
-                     about=_other_run(spec, workspace, index, debug_id) if npu_vs_npu else None), pending
-
-
-def _other_run(spec: Any, workspace: Any, index: Any, debug_id: int | None) -> str | None:
-    """What the second NPU run of an NPU-vs-NPU run is, when both are runs of this workspace."""
-    from precision_tool.analysis.graph_checks import other_run_text
-
-    right = workspace.run_of(workspace.relocate(spec.right_dir)) if spec.right_dir else None
-    if debug_id is None or right is None or right == debug_id:
-        return None
-    return other_run_text(index, debug_id, right)
+                     about=other_run_of(workspace, index, spec) if npu_vs_npu else None), pending
 
 
 _PARSED: dict[str, Any] = {}
@@ -204,10 +195,9 @@ def _tuple_or_none(value: Sequence[Any] | None) -> tuple[Any, ...] | None:
     return tuple(value) if value is not None else None
 
 
-def _answer(runs: Sequence[RunReport], replay: Sequence[dict[str, Any]], workspace: Any) -> Any:
-    """The same answer `ac` ends with, from the same files (the runs' CSVs and replay.json beside them)."""
-    from precision_tool.analysis.answer import RunResult, build_answer
-    from precision_tool.analysis.op_results import newest_verdicts
+def _answer(runs: Sequence[RunReport], workspace: Any) -> Any:
+    """The same answer `ac` ends with, from the same files (the runs' CSVs and the newest replay verdicts)."""
+    from precision_tool.analysis.answer import RunResult, answer_for
     from precision_tool.analysis.ranks import overview_of
 
     def rank(run: RunReport) -> int | None:
@@ -216,14 +206,10 @@ def _answer(runs: Sequence[RunReport], replay: Sequence[dict[str, Any]], workspa
     # which rank went wrong first: each rank against its golden is enough (no across-ranks graph read)
     overview = overview_of([(r.spec, r.summary) for r in runs if rank(r) is not None and not r.stats_rows
                             and not getattr(r.spec, "across_ranks", False)], workspace)
-    found = overview.report if overview is not None else None
-    first_rank = found.first_ranks[0] if found is not None and found.first_ranks else None
-    folder = runs[0].csv_path.parent if runs else None
     debug_ids = {r.debug_id for r in runs if r.debug_id is not None and not r.npu_vs_npu}
-    # the newest verdict of each op, as the terminal's answer takes it (a later `replay OP` included)
-    verdicts = newest_verdicts(workspace, folder, debug_ids) if folder is not None else list(replay)
-    return build_answer([RunResult(r.label, r.summary, r.npu_vs_npu, rank(r)) for r in runs], verdicts,
-                        first_rank=first_rank)
+    return answer_for(workspace, [RunResult(r.label, r.summary, r.npu_vs_npu, rank(r)) for r in runs],
+                      runs[0].csv_path.parent if runs else None, debug_ids,
+                      overview.first_rank if overview is not None else None)
 
 
 def _subgraph(index: Any, data_runs: Sequence[RunReport], depth: int) -> Subgraph | None:
@@ -272,7 +258,7 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
         subgraph = None
         notes.append(f"subgraph: cannot be drawn: {exc}")
     thresholds = {name: float(getattr(settings, name)) for name in dir(settings) if name.startswith("REPLAY_")}
-    return ReportData(answer=_answer(runs, replay, workspace),
+    return ReportData(answer=_answer(runs, workspace),
         workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
         threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,
         replay_file=replay_file, overflows=checks.get("overflows"), fusion=checks.get("fusion"),

@@ -299,6 +299,15 @@ def result_files(folder: Path) -> list[Path]:
 
 
 # --- summaries ----------------------------------------------------------------------------------
+def short_tensor(tensor_index: str, default: str | None = None) -> str:
+    """`op:input:0` → `in0`, `op:output:2` → `out2`, as panels, answers and tables name an op's tensors;
+    `default` (else the index itself) for a row without a tensor."""
+    parts = tensor_index.rsplit(":", 2)
+    if len(parts) == 3 and parts[1] in ("input", "output"):
+        return ("in" if parts[1] == "input" else "out") + parts[2]
+    return tensor_index if default is None else default
+
+
 NAN_DATA_TEXTS = ("nan", "-nan", "inf", "-inf")
 """How a metric computed over NaN/Inf data is printed (not computed at all is 'NaN')."""
 

@@ -11,7 +11,7 @@ from typing import Any
 from rich.rule import Rule
 from rich.text import Text
 
-from precision_tool.analysis.answer import Answer, RunLine, Suspect
+from precision_tool.analysis.answer import Answer, RunResult, Suspect
 from precision_tool.render.compare import op_ref
 from precision_tool.render.replay import VERDICT_STYLE
 
@@ -61,7 +61,7 @@ def suspect_lines(suspect: Suspect, width: int | None = None) -> list[Text]:
     return lines
 
 
-def run_line(run: RunLine) -> Text:
+def run_line(run: RunResult) -> Text:
     """`label: first divergent op [16] bn2/FusedBatchNormV3; 94 ops (52 abnormal) · 86 outputs: ...`, in the
     words of `vc`'s run lines (a statistics compare: its first divergent tensor and verdict counts)."""
     from precision_tool.render.compare import verdict_and_counts
@@ -106,8 +106,7 @@ def answer_view(answer: Answer, *, ranks: Any = None, results: Path | None = Non
             parts.append(Text(note, style="warning" if "no first divergent op:" in note else "ok"))
     runs = list(answer.runs)
     if ranks is not None:  # many ranks: the rank that went wrong first (else the lowest) speaks for them
-        found = ranks.report
-        pick = found.first_ranks[0] if found is not None and found.first_ranks else min(ranks.ranks, default=None)
+        pick = ranks.first_rank if ranks.first_rank is not None else min(ranks.ranks, default=None)
         runs = [r for r in answer.runs if r.rank in (None, pick) and not r.npu_vs_npu]
     parts.extend(run_line(run) for run in runs)
     shown = {id(r) for r in runs}

@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
+from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine, short_tensor
 
 
 def cosine_text(value: float, threshold: float, nan_data: bool = False) -> Text:
@@ -28,9 +28,7 @@ def _tensor_cell(tensors: Sequence[TensorCosine], threshold: float) -> Any:
         return Text("-", style="dim")
     pairs = []
     for tensor in tensors:
-        parts = tensor.tensor_index.rsplit(":", 2)
-        label = ("in" if parts[-2] == "input" else "out") + parts[-1] if len(parts) == 3 else "?"
-        pair = Text(label + " ", style="dim", no_wrap=True)
+        pair = Text(short_tensor(tensor.tensor_index, "?") + " ", style="dim", no_wrap=True)
         pair.append_text(cosine_text(tensor.cosine, threshold, tensor.nan_data))
         pairs.append(pair)
     return Columns(pairs, padding=(0, 2))
@@ -156,9 +154,7 @@ def overflow_lines(summary: CompareSummary, limit: int) -> list[Text]:
     for op in ops[:limit]:
         line = Text("  ")
         line.append(op_ref(op), style="op")
-        tensors = [t.rsplit(":", 2) for t in op.overflowed]
-        names = [("in" if p[-2] == "input" else "out") + p[-1] if len(p) == 3 else "(no tensor: Opdebug record)"
-                 for p in tensors]
+        names = [short_tensor(t, "(no tensor: Opdebug record)") for t in op.overflowed]
         line.append(f" ({op.op_type}): {', '.join(names)}")
         lines.append(line)
     if len(ops) > limit:

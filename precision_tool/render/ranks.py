@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.ranks import RankFinding, RankOverview, RankReport, ranks_text
-from precision_tool.analysis.results import OpResult
+from precision_tool.analysis.results import OpResult, short_tensor
 from precision_tool.render.compare import op_ref
 
 
@@ -18,14 +18,9 @@ def _failure_text(finding: RankFinding) -> Text:
     if failure is None:
         return Text("none", style="green")
     text = Text(op_ref(failure.op), style="bold" if finding.summary.first_failure else "")
-    text.append(f" {_short_tensor(failure.tensor.tensor_index)} ")
+    text.append(f" {short_tensor(failure.tensor.tensor_index)} ")
     text.append("NaN/Inf" if failure.tensor.nan_data else f"{failure.tensor.cosine:.6f}", style="red")
     return text
-
-
-def _short_tensor(tensor_index: str) -> str:
-    parts = tensor_index.rsplit(":", 2)
-    return f"{'in' if parts[1] == 'input' else 'out'}{parts[2]}" if len(parts) == 3 else tensor_index
 
 
 def rank_table(report: RankReport) -> Table:

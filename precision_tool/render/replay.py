@@ -14,6 +14,7 @@ VERDICT_STYLE = {"kernel": "bold red", "precision": "bold yellow", "inherited": 
 def verdict_text(verdict: Any, *, evidence: bool = True) -> Text:
     """One op's verdict: '[16] bn2/FusedBatchNormV3 (BatchNorm): KERNEL — ...' then evidence and advice."""
     from precision_tool.analysis.replay_fixes import tf_config_line
+    from precision_tool.analysis.replay_verdict import verdict_reason
 
     case = verdict.case
     text = Text()
@@ -21,8 +22,7 @@ def verdict_text(verdict: Any, *, evidence: bool = True) -> Text:
     made_of = f" ← {', '.join(case.tf_nodes)}" if case.tf_nodes and list(case.tf_nodes) != [case.op_name] else ""
     text.append(f" ({case.op_type}{made_of}): ")
     text.append(verdict.verdict.upper(), style=VERDICT_STYLE.get(verdict.verdict, "bold"))
-    line = verdict.line.split(": ", 1)[1] if ": " in verdict.line else verdict.line
-    text.append(f"\n  {line}")
+    text.append(f"\n  {verdict_reason(verdict.verdict, verdict.line)}")
     if evidence:
         for item in evidence_lines(verdict):
             text.append(f"\n    {item}", style="dim")

@@ -1,8 +1,8 @@
 """`ac`'s last section: the answer block, right above the prompt (analysis/answer.py, render/answer.py).
 
 It reads what the sections before it left on `args`: the comparison's results (`compared`, `rank_overview`),
-the report just written (`report_path`); the replay verdicts come from the result folder's replay.json, as
-the report reads them. `demo` sets `defer_answer` and shows the block itself, after its own lines.
+the report just written (`report_path`); each op's newest replay verdict is found as the report finds it
+(analysis/answer.answer_for). `demo` sets `defer_answer` and shows the block itself, after its own lines.
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ from precision_tool.shell.command import AcSection, Context
 def answer_of(found: list[Any], workspace: Any, overview: Any = None) -> Any:
     """The Answer of the results `vcs`/`ac` show (result_summaries.Shown) and the newest verdict of each op:
     from the replay beside them (`ac -c`) or a later `replay OP` (temp/replay/<time>/)."""
-    from precision_tool.analysis.answer import RunResult, build_answer
-    from precision_tool.analysis.op_results import newest_verdicts
+    from precision_tool.analysis.answer import RunResult, answer_for
 
     runs = [RunResult(s.label, s.summary, s.npu_vs_npu, s.spec.rank if s.spec is not None else None) for s in found]
-    report = overview.report if overview is not None else None
-    first_rank = report.first_ranks[0] if report is not None and report.first_ranks else None
     debug_ids = {workspace.run_of(workspace.relocate(s.spec.npu_dir)) for s in found
                  if s.spec is not None and not s.npu_vs_npu}
-    verdicts = newest_verdicts(workspace, _result_folder(found), debug_ids - {None})
-    return build_answer(runs, verdicts, first_rank=first_rank)
+    return answer_for(workspace, runs, _result_folder(found), debug_ids - {None},
+                      overview.first_rank if overview is not None else None)
 
 
 def _result_folder(found: list[Any]) -> Path | None:

@@ -402,6 +402,8 @@ def _compared(summary: Any) -> int:
 def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     """`ac`'s comparison section (`-c` runs `vc` first); what it found is left on `args` for the replay and
     answer sections."""
+    from precision_tool.analysis.graph_checks import other_run_of
+    from precision_tool.analysis.graph_index import index_for
     from precision_tool.render.compare import npu_pair_view, result_view
     from precision_tool.render.console import shared_width
     from precision_tool.render.messages import note_line
@@ -432,7 +434,8 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
             continue
         if s.npu_vs_npu and not s.stats_rows:
             # a second NPU run: what it is and where it first differs; `vcs` shows its panels
-            shown.extend(npu_pair_view(s.summary, s.label, other_run(ctx, s.spec)))
+            other = other_run_of(ctx.workspace, index_for(ctx.workspace), s.spec)
+            shown.extend(npu_pair_view(s.summary, s.label, other))
             continue
         shown.extend(result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu))
     if overview is not None:
@@ -440,20 +443,6 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
 
         shown.extend(overview_view(overview))
     return shown
-
-
-def other_run(ctx: Context, spec: Any) -> str | None:
-    """What the right side of an NPU-vs-NPU run is (graph_checks.other_run_text), when both are runs of this
-    workspace; None for folders from elsewhere."""
-    from precision_tool.analysis.graph_checks import other_run_text
-    from precision_tool.analysis.graph_index import index_for
-
-    if spec is None or spec.right_dir is None:
-        return None
-    left, right = ctx.workspace.run_of(Path(spec.npu_dir)), ctx.workspace.run_of(Path(spec.right_dir))
-    if left is None or right is None or left == right:
-        return None
-    return other_run_text(index_for(ctx.workspace), left, right)
 
 
 COMMANDS = [

@@ -147,9 +147,8 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
     out: list[Any] = []
     found = getattr(args, "compared", None)  # what the comparison section just showed
     found = list(found if found is not None else summaries(ctx, None, ctx.settings.COSINE_THRESHOLD))
-    overview = getattr(args, "rank_overview", None)
-    first_rank = _first_rank(found, ctx) if overview is None else (
-        overview.report.first_ranks[0] if overview.report is not None and overview.report.first_ranks else None)
+    overview = getattr(args, "rank_overview", None) or _overview(found, ctx)  # the comparison section's
+    first_rank = overview.first_rank if overview is not None else None
     for shown in found:
         if first_rank is not None and (shown.spec is None or shown.spec.rank != first_rank):
             continue  # a multi-device dump: the rank that went wrong first speaks for the others
@@ -178,15 +177,12 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
     return out or None
 
 
-def _first_rank(found: list[Any], ctx: Context) -> int | None:
-    """The rank that went wrong first in a multi-device comparison (the lowest of a tie); None otherwise."""
+def _overview(found: list[Any], ctx: Context) -> Any:
+    """The rank overview of a multi-device comparison (None for one device)."""
     from precision_tool.analysis.ranks import overview_of
 
-    pairs = [(s.spec, s.summary) for s in found if s.spec is not None and hasattr(s.summary, "abnormal_ops")]
-    overview = overview_of(pairs, ctx.workspace)
-    if overview is None or overview.report is None:
-        return None
-    return overview.report.first_ranks[0] if overview.report.first_ranks else None
+    return overview_of([(s.spec, s.summary) for s in found if s.spec is not None and hasattr(s.summary, "abnormal_ops")],
+                       ctx.workspace)
 
 
 COMMANDS = [

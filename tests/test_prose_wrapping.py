@@ -28,10 +28,15 @@ def test_words_survive_and_lines_fit(indent: int, words: list[str], width: int) 
     assert lines[0].startswith(" " * indent) or indent + len(lines[0]) > width
 
 
-def test_a_path_too_long_for_its_indent_starts_the_line() -> None:
-    path = "/tmp/pd/temp/vector_compare/20261201041350/result_20261201041350_npu_vs_npu.csv"
-    assert wrap_prose(Text("  " + path), 80).plain == path
-    assert wrap_prose(Text("result: " + path), 80).plain == "result:\n" + path
+def test_a_path_too_long_for_its_indent_moves_left_only_as_far_as_it_must() -> None:
+    path = "/tmp/pd/temp/vector_compare/20261201041350/result_20261201041350_npu_vs_npu.csv"  # 79 cells
+    assert wrap_prose(Text("  " + path), 80).plain == " " + path
+    assert wrap_prose(Text("result: " + path), 80).plain == "result:\n " + path
+    assert wrap_prose(Text("result: " + path), 79).plain == "result:\n" + path
+    # under an indented label, as ni's Replay section has it: indented, never past the line
+    label = " " * 15 + "reproducer for the op's vendor: "
+    lines = wrap_prose(Text(label + path[:69]), 80).plain.split("\n")
+    assert lines == [label.rstrip(), " " * 11 + path[:69]]
 
 
 def test_short_lines_and_blank_lines_are_kept() -> None:

@@ -2,9 +2,10 @@
 handled the same way by every command.
 
 Prose (a `str` or `Text` a handler returns) wraps like text in a terminal: at word boundaries, with
-continuation lines indented under their line, and a word (a path, an op name) is never split: one longer
-than the line gets a line of its own and the terminal folds it, so it still copies whole. In a pipe,
-prose is one line per logical line, so `grep` sees whole messages. Tables and panels render at the
+continuation lines indented under their line, and a word (a path, an op name) is never split: one too long
+for its indent moves left only as far as it must, and one longer than the line keeps its indent and the
+terminal folds it, so it still copies whole. In a pipe, prose is one line per logical line, so `grep` sees
+whole messages. Tables and panels render at the
 console width (80 in a pipe unless COLUMNS says otherwise).
 """
 
@@ -110,11 +111,13 @@ def _wrap_line(line: Text, width: int) -> list[Text]:
 
 
 def _indented(lead: Text, body: Text, width: int) -> Text:
-    # A word too long to follow its indent starts the line, so the terminal folds it only if it must; one too
-    # long for any line keeps its indent (it is folded either way, and stays under what it belongs to).
-    if cell_len(lead.plain) + cell_len(body.plain) <= width or cell_len(body.plain) > width:
+    # A word too long to follow its indent moves left only as far as it must, so it stays under what it
+    # belongs to and the terminal folds it only if it must; one too long for any line keeps its indent (it
+    # is folded either way).
+    room = width - cell_len(body.plain)
+    if cell_len(lead.plain) <= room or room < 0:
         return lead + body
-    return body
+    return lead[:room] + body  # `lead` is only spaces: the line's own indent or the hanging one
 
 
 def show(console: Console, result: Any) -> None:

@@ -183,7 +183,10 @@ def test_rank_rows_fit_100_columns_and_the_first_rank_is_marked(rank_root: Path)
     # rank 3's input fails against its golden: the deciding evidence; every rank's output fails
     assert golden[3][3] == "0.629493" and golden[3][4] and golden[3][7]
     assert all(not golden[r][4] and not golden[r][7] for r in (0, 1, 2))
-    assert all(golden[r][5] == "0.675380" and golden[r][6] for r in range(4))
+    # every rank holds the one all-reduced output and the one golden sum; its sixth digit follows the CPU's
+    # vector width in TensorFlow's MatMul (0.675380 on one machine, 0.675384 on another)
+    assert len({golden[r][5] for r in range(4)}) == 1 and all(golden[r][6] for r in range(4))
+    assert abs(float(golden[0][5]) - 0.67538) < 5e-5
     assert all(not m[4] and not m[6] and not m[7] for m in rows if m[2] == "rank 0")  # not judged by threshold
     assert f"    rank 3 went wrong first: its first failing tensor is in0 of {ALLREDUCE} (this op)" in compared
     # the statistics rows: one line each at 100 columns, rank 3's input marked

@@ -237,7 +237,8 @@ def _v2_jobs(traces: tfdbg_v2.V2Traces, selector: str | int,
             continue
         name = golden_file_name(trace.op_name, trace.output_slot, trace.timestamp_us)
         if name in jobs:
-            skipped["same name and µs in two graphs (the last one is kept)"] += 1
+            # two graphs, or one op of tf.data's parallel map run for two steps in the same µs
+            skipped["same name and µs twice (the last one is kept)"] += 1
         source = f"{trace.op_name}:{trace.output_slot} (step {trace.step})"
         jobs[name] = _Job(name, source, lambda t=trace, s=source: _decode_v2(t, s), str(trace.file or ""))
     return list(jobs.values()), [f"step {s}" for s in steps]

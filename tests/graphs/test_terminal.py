@@ -149,15 +149,27 @@ print(f"[pager: {len(text.splitlines())} lines]")
 """
 
 
-def test_ni_output_taller_than_the_terminal_is_paged(demo_root: Path, tmp_path: Path) -> None:
+def _paging_shell(demo_root: Path, tmp_path: Path) -> tuple[pexpect.spawn, Path]:
+    """The shell on a 20-row terminal whose $PAGER records what it was given in the returned file."""
     # The shell pages as git does, through $PAGER (less when unset); a pager that exists everywhere: python.
     pager, record = tmp_path / "pager.py", tmp_path / "paged.txt"
     pager.write_text(PAGER)
     command = f"{shlex.quote(sys.executable)} {shlex.quote(str(pager))} {shlex.quote(str(record))}"
-    child = _spawn([sys.executable, CLI, "--data", str(demo_root)], 80, rows=20, env={"PAGER": command})
-    screen = _type(child, "ni bn2/FusedBatchNormV3")
+    return _spawn([sys.executable, CLI, "--data", str(demo_root)], 80, rows=20, env={"PAGER": command}), record
+
+
+def _type_paged(child: pexpect.spawn, record: Path, command: str) -> list[str]:
+    """What `command` sent to the pager; asserts that nothing else reached the screen."""
+    screen = _type(child, command)
     paged = ANSI.sub("", record.read_text()).splitlines()  # (styles kept, as less -R shows them)
     assert screen == [f"[pager: {len(paged)} lines]", ""], screen  # nothing scrolled past: the pager had it all
+    record.unlink()
+    return paged
+
+
+def test_ni_output_taller_than_the_terminal_is_paged(demo_root: Path, tmp_path: Path) -> None:
+    child, record = _paging_shell(demo_root, tmp_path)
+    paged = _type_paged(child, record, "ni bn2/FusedBatchNormV3")
     assert len(paged) > 20 and paged[0].startswith("bn2/FusedBatchNormV3  debug_0, debug_1"), paged[:3]
     assert "  Files" in paged
     child.sendline("exit")
@@ -166,22 +178,12 @@ def test_ni_output_taller_than_the_terminal_is_paged(demo_root: Path, tmp_path: 
 
 def test_ls_and_ls_dump_taller_than_the_terminal_are_paged(demo_root: Path, tmp_path: Path) -> None:
     # Paged as ni and vcs are: the whole listing goes to $PAGER, nothing scrolls past on the screen.
-    pager, record = tmp_path / "pager.py", tmp_path / "paged.txt"
-    pager.write_text(PAGER)
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(pager))} {shlex.quote(str(record))}"
-    child = _spawn([sys.executable, CLI, "--data", str(demo_root)], 80, rows=20, env={"PAGER": command})
-    screen = _type(child, "ls")
-    paged = ANSI.sub("", record.read_text()).splitlines()
-    assert screen == [f"[pager: {len(paged)} lines]", ""], screen
-    rows, _ = ls_rows(paged)
+    child, record = _paging_shell(demo_root, tmp_path)
+    rows, _ = ls_rows(_type_paged(child, record, "ls"))
     assert [name for _, _, name, _ in rows] == [op.name for op in _ops(demo_root)]
-    record.unlink()
-    screen = _type(child, "ls dump")
-    paged = ANSI.sub("", record.read_text()).splitlines()
-    assert screen == [f"[pager: {len(paged)} lines]", ""], screen
+    paged = _type_paged(child, record, "ls dump")
     dumps = sorted(p.name for p in (demo_root / "npu" / "debug_0" / "dump").rglob("*") if p.is_file())
     assert len(paged) > 20 and all(any(name in line for line in paged) for name in dumps[:5] + dumps[-5:])
-    record.unlink()
     short = _type(child, "ls -n pool1")  # fits the screen: printed as is, no pager
     assert any(line.split()[2:3] == ["pool1/MaxPool"] for line in short if line.strip()), short
     assert not record.exists()

@@ -283,41 +283,56 @@ def replay_files(workspace: Any, result_folder: Path | None) -> list[Path]:
     return [path for _, _, path in sorted(dated, reverse=True)]
 
 
-def newest_verdicts(workspace: Any, result_folder: Path | None, debug_ids: set[int]) -> list[dict[str, Any]]:
-    """Per op of the runs `debug_ids` (empty: any), its newest replay verdict among replay_files, as
-    replay.json writes it; a replay that failed (no finding about the op) only when no other verdict exists,
-    and a replay.json that cannot be read as none (`ni` names it)."""
+def _newest_replays(workspace: Any, result_folder: Path | None,
+                    debug_ids: set[int]) -> tuple[dict[str, tuple[Path, dict[str, Any]]], list[FormatError]]:
+    """Per op of the runs `debug_ids` (empty: any), its newest verdict among replay_files with the file that
+    holds it: a replay that failed (no finding about the op) only when no other verdict exists. Also each
+    replay.json that could not be read."""
     from precision_tool.analysis.replay import read_replay_file
 
-    found: dict[str, dict[str, Any]] = {}
-    failed: dict[str, dict[str, Any]] = {}
+    found: dict[str, tuple[Path, dict[str, Any]]] = {}
+    failed: dict[str, tuple[Path, dict[str, Any]]] = {}
+    unread: list[FormatError] = []
     for path in replay_files(workspace, result_folder):  # newest first
         try:
             verdicts = read_replay_file(path)
-        except FormatError:
+        except FormatError as exc:
+            unread.append(exc)
             continue
         for verdict in verdicts:
-            if not debug_ids or verdict.get("debug_id") in debug_ids:
-                (failed if verdict.get("failed") else found).setdefault(verdict["op"], verdict)
-    return list({**failed, **found}.values())
+            debug_id = verdict.get("debug_id")
+            if debug_ids and isinstance(debug_id, int) and debug_id not in debug_ids:
+                continue
+            (failed if verdict.get("failed") else found).setdefault(verdict["op"], (path, verdict))
+    return {**failed, **found}, unread
+
+
+def _fixes(workspace: Any, verdict: dict[str, Any]) -> tuple[str, ...]:
+    fixes = verdict.get("fixes")
+    return tuple(str(_moved(workspace, str(f))) for f in fixes) if isinstance(fixes, list) else ()
+
+
+def newest_verdicts(workspace: Any, result_folder: Path | None, debug_ids: set[int]) -> list[dict[str, Any]]:
+    """Per op, its newest replay verdict (as `_newest_replays` chooses it), as replay.json writes it, its fix
+    paths in this workspace (a copied one included); a replay.json that cannot be read counts as none (`ni`
+    names it)."""
+    chosen, _ = _newest_replays(workspace, result_folder, debug_ids)
+    return [{**verdict, "fixes": list(_fixes(workspace, verdict))} for _, verdict in chosen.values()]
 
 
 def op_replay(workspace: Any, name: str, debug_ids: Sequence[int],
               result_folder: Path | None = None) -> tuple[ReplayFinding | None, tuple[str, ...]]:
-    """The op's verdict in the newest replay.json holding it (for one of `debug_ids`), and a line per
-    replay.json that could not be read."""
-    problems: list[str] = []
-    for path in replay_files(workspace, result_folder):
-        try:
-            entries = _replay_entries(path)
-        except FormatError as exc:
-            problems.append(f"{exc}; `ni -c {name}` replays the op again")
-            continue
-        for entry in entries:
-            if entry.op == name and (entry.debug_id is None or entry.debug_id in debug_ids):
-                fixes = tuple(str(_moved(workspace, f)) for f in entry.fixes)
-                return dataclasses.replace(entry, fixes=fixes), tuple(problems)
-    return None, tuple(problems)
+    """The op's verdict as `ac`'s answer and the report see it (newest_verdicts), and a line per replay.json
+    that could not be read."""
+    chosen, unread = _newest_replays(workspace, result_folder, set(debug_ids))
+    problems = tuple(f"{exc}; `ni -c {name}` replays the op again" for exc in unread)
+    if name not in chosen:
+        return None, problems
+    path, item = chosen[name]
+    debug_id, upstream = item.get("debug_id"), item.get("upstream")
+    return ReplayFinding(path, name, item["verdict"], str(item.get("line") or item["verdict"]),
+                         debug_id if isinstance(debug_id, int) else None, item.get("op_id"),
+                         upstream if isinstance(upstream, str) else None, _fixes(workspace, item)), problems
 
 
 def _moved(workspace: Any, recorded: str) -> Path:
@@ -329,18 +344,3 @@ def _moved(workspace: Any, recorded: str) -> Path:
         if moved.exists():
             return moved
     return workspace.relocate(path)
-
-
-def _replay_entries(path: Path) -> list[ReplayFinding]:
-    from precision_tool.analysis.replay import read_replay_file
-
-    found = []
-    for item in read_replay_file(path):
-        debug_id = item.get("debug_id")
-        fixes = item.get("fixes") or ()
-        found.append(ReplayFinding(
-            path, item["op"], item["verdict"], str(item.get("line") or item["verdict"]),
-            debug_id if isinstance(debug_id, int) else None, item.get("op_id"),
-            item.get("upstream") if isinstance(item.get("upstream"), str) else None,
-            tuple(str(f) for f in fixes) if isinstance(fixes, list) else ()))
-    return found

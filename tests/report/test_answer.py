@@ -145,3 +145,48 @@ def test_ac_without_c_repeats_the_answer_of_the_last_ac_c(checked) -> None:
     assert again.status == 0, again.out + again.err
     # the same block, from the same files (replay.json beside the CSVs); no report was written this time
     assert _answer(again.out) == _answer(out)[:-2]
+
+
+def test_a_copied_workspace_answers_with_its_own_fix_files_and_ni_agrees(checked, tmp_path: Path) -> None:
+    """The answer, the report and `ni` read one verdict per op the same way: the copy's own fix/ files, and a
+    later replay that failed does not hide the verdict an earlier one reached."""
+    ws, _out = checked
+    copy = tmp_path / "copy"
+    shutil.copytree(ws, copy, symlinks=True)
+    failed = run_cli("replay", "bn2/FusedBatchNormV3", "--python", str(tmp_path / "no-python"), data=copy)
+    assert failed.status == 1, failed.out + failed.err
+    again = run_cli("ac", data=copy, env={"COLUMNS": "100"})
+    block = _answer(again.out)
+    assert block[1].startswith("  KERNEL: ")
+    assert block[3] == f"      {copy / 'fix' / 'repro_debug_0_16_bn2_FusedBatchNormV3'}"
+    assert f'keep_in_float32(custom_op, "{copy / "fix" / "ops_info.json"}")' in "\n".join(block)
+    assert str(ws) + "/" not in again.out.replace(str(copy), "")
+    ni = run_cli("ni", "bn2/FusedBatchNormV3", data=copy, env={"COLUMNS": "100"})
+    assert "  Replay       KERNEL (debug_0)" in ni.out, ni.out
+    assert f"reproducer for the op's vendor: {copy / 'fix' / 'repro_debug_0_16_bn2_FusedBatchNormV3'}" in ni.out
+
+
+def test_demo_shows_the_answer_of_the_checks_that_ran_when_one_fails(checked, tmp_path: Path) -> None:
+    """`ac -c --report` in the demo fails when the report cannot be written: the answer still ends the output."""
+    import io
+
+    from precision_tool.config import load_settings
+    from precision_tool.errors import CommandFailed
+    from precision_tool.render.console import make_console
+    from precision_tool.shell.command import Context
+    from precision_tool.shell.commands.demo_steps import run_checks
+    from precision_tool.shell.table import build_table
+    from precision_tool.workspace import Workspace
+
+    ws, _out = checked
+    copy = tmp_path / "ws"
+    shutil.copytree(ws, copy, symlinks=True)
+    shutil.rmtree(copy / "temp" / "report")
+    (copy / "temp" / "report").write_text("not a folder")  # the report has nowhere to go
+    out = io.StringIO()
+    ctx = Context(settings=load_settings(data_dir=str(copy)), workspace=Workspace(copy),
+                  console=make_console(file=out, width=100), table=build_table())
+    with pytest.raises(CommandFailed, match="demo: `ac -c --report` failed"):
+        run_checks(ctx, copy)
+    block = _answer(out.getvalue())
+    assert block[0].startswith("first divergent op: [16] bn2/FusedBatchNormV3") and block[1].startswith("  KERNEL")

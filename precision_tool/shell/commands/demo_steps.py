@@ -65,5 +65,11 @@ def run_checks(demo_ctx: Context, root: Any, *, check: bool = True) -> list[Any]
         demo_ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
         prepare = defer_answer if line.startswith("ac ") else None
         if not execute(line, demo_ctx, passthrough=False, prepare=prepare).ok:
+            for part in _answer_block(held):  # what the checks that ran found, above the failure
+                demo_ctx.note(part)
             raise CommandFailed(f"demo: `{line}` failed on {root}")
+    return _answer_block(held)
+
+
+def _answer_block(held: dict[str, Any]) -> list[Any]:
     return list(getattr(held.get("args"), "answer_block", None) or [])

@@ -294,6 +294,12 @@ class Workspace:
         """A step captured by PrecisionTfSession / PrecisionKerasCapture, which `train` replays."""
         return (self.checkpoint_dir / STEP_MANIFEST).is_file()
 
+    def has_golden_tensors(self) -> bool:
+        """Golden .npy files in tf/dump, or in its rank_<r>/ folders."""
+        golden = self.golden_dir
+        return golden.is_dir() and (any(golden.glob("*.npy")) or any(any(folder.glob("*.npy"))
+                                                                     for _, folder in rank_golden_folders(golden)))
+
     def golden_hint(self) -> str:
         """What to run to get golden tensors into tf/dump, from what the workspace already holds."""
         if self.has_tfdbg_dumps():
@@ -330,11 +336,8 @@ class Workspace:
                     "the same NPU run writes them (DUMP_GE_GRAPH=2, set by tf_config)",
                 )
             )
-        golden = self.golden_dir
-        has_golden = any(golden.glob("*.npy")) or any(any(folder.glob("*.npy"))
-                                                       for _, folder in rank_golden_folders(golden))
-        if not (golden.is_dir() and has_golden):
-            gaps.append(Missing(f"golden tensors in {golden}", self.golden_hint()))
+        if not self.has_golden_tensors():
+            gaps.append(Missing(f"golden tensors in {self.golden_dir}", self.golden_hint()))
         return gaps
 
 

@@ -8,6 +8,7 @@ them (replay/replay.json), so `ac`, `ac -c` and `report` all tell the same answe
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +63,8 @@ class Answer:
     runs: tuple[RunResult, ...]
     notes: tuple[str, ...] = ()
     """Said instead of suspects when there are none: all clear, or why no op can be named."""
+    ranks: Any = None
+    """The RankOverview of a multi-device comparison (analysis/ranks.py): its verdict speaks for the ranks."""
 
 
 def first_nan_op(summary: CompareSummary) -> OpResult | None:
@@ -82,16 +85,24 @@ def suspects_of(summary: CompareSummary) -> list[tuple[str, OpResult]]:
     return chosen
 
 
-def _why(role: str, op: OpResult, threshold: float) -> str:
+def deciding_output(op: OpResult, threshold: float) -> Any:
+    """The failing output the answer (and the report's headline) quotes: the lowest finite cosine, else the
+    first output holding Inf/NaN; None when no output fails."""
     failing = op.failing_outputs(threshold)
+    finite = [t for t in failing if not t.nan_data]
+    return min(finite, key=lambda t: t.cosine) if finite else (failing[0] if failing else None)
+
+
+def _why(role: str, op: OpResult, threshold: float) -> str:
     if role == FIRST_NAN:
         names = ", ".join(short_tensor(t.tensor_index) for t in op.nan_data_outputs)
         return f"{names} hold{'s' if len(op.nan_data_outputs) == 1 else ''} Inf/NaN while its inputs do not"
-    finite = [t for t in failing if not t.nan_data]
-    if finite:
-        worst = min(finite, key=lambda t: t.cosine)
-        return f"{short_tensor(worst.tensor_index)} cosine {worst.cosine:.6f} ≤ {threshold} while its inputs pass"
-    return f"{short_tensor(failing[0].tensor_index)} holds Inf/NaN while its inputs pass" if failing else ""
+    output = deciding_output(op, threshold)
+    if output is None:
+        return ""
+    if output.nan_data:
+        return f"{short_tensor(output.tensor_index)} holds Inf/NaN while its inputs pass"
+    return f"{short_tensor(output.tensor_index)} cosine {output.cosine:.6f} ≤ {threshold} while its inputs pass"
 
 
 _UPSTREAM_NAME = re.compile(r"^\[[^\]]*\] (\S+)")
@@ -179,10 +190,15 @@ def build_answer(runs: Sequence[RunResult], verdicts: Sequence[dict[str, Any]], 
 
 
 def answer_for(workspace: Any, runs: Sequence[RunResult], result_folder: Path | None, debug_ids: set[int],
-               first_rank: int | None = None) -> Answer:
+               ranks: Any = None) -> Answer:
     """The answer of a result folder's runs with each op's newest replay verdict (the replay beside them, or
-    a later `replay OP`): what `ac` ends with and the report shows under its headline."""
+    a later `replay OP`): what `ac` ends with and the report shows under its headline. `ranks`: the
+    RankOverview of a multi-device comparison."""
     from precision_tool.analysis.op_results import newest_verdicts
 
     verdicts = newest_verdicts(workspace, result_folder, debug_ids) if result_folder is not None else []
-    return build_answer(runs, verdicts, first_rank=first_rank)
+    answer = build_answer(runs, verdicts, first_rank=ranks.first_rank if ranks is not None else None)
+    notes = answer.notes
+    if runs and all(run.npu_vs_npu for run in runs):  # NPU against NPU only: no golden to name an op by
+        notes += (f"no golden tensors to judge the NPU by: {workspace.golden_hint()}",)
+    return dataclasses.replace(answer, notes=notes, ranks=ranks)

@@ -203,13 +203,13 @@ def _answer(runs: Sequence[RunReport], workspace: Any) -> Any:
     def rank(run: RunReport) -> int | None:
         return getattr(run.spec, "rank", None)
 
-    # which rank went wrong first: each rank against its golden is enough (no across-ranks graph read)
-    overview = overview_of([(r.spec, r.summary) for r in runs if rank(r) is not None and not r.stats_rows
-                            and not getattr(r.spec, "across_ranks", False)], workspace)
+    # which rank went wrong first, and (with `vc --across-ranks` runs) whether the ranks agree after the
+    # collectives: the rank verdict the terminal's answer gives
+    overview = overview_of([(r.spec, r.summary) for r in runs if rank(r) is not None and not r.stats_rows],
+                           workspace)
     debug_ids = {r.debug_id for r in runs if r.debug_id is not None and not r.npu_vs_npu}
     return answer_for(workspace, [RunResult(r.label, r.summary, r.npu_vs_npu, rank(r)) for r in runs],
-                      runs[0].csv_path.parent if runs else None, debug_ids,
-                      overview.first_rank if overview is not None else None)
+                      runs[0].csv_path.parent if runs else None, debug_ids, overview)
 
 
 def _subgraph(index: Any, data_runs: Sequence[RunReport], depth: int) -> Subgraph | None:

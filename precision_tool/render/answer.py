@@ -73,6 +73,38 @@ def run_line(run: RunResult) -> Text:
     return line
 
 
+def outcome_lines(answer: Answer) -> tuple[list[Text], list[Text]]:
+    """What the answer says after its suspects, for the terminal and the report alike: (the notes, or a
+    multi-device comparison's rank verdict and what to run next; a line per run, where the rank that went
+    wrong first, else the lowest, speaks for the others)."""
+    from precision_tool.render.ranks import across_lines, verdict_lines
+
+    ranks = answer.ranks
+    verdicts: list[Text] = []
+    if ranks is not None and ranks.report is not None:
+        # the rank verdict says where it starts; the per-rank note of the first rank would say it again
+        verdicts.extend(verdict_lines(ranks.report)[:2])
+        verdicts.extend(line for line in across_lines(ranks)[:1] if isinstance(line, Text))
+        verdicts.extend(_rank_todo(ranks.report))
+    else:
+        for note in answer.notes:
+            verdicts.append(Text(note, style="warning" if "no first divergent op:" in note else "ok"))
+    runs = list(answer.runs)
+    if ranks is not None:
+        pick = ranks.first_rank if ranks.first_rank is not None else min(ranks.ranks, default=None)
+        runs = [r for r in answer.runs if r.rank in (None, pick) and not r.npu_vs_npu]
+    lines = [run_line(run) for run in runs]
+    shown = {id(r) for r in runs}
+    hidden = [r for r in answer.runs if id(r) not in shown]
+    if hidden:
+        golden = sum(1 for r in hidden if not r.npu_vs_npu)
+        kinds = [f"{golden} more rank(s) against golden"] if golden else []
+        kinds += [f"{len(hidden) - golden} NPU against NPU"] if len(hidden) > golden else []
+        lines.append(Text(f"{len(hidden)} more result CSVs ({', '.join(kinds)}) in the same folder (`vcs --rank N` "
+                          "shows rank N)", style="dim"))
+    return verdicts, lines
+
+
 def _rank_todo(report: Any) -> list[Text]:
     """What to run next on the rank that went wrong first (or, when all fail alike, on the op itself)."""
     op = next((f.first_op for f in report.findings if f.rank in report.first_ranks), None)
@@ -86,37 +118,15 @@ def _rank_todo(report: Any) -> list[Text]:
     return [line]
 
 
-def answer_view(answer: Answer, *, ranks: Any = None, results: Path | None = None, report: Path | None = None,
+def answer_view(answer: Answer, *, results: Path | None = None, report: Path | None = None,
                 width: int | None = None) -> list[Any]:
-    """The block, under a rule titled "answer". `ranks`: the RankOverview of a multi-device comparison (its
-    verdict replaces the per-rank run lines); `results`: the result folder; `report`: the page just written;
+    """The block, under a rule titled "answer". `results`: the result folder; `report`: the page just written;
     `width`: the terminal's, for the lines to paste (None: a pipe, one line each)."""
-    from precision_tool.render.ranks import across_lines, verdict_lines
-
     parts: list[Any] = [Rule("[bold]answer[/bold]", align="left")]
     for suspect in answer.suspects:
         parts.extend(suspect_lines(suspect, width))
-    if ranks is not None and ranks.report is not None:
-        # the rank verdict says where it starts; the per-rank note of the first rank would say it again
-        parts.extend(verdict_lines(ranks.report)[:2])
-        parts.extend(line for line in across_lines(ranks)[:1] if isinstance(line, Text))
-        parts.extend(_rank_todo(ranks.report))
-    else:
-        for note in answer.notes:
-            parts.append(Text(note, style="warning" if "no first divergent op:" in note else "ok"))
-    runs = list(answer.runs)
-    if ranks is not None:  # many ranks: the rank that went wrong first (else the lowest) speaks for them
-        pick = ranks.first_rank if ranks.first_rank is not None else min(ranks.ranks, default=None)
-        runs = [r for r in answer.runs if r.rank in (None, pick) and not r.npu_vs_npu]
-    parts.extend(run_line(run) for run in runs)
-    shown = {id(r) for r in runs}
-    hidden = [r for r in answer.runs if id(r) not in shown]
-    if hidden:
-        golden = sum(1 for r in hidden if not r.npu_vs_npu)
-        kinds = [f"{golden} more rank(s) against golden"] if golden else []
-        kinds += [f"{len(hidden) - golden} NPU against NPU"] if len(hidden) > golden else []
-        parts.append(Text(f"{len(hidden)} more result CSVs ({', '.join(kinds)}) in the same folder (`vcs --rank N` "
-                          "shows rank N)", style="dim"))
+    verdicts, runs = outcome_lines(answer)
+    parts += verdicts + runs
     if results is not None:
         parts.append(Text("results (`vcs -l N` lists more abnormal ops):"))
         parts.append(_whole(str(results), INDENT, "path"))

@@ -82,8 +82,8 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
             f"different data (inconsistent inputs); check the input pipeline before the operators",
             style="warning"))
     if summary.nan_data_outputs:
-        lines.append(Text(f"{summary.nan_data_outputs} outputs could not be compared (NaN/Inf data): counted as "
-                          "failing", style="bad"))
+        lines.append(Text(f"{summary.nan_data_outputs} output(s) hold NaN/Inf data, so they have no cosine: counted "
+                          "as compared and abnormal", style="bad"))
     if summary.name_only and summary.abnormal_ops:
         lines.append(Text("name-only matching: fused ops cannot be matched, so no op is named as the first "
                           "divergent one; pass -g GRAPH (the run's *_Build.txt) for a sound match", style="warning"))

@@ -177,8 +177,9 @@ def similarity_tables(results: list[Any], limit: int) -> list[Any]:
         # structure only (types, inputs, dtypes, layouts, shapes): the data of the two runs is vc's business
         title = f"debug_0 vs debug_1 · {files} · graph structure"
         if not result.differences:
-            out.append(Text(f"{title}: the same in all {result.compared} ops (types, inputs, dtypes, layouts, "
-                            "shapes)", style="ok"))
+            out.append(Text(f"{title}: the same in all {result.compared} ops compared (types, inputs, dtypes, "
+                            "layouts, shapes; Cast, TransData, Variable, Constant and other plumbing left out)",
+                            style="ok"))
             continue
         text = Text(f"{title}: {len(result.differences)} of {result.compared} ops differ:", style="bold")
         for diff in result.differences[:most]:

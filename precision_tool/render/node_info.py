@@ -31,10 +31,11 @@ def runs_label(reports: Sequence[OpReport]) -> str:
 
 
 def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: str | None = None, *,
-             extra: Sequence[Text] = (), first_ranks: Sequence[int] = ()) -> list[Text]:
+             extra: Sequence[Text] = (), first_ranks: Sequence[int] = (), golden_hint: str | None = None) -> list[Text]:
     """The lines about one op seen in one or more runs (`reports`, one per debug id); `extra` (what the
     comparison and the replays found) goes before the statistics table, where the NPU rows of a rank in
-    `first_ranks` (the rank that went wrong first) are marked."""
+    `first_ranks` (the rank that went wrong first) are marked. `golden_hint`: what to run when the workspace
+    has no golden tensors yet."""
     first = reports[0]
     out: list[Text] = [_heading(reports)]
     facts = Text()
@@ -93,7 +94,8 @@ def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: 
     if table is not None:
         with_stats = any(f.statistics for r in reports for _, facts in r.dump_files for f in facts)
         out.append(Text("  Tensors", style="bold").append(
-            "  NPU dumps in the origin layout (device padding cut), then the golden tensor"
+            "  NPU dumps in the origin layout (device padding cut), "
+            + (f"no golden tensors yet: {golden_hint}" if golden_hint else "then the golden tensor")
             + ("; `stats` rows: the NPU's statistics CSV (device layout, padding included)" if with_stats else ""),
             style="dim"))
         out.append(table)

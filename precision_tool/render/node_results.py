@@ -23,16 +23,23 @@ GAP = "  "
 FIRST = "◀ went wrong first"
 
 
-def comparison_lines(found: OpComparison, name: str, width: int, graph: str | None = None) -> list[Text]:
-    """The 'Compared' section: where the numbers come from, then the table (or why there is none)."""
+def comparison_lines(found: OpComparison, name: str, width: int, graph: str | None = None,
+                     golden_hint: str | None = None) -> list[Text]:
+    """The 'Compared' section: where the numbers come from, then the table (or why there is none).
+    `golden_hint`: what to run when the workspace has no golden tensors yet."""
     head = Text(f"  {'Compared':<{LABEL}}", style="bold")
     if found.folder is None:
+        if golden_hint:
+            return [head.append(f"no golden tensors yet (then `ac -c` compares the whole network): {golden_hint}",
+                                style="dim"), *_problems(found.problems)]
         return [head.append("no comparison yet: `vc` (or `ac -c`) compares the whole network against golden",
                             style="dim"), *_problems(found.problems)]
     runs = [r for r in found.runs if graph is None or r.graph in (None, graph)]
     head.append("newest result folder ", style="dim").append(str(found.folder))
     head.append(f"  (✗: cosine ≤ {found.threshold:g} or Inf/NaN)", style="dim")
     out = [head, *_problems(found.problems)]
+    if golden_hint:
+        out.append(Text(f"    no golden tensors yet: {golden_hint}", style="dim"))
     for run in runs:
         if run.kind == STATS:
             out.append(Text(f"    {run.label}: a statistics compare (no cosine): `vcs` shows its verdicts",

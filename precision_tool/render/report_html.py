@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precision_tool.analysis.answer import deciding_output
 from precision_tool.analysis.counts import counts_of
 from precision_tool.analysis.report_data import ReportData
 from precision_tool.render.report_page import number_text, page_json, relative_link, table_rows
@@ -74,7 +75,7 @@ def _runs_context(data: ReportData, page_dir: Path) -> list[dict[str, Any]]:
 
 def _answer_context(data: ReportData) -> dict[str, Any] | None:
     """The answer block `ac` ends with, in its words (render/answer.py draws the terminal's)."""
-    from precision_tool.render.answer import run_line
+    from precision_tool.render.answer import outcome_lines
 
     answer = data.answer
     if answer is None:
@@ -87,7 +88,9 @@ def _answer_context(data: ReportData) -> dict[str, Any] | None:
                          "type": suspect.op.op_type, "why": suspect.why, "verdict": suspect.verdict,
                          "reason": suspect.reason, "todo": suspect.todo, "run_number": run_number,
                          "point": point})
-    return {"suspects": suspects, "notes": list(answer.notes), "runs": [run_line(r).plain for r in answer.runs]}
+    verdicts, runs = outcome_lines(answer)
+    return {"suspects": suspects, "notes": [line.plain.strip() for line in verdicts],
+            "runs": [line.plain for line in runs]}
 
 
 def _divergent_context(data: ReportData) -> dict[str, Any] | None:
@@ -95,8 +98,7 @@ def _divergent_context(data: ReportData) -> dict[str, Any] | None:
     if found is None:
         return None
     run, op = found
-    failing = op.failing_outputs(data.threshold)
-    tensor = failing[0] if failing else None
+    tensor = deciding_output(op, data.threshold)  # the output the answer block under the headline quotes
     facts = data.ops.get(op.npu_op)
     # its verdict is in the answer block below the headline
     return {"op": op.npu_op, "id": op.index, "type": facts.type if facts else op.op_type, "run": run.label,

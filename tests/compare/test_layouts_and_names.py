@@ -322,7 +322,7 @@ def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  
     shown = cli("vcs", "-f", str(case.root / "ours" / "result.csv"), data=case.data)
     assert shown.status == 0
     assert "every compared output meets the threshold" not in shown.out
-    assert "1 outputs could not be compared (NaN/Inf data)" in shown.out
+    assert "1 output(s) hold NaN/Inf data, so they have no cosine: counted as compared and abnormal" in shown.out
     assert "NaN/Inf data" in shown.out.split("first divergent op")[1]
 
 

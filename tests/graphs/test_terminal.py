@@ -138,7 +138,8 @@ def test_pipe_rows_are_one_line_each(cli, demo_root: Path) -> None:
     cast = next(i for i, line in enumerate(lines) if line.startswith("  DT_FLOAT → DT_FLOAT16  9 op(s): "))
     assert lines[cast + 1] == "    " + ", ".join(f"trans_Cast_{i}" for i in (0, 1, 2, 3, 4, 5, 6, 7, 9))
     assert ("debug_0 vs debug_1 · ge_proto_00000001_graph_1_Build.txt · graph structure: the same in all 55 ops "
-            "(types, inputs, dtypes, layouts, shapes)") in lines
+            "compared (types, inputs, dtypes, layouts, shapes; Cast, TransData, Variable, Constant and other "
+            "plumbing left out)") in lines
 
 
 PAGER = """import sys

@@ -266,3 +266,21 @@ def test_the_shell_start_sees_golden_tensors_in_rank_folders(four_ranks, tmp_pat
     empty = tmp_path / "precision_data"
     (empty / "tf" / "dump" / "rank_0").mkdir(parents=True)
     assert [gap for gap in Workspace(empty).missing() if "golden" in gap.what]
+
+
+def test_the_report_carries_the_rank_verdict_of_the_answer(four_ranks, cli) -> None:  # type: ignore[no-untyped-def]
+    import html
+
+    root, _ = four_ranks
+    checked = cli("ac", "-c", "--report", data=root)
+    assert checked.status == 0, checked.out + checked.err
+    page = sorted((root / "temp" / "report").iterdir())[-1] / "report.html"
+    text = page.read_text(encoding="utf-8")
+    block = text[text.index('id="answer"'):text.index('id="runs"')]
+    shown = " ".join(html.unescape(re.sub(r"<[^>]+>", "", block)).split())
+    answer = re.split(r"answer ─+", checked.out)[-1].splitlines()
+    lines = [" ".join(line.split()) for line in answer
+             if line.strip() and not line.startswith(("results", "report", "  /"))]
+    assert any(line.startswith("rank 1 went wrong first") for line in lines)
+    for line in lines:
+        assert line in shown, line

@@ -135,7 +135,8 @@ def test_the_npu_pair_says_what_the_second_run_is_without_repeating_the_panels(c
     assert out.count("╭─ [16] bn2/FusedBatchNormV3") == 1  # the NPU-vs-golden panel only
     assert "first divergent op [16] bn2/FusedBatchNormV3 (`vcs -f` on the CSV shows its ops)" in out
     assert ("debug_0 vs debug_1 · ge_proto_00000001_graph_1_Build.txt · graph structure: the same in all 55 ops "
-            "(types, inputs, dtypes, layouts, shapes)") in out
+            "compared (types, inputs, dtypes, layouts, shapes; Cast, TransData, Variable, Constant and other "
+            "plumbing left out)") in out
     assert "identical" not in out and "comparison recap" not in out
 
 

@@ -22,8 +22,7 @@ def answer_of(found: list[Any], workspace: Any, overview: Any = None) -> Any:
     runs = [RunResult(s.label, s.summary, s.npu_vs_npu, s.spec.rank if s.spec is not None else None) for s in found]
     debug_ids = {workspace.run_of(workspace.relocate(s.spec.npu_dir)) for s in found
                  if s.spec is not None and not s.npu_vs_npu}
-    return answer_for(workspace, runs, _result_folder(found), debug_ids - {None},
-                      overview.first_rank if overview is not None else None)
+    return answer_for(workspace, runs, _result_folder(found), debug_ids - {None}, overview)
 
 
 def _result_folder(found: list[Any]) -> Path | None:
@@ -40,7 +39,7 @@ def _answer(args: argparse.Namespace, ctx: Context) -> Any:
         return None  # no comparison yet: the comparison section said what to run
     overview = getattr(args, "rank_overview", None)
     width = ctx.console.width if ctx.console.is_terminal else None  # a pipe keeps each line to paste whole
-    view = answer_view(answer_of(found, ctx.workspace, overview), ranks=overview, results=_result_folder(found),
+    view = answer_view(answer_of(found, ctx.workspace, overview), results=_result_folder(found),
                        report=getattr(args, "report_path", None), width=width)
     if getattr(args, "defer_answer", False):
         args.answer_block = view  # demo shows it last, after its own lines

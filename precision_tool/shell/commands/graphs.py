@@ -184,12 +184,14 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
     out: list[Any] = [note_line(lookup.note)] if lookup.note else []
     width = ctx.console.width
     found = _ni_findings(ctx, lookup.names[0], entries)  # each result CSV read once, for every group below
+    golden_hint = None if ctx.workspace.has_golden_tensors() else ctx.workspace.golden_hint()
     for group in _runs_of_one_op(entries):
         reports = [op_report(index, entry) for entry in group]
         if out and out[-1].plain:
             out.append(Text(""))
-        out += op_block(reports, args.attrs, width, lookup.tensor, extra=_ni_extra(found, group, width),
-                        first_ranks=found[0].first_ranks)
+        out += op_block(reports, args.attrs, width, lookup.tensor,
+                        extra=_ni_extra(found, group, width, golden_hint), first_ranks=found[0].first_ranks,
+                        golden_hint=golden_hint)
     if args.save is None:
         return Paged(out)
     failure = None
@@ -213,7 +215,8 @@ def _ni_findings(ctx: Context, name: str, entries: list[Any]) -> tuple[Any, Any,
     return comparison, verdict, problems
 
 
-def _ni_extra(found: tuple[Any, Any, tuple[str, ...]], group: list[Any], width: int) -> list[Any]:
+def _ni_extra(found: tuple[Any, Any, tuple[str, ...]], group: list[Any], width: int,
+              golden_hint: str | None) -> list[Any]:
     from precision_tool.render.node_results import comparison_lines, replay_lines
 
     comparison, verdict, problems = found
@@ -221,7 +224,7 @@ def _ni_extra(found: tuple[Any, Any, tuple[str, ...]], group: list[Any], width: 
     name = group[0].name
     if verdict is not None and verdict.debug_id is not None and verdict.debug_id not in {e.debug_id for e in group}:
         verdict = None  # another graph's run of the same name: its own group shows it
-    return [*comparison_lines(comparison, name, width, graph), *replay_lines(verdict, problems, name)]
+    return [*comparison_lines(comparison, name, width, graph, golden_hint), *replay_lines(verdict, problems, name)]
 
 
 def _runs_of_one_op(entries: list[Any]) -> list[list[Any]]:

@@ -5,8 +5,7 @@ Prose (a `str` or `Text` a handler returns) wraps like text in a terminal: at wo
 continuation lines indented under their line, and a word (a path, an op name) is never split: one too long
 for its indent moves left only as far as it must, and one longer than the line keeps its indent and the
 terminal folds it, so it still copies whole. In a pipe, prose is one line per logical line, so `grep` sees
-whole messages. Tables and panels render at the
-console width (80 in a pipe unless COLUMNS says otherwise).
+whole messages. Tables and panels render at the console width (80 in a pipe unless COLUMNS says otherwise).
 """
 
 from __future__ import annotations

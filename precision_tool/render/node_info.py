@@ -31,7 +31,8 @@ def runs_label(reports: Sequence[OpReport]) -> str:
 
 
 def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: str | None = None, *,
-             extra: Sequence[Text] = (), first_ranks: Sequence[int] = (), golden_hint: str | None = None) -> list[Text]:
+             extra: Sequence[Text] = (), first_ranks: Sequence[int] = (),
+             golden_hint: str | None = None) -> list[Text]:
     """The lines about one op seen in one or more runs (`reports`, one per debug id); `extra` (what the
     comparison and the replays found) goes before the statistics table, where the NPU rows of a rank in
     `first_ranks` (the rank that went wrong first) are marked. `golden_hint`: what to run when the workspace

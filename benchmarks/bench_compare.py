@@ -29,11 +29,11 @@ sys.path.insert(0, str(ROOT))
 def build(root: Path, ops: int, elements: int) -> tuple[Path, Path, Path, int]:
     import numpy as np
 
-    from precision_tool.formats import ge_graph as g
-    from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.ge import ge_graph as g
+    from precision_tool.formats.tf.golden import golden_file_name
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(0)
     dump_dir = root / "npu" / "dump"

@@ -26,11 +26,11 @@ CHUNK = 1 << 24
 def write_pair(root: Path, count: int) -> tuple[Path, Path, Path]:
     import numpy as np
 
-    from precision_tool.formats import ge_graph as g
-    from precision_tool.formats.dump_proto import dump_data_class
-    from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.dump_types import DataType, Format
-    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.ge import ge_graph as g
+    from precision_tool.formats.npu.dump_proto import dump_data_class
+    from precision_tool.formats.tf.golden import golden_file_name
+    from precision_tool.formats.npu.dump_types import DataType, Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
 
     dump_dir, golden_dir = root / "dump", root / "golden"
     dump_dir.mkdir()

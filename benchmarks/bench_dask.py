@@ -23,14 +23,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 def _specs(ranks: list[tuple[Path, Path, Path]]) -> list:
-    from precision_tool.analysis import network_compare as nc
+    from precision_tool.analysis.compare import network_compare as nc
 
     return [nc.RunSpec(f"rank {r}", str(dump), f"result_rank{r}.csv", golden_dir=str(golden), graph_path=str(graph))
             for r, (dump, golden, graph) in enumerate(ranks)]
 
 
 def _run(specs: list, out: Path, workers: int, executor=None) -> float:  # type: ignore[no-untyped-def]
-    from precision_tool.analysis import network_compare as nc
+    from precision_tool.analysis.compare import network_compare as nc
 
     out.mkdir()
     started = time.perf_counter()
@@ -50,7 +50,7 @@ def main() -> int:
     from bench_compare import build
     from distributed import LocalCluster
 
-    from precision_tool.analysis.dask_executor import connect
+    from precision_tool.analysis.compare.dask_executor import connect
 
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)

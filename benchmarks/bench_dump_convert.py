@@ -26,10 +26,10 @@ sys.path.insert(0, str(ROOT))
 def make_dumps(folder: Path, count: int) -> None:
     import numpy as np
 
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(0)
     shape = (16, 20, 28, 28)

@@ -24,9 +24,9 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from precision_tool.formats.ge_graph import write_graph_text  # noqa: E402
-from precision_tool.formats.ge_proto import model_def_class  # noqa: E402
-from precision_tool.formats.ge_synthetic import synthetic_build_model  # noqa: E402
+from precision_tool.formats.ge.ge_graph import write_graph_text  # noqa: E402
+from precision_tool.formats.ge.ge_proto import model_def_class  # noqa: E402
+from precision_tool.formats.ge.ge_synthetic import synthetic_build_model  # noqa: E402
 
 
 def timed_runs(command: list[str], repeat: int, before: Callable[[], object] | None = None) -> list[float]:
@@ -64,9 +64,9 @@ def main() -> None:
         print(f"graph: {args.ops} ops, {path.stat().st_size / 1e6:.1f} MB")
         python = [sys.executable, "-c"]
         load = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); {{}}"
-                f"from precision_tool.formats.ge_graph import load_graph; load_graph({str(path)!r})")
+                f"from precision_tool.formats.ge.ge_graph import load_graph; load_graph({str(path)!r})")
         ours = show("ours: load_graph, fresh process (cold)", timed_runs(python + [load.format("")], args.repeat))
-        one = ("import precision_tool.formats.ge_text as t; t.PARALLEL_MIN_CHARS = 1 << 62; ")
+        one = ("import precision_tool.formats.ge.ge_text as t; t.PARALLEL_MIN_CHARS = 1 << 62; ")
         show("ours: the same in one process (no helper)", timed_runs(python + [load.format(one)], 1))
 
         if not args.skip_protobuf:

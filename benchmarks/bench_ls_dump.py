@@ -23,10 +23,10 @@ sys.path.insert(0, str(ROOT))
 def make_workspace(root: Path, count: int) -> Path:
     import numpy as np
 
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     folder = root / "npu" / "debug_0" / "dump" / "20240613143502" / "0" / "ge_default_20240613143502_1" / "1" / "0"
     x = np.ones((1, 20, 8, 8), dtype=np.float16)

@@ -33,7 +33,7 @@ def _rows(path: Path) -> list[list[str]]:
 
 def build(root: Path) -> tuple[object, int]:
     """The case (dumps, goldens, graph, graph JSON) for every op of the graph that can be dumped."""
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
     from tests.tools import real_dumps
 
     pb2 = real_dumps.compile_proto(root / "proto")

@@ -32,8 +32,8 @@ def _timed(args: list[str]) -> float:
 
 
 def _replay_in_process(data: Path, names: list[str], folder: Path) -> tuple[float, dict[str, float], int]:
-    from precision_tool.analysis.graph_index import GraphIndex
-    from precision_tool.analysis.replay import replay_ops
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
+    from precision_tool.analysis.replay.replay import replay_ops
     from precision_tool.config import Settings
     from precision_tool.workspace import Workspace
 
@@ -59,7 +59,7 @@ def main() -> int:
             print("building the demo workspace ...", flush=True)
             subprocess.run([*cli, "demo", str(data), "--no-check"], check=True, capture_output=True, cwd=ROOT)
             subprocess.run([*cli, "--data", str(data), "tf_dump"], check=True, capture_output=True, cwd=ROOT)
-        from precision_tool.analysis.graph_index import GraphIndex
+        from precision_tool.analysis.graphs.graph_index import GraphIndex
         from precision_tool.workspace import Workspace
 
         index = GraphIndex(Workspace(data))
@@ -71,7 +71,7 @@ def main() -> int:
         for run in range(args.runs):
             seconds, parts, failed = _replay_in_process(data, names, Path(tmp) / f"shared{run}")
             shared.append(seconds)
-        from precision_tool.analysis.replay_plan import NATIVE_TYPES
+        from precision_tool.analysis.replay.replay_plan import NATIVE_TYPES
 
         # inserted Cast/TransData ops replay without TensorFlow: the one-child-each sample leaves them out
         tf_ops = [e.name for e in index.entries() if e.debug_id == 0 and e.name in names and e.type not in NATIVE_TYPES]

@@ -69,7 +69,7 @@ def page_loads(page_path: Path, loads: int, chromium: str) -> tuple[list[float],
 
 def reference_run(reference: str, root: Path, env: dict[str, str]) -> float | None:
     """msaccucmp compare on the same dumps, golden tensors and graph (as JSON, which it reads)."""
-    from precision_tool.formats.ge_graph import load_graph, write_graph_json
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json
 
     graph_txt = next((root / "npu" / "debug_0" / "graph").glob("*_Build.txt"))
     graph_json = root / "graph_Build.json"

@@ -84,7 +84,7 @@ def time_legacy(run_dir: Path, out: Path, sample: int) -> tuple[float, float, in
 
     sys.path.insert(0, str(ROOT))
 
-    from precision_tool.formats.tfdbg_v1 import list_tensor_files, run_from_dir
+    from precision_tool.formats.tf.tfdbg_v1 import list_tensor_files, run_from_dir
 
     files = [f for f in list_tensor_files(run_from_dir(run_dir))[0] if f.node_name != "w"][:sample]
     out.mkdir(parents=True, exist_ok=True)

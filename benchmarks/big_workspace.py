@@ -67,7 +67,7 @@ def _write_jobs(part: tuple[int, int]) -> None:
     """Write every `parts`-th file of _JOBS, from `start`."""
     import numpy as np
 
-    from precision_tool.formats.npu_dump_write import write_dump
+    from precision_tool.formats.npu.npu_dump_write import write_dump
 
     start, parts = part
     for job in _JOBS[start::parts]:
@@ -117,12 +117,12 @@ def make_workspace(root: Path, ops: int = 20_000, elements: int = 64, seed: int 
     holds inf/nan], "graph": path, "dump_dir": path, "seconds": s}. `vcs` reports abnormal + nan_ops."""
     import numpy as np
 
-    from precision_tool.formats import ge_graph as ge
-    from precision_tool.formats.dump_types import DataType, Format
-    from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.ge import ge_graph as ge
+    from precision_tool.formats.npu.dump_types import DataType, Format
+    from precision_tool.formats.tf.golden import golden_file_name
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
     from precision_tool.workspace import Workspace
 
     started = time.perf_counter()

@@ -60,11 +60,11 @@ def make_rank_workspace(root: Path, *, ranks: int = 4, ops: int = 60, elements: 
     `shared_golden`: one golden folder (tf/dump) for every rank, all ranks fed the same batch."""
     import numpy as np
 
-    from precision_tool.formats import ge_graph as ge
-    from precision_tool.formats.dump_types import DataType, Format
-    from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.ge import ge_graph as ge
+    from precision_tool.formats.npu.dump_types import DataType, Format
+    from precision_tool.formats.tf.golden import golden_file_name
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
     from precision_tool.workspace import Workspace
 
     started = time.perf_counter()

@@ -86,8 +86,8 @@ def test_listing_commands_render_without_numpy():
     """`ls` and `ls dump` read names and headers only: their renderers must not pull numpy in (~0.2 s)."""
     probe = (
         "import sys\n"
-        "import precision_tool.render.graphs, precision_tool.render.dumps, precision_tool.render.node_info\n"
-        "import precision_tool.shell.commands.ls, precision_tool.analysis.graph_index\n"
+        "import precision_tool.render.graphs, precision_tool.render.dumps, precision_tool.render.ops.node_info\n"
+        "import precision_tool.shell.commands.ls, precision_tool.analysis.graphs.graph_index\n"
         "print('numpy' in sys.modules)\n"
     )
     assert _fresh_interpreter(probe) == "False"

@@ -1,7 +1,7 @@
 """tfdbg dumps → golden .npy files (the engine behind `tf_dump`).
 
 Finds the dumps (v1 run folders or a v2 folder), picks the run(s)/step(s), and writes every full tensor
-as `<node>.<slot>.<µs>.npy` (formats/golden.py) with atomic writes: a file is either complete or absent,
+as `<node>.<slot>.<µs>.npy` (formats/tf/golden.py) with atomic writes: a file is either complete or absent,
 also when the disk fills up. Files already present are not rewritten unless `force`.
 
 A data-parallel capture keeps one dump per rank, `tf_debug/rank_<r>/` (`demo --ranks N` writes them):
@@ -24,8 +24,8 @@ from typing import Any, Callable, Iterator, Mapping
 from precision_tool.atomic import atomic_path
 from precision_tool.config import DUMP_FLAG_ENV, OVERFLOW_FLAG_ENV
 from precision_tool.errors import CommandInterrupted, FormatError, UsageError, WorkspaceError
-from precision_tool.formats import tfdbg_v1, tfdbg_v2
-from precision_tool.formats.golden import golden_file_name
+from precision_tool.formats.tf import tfdbg_v1, tfdbg_v2
+from precision_tool.formats.tf.golden import golden_file_name
 from precision_tool.workspace import GOLDEN_RANK_FOLDER, GOLDEN_RANK_PREFIX, Workspace
 
 HOW_TO_DUMP = ("produce one with `import precision_tool.tf_config as npu_tf_config` and "
@@ -224,7 +224,7 @@ def _v1_jobs(location: TfDumpLocation, selector: str | int, skipped: Counter,
 
 def _v2_jobs(traces: tfdbg_v2.V2Traces, selector: str | int,
              skipped: Counter) -> tuple[list[_Job], list[str]]:
-    from precision_tool.formats.tf_protos import FULL_TENSOR
+    from precision_tool.formats.tf.tf_protos import FULL_TENSOR
 
     steps = _pick(traces.steps, selector, "step")
     wanted = set(steps)
@@ -247,7 +247,7 @@ def _v2_jobs(traces: tfdbg_v2.V2Traces, selector: str | int,
 def _decode_v2(trace: tfdbg_v2.V2Trace, source: str) -> Any:
     """A v2 trace's tensor; a tensor that does not add up (shorter than its shape, a negative or huge
     dimension) is a FormatError naming the traces file and the op output."""
-    from precision_tool.formats.tf_protos import decode_tensor_proto
+    from precision_tool.formats.tf.tf_protos import decode_tensor_proto
 
     try:
         return decode_tensor_proto(trace.tensor_proto)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from precision_tool.errors import FormatError, UsageError, WorkspaceError
-from precision_tool.formats.golden import TIMESTAMP_DIGITS, parse_golden_name
+from precision_tool.formats.tf.golden import TIMESTAMP_DIGITS, parse_golden_name
 from precision_tool.workspace import Workspace
 
 GOLDEN_FOLDERS = ("onnx", "tf", "caffe")
@@ -153,7 +153,7 @@ def _plan(run: Path) -> _Plan:
                        "not imported, compare them with `vc -lt ... -rt ...`")
     results = []
     for csv_file in sorted(run.glob("result_*.csv")):
-        from precision_tool.analysis.results import read_result_csv
+        from precision_tool.analysis.results.results import read_result_csv
 
         read_result_csv(csv_file)  # a CSV we cannot read is one line now, not a broken `vcs` later
         match = RESULT_NAME.match(csv_file.name)
@@ -184,7 +184,7 @@ def _npu_dumps(npu: Path, skipped: list[str]) -> tuple[list[Path], str]:
 def _model_json(model_dir: Path, dump_model: str, skipped: list[str]) -> tuple[Path | None, str]:
     """The om model's atc JSON (the one named after the dumped model when there are several), read once
     so that a JSON we cannot read is its reader's one line."""
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     if not model_dir.is_dir():
         return None, ""

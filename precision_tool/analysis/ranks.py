@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from precision_tool.analysis.results import CompareSummary, OpResult, TensorCosine
+from precision_tool.analysis.results.results import CompareSummary, OpResult, TensorCosine
 from precision_tool.workspace import GOLDEN_RANK_PREFIX, rank_golden_folders
 
 _RANK_FOLDER = re.compile(r"^\d{1,5}$")
@@ -285,7 +285,7 @@ def _plain(name: str) -> str:
 def workspace_graph_ops(workspace: object, debug_id: int = 0) -> list[object]:
     """The ops of a run's Build graphs (for rank_invariant_ops); [] when it has none or they cannot be read."""
     from precision_tool.errors import PrecisionToolError
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     ops: list[object] = []
     for path in workspace.build_graph_files(debug_id):  # type: ignore[attr-defined]

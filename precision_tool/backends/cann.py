@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
-from precision_tool.analysis.compare_runs import (
+from precision_tool.analysis.compare.compare_runs import (
     CompareRun,
     Labeller,
     RunSpec,
@@ -23,7 +23,7 @@ from precision_tool.analysis.compare_runs import (
     absolute_spec,
     discard_empty_result_dir,
 )
-from precision_tool.analysis.results import read_result_csv, summarize
+from precision_tool.analysis.results.results import read_result_csv, summarize
 from precision_tool.errors import CommandFailed, WorkspaceError
 
 _MAX_DEPTH = 8
@@ -88,7 +88,7 @@ def _graph_json(graph_path: Path, out_dir: Path) -> Path:
     """msaccucmp reads only atc JSON; convert a text graph (JSON is passed through)."""
     if graph_path.suffix == ".json":
         return graph_path
-    from precision_tool.formats.ge_graph import load_graph, write_graph_json
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json
 
     target = out_dir / (graph_path.stem + ".json")
     write_graph_json(load_graph(graph_path), target)
@@ -97,7 +97,7 @@ def _graph_json(graph_path: Path, out_dir: Path) -> Path:
 
 def dump_folder(npu_dir: Path) -> Path:
     """msaccucmp lists a dump folder flat: the one folder that holds the dump files, if there is one."""
-    from precision_tool.analysis.matching import index_dumps
+    from precision_tool.analysis.compare.matching import index_dumps
 
     parents = {path.parent for path in index_dumps(npu_dir).by_op.values()}
     return parents.pop() if len(parents) == 1 else npu_dir

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precision_tool.atomic import write_text_atomic
-from precision_tool.formats.fusion_result import parse_fusion_result
+from precision_tool.formats.ge.fusion_result import parse_fusion_result
 from precision_tool.workspace import Workspace
 
 GROUPS = ("GraphFusion", "UBFusion")
@@ -96,7 +96,7 @@ def _names(value: object) -> set[str]:
 
 
 def _graph_passes(path: Path) -> tuple[set[str], set[str]]:
-    from precision_tool.formats.ge_graph import load_graph  # the graph readers are heavy; only when needed
+    from precision_tool.formats.ge.ge_graph import load_graph  # the graph readers are heavy; only when needed
 
     model = load_graph(path, light=True)  # FormatError naming the file when damaged
     graph_passes: set[str] = set()

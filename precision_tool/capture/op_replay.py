@@ -2,7 +2,7 @@
 
     python -m precision_tool.capture.op_replay CASE_FOLDER [CASE_FOLDER ...]
 
-Each folder holds a case.json (analysis/replay_plan.py) and the NPU's inputs and outputs as .npy. For each
+Each folder holds a case.json (analysis/replay/replay_plan.py) and the NPU's inputs and outputs as .npy. For each
 case: the TF nodes the NPU op was made from are copied out of the golden GraphDef with their attributes;
 every tensor they read from outside becomes a placeholder fed with the NPU's own input (matched by the TF
 tensor it stands for), a golden tensor (an input the NPU op holds as an attribute, like a shape), or is
@@ -184,7 +184,7 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
         """The NPU's value in the TF tensor's shape (a scalar is often dumped as [1])."""
         value = load(feed["file"])
         if feed["golden"] and feed["source"] != "golden":
-            from precision_tool.formats.golden import read_npy_header
+            from precision_tool.formats.tf.golden import read_npy_header
 
             shape = tuple(read_npy_header(feed["golden"])[1])
             if shape != value.shape and int(np.prod(shape)) == value.size:

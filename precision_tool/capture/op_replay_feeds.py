@@ -20,7 +20,7 @@ _NOT_CONSTANT = ("Placeholder", "PlaceholderWithDefault", "VarHandleOp", "Variab
 
 def split_ref(ref: str) -> tuple[str, int]:
     """'node:1' or '^node' → (node, slot), as GE inputs are split (formats.ge_graph.split_input)."""
-    from precision_tool.formats.ge_graph import split_input
+    from precision_tool.formats.ge.ge_graph import split_input
 
     return split_input(ref.lstrip("^"))
 
@@ -28,7 +28,7 @@ def split_ref(ref: str) -> tuple[str, int]:
 @lru_cache(maxsize=None)
 def _golden_index(folder: str) -> dict[str, Path]:
     """The golden folder's key → .npy, scanned once per child (every case asks)."""
-    from precision_tool.formats.golden import scan_golden_dir
+    from precision_tool.formats.tf.golden import scan_golden_dir
 
     return scan_golden_dir(folder)
 
@@ -49,7 +49,7 @@ def _graph_defs(path: Path) -> list[Any]:
     if path.suffix == ".graphs":
         from tensorflow.core.protobuf import debug_event_pb2
 
-        from precision_tool.formats.tfdbg_v2 import iter_records
+        from precision_tool.formats.tf.tfdbg_v2 import iter_records
 
         found = []
         for _, record in iter_records(data):
@@ -175,7 +175,7 @@ def _ancestors(by_name: dict[str, Any], name: str, into: list[str]) -> None:
 def plan_feeds(case: dict[str, Any], by_name: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """Each tensor the case's nodes read from outside: which NPU input, golden tensor or constant feeds it.
     Returns (feeds, constant nodes to copy, notes)."""
-    from precision_tool.formats.golden import golden_key
+    from precision_tool.formats.tf.golden import golden_key
 
     nodes = list(case["tf_nodes"])
     external: list[str] = []
@@ -230,7 +230,7 @@ def _unnamed_match(golden_path: Any, candidates: list[dict[str, Any]], alone: bo
     Without a golden tensor to tell by, only the last input left matches the last one left (`alone`)."""
     import numpy as np
 
-    from precision_tool.formats.golden import load_npy, read_npy_header
+    from precision_tool.formats.tf.golden import load_npy, read_npy_header
 
     if golden_path is None:
         return (0, "elimination") if alone else (None, "")

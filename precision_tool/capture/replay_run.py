@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from precision_tool.capture.child_env import tf_child_env
+from precision_tool.child_env import tf_child_env
 from precision_tool.capture.replay_step import EXIT_NO_ADAPTER, EXIT_USAGE
 from precision_tool.errors import CommandFailed, WorkspaceError
 from precision_tool.workspace import Workspace

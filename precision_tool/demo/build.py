@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from precision_tool.capture.child_env import tf_child_env
+from precision_tool.child_env import tf_child_env
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.workspace import Workspace
 
@@ -96,7 +96,7 @@ class FusedOp:
 
 def fused_ops(root: Path) -> list[FusedOp]:
     """The fused ops of debug_0's Build graph, read back with the project's GE graph reader."""
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
     from precision_tool.workspace import Workspace
 
     found = []

@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
 def _fixed(root: Path, ops_info: Path) -> int:
     """npu/debug_2: the same network and weights, the block list's op types in float32, the fixed kernel."""
     from precision_tool.errors import PrecisionToolError
-    from precision_tool.formats.mixlist import read_mixlist
+    from precision_tool.formats.npu.mixlist import read_mixlist
 
     try:
         keep = read_mixlist(ops_info).kept_in_float32

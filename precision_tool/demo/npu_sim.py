@@ -237,7 +237,7 @@ _GE_DTYPES = {FLOAT16: "DT_FLOAT16", FLOAT32: "DT_FLOAT", "int32": "DT_INT32"}
 
 def device_array(array: Any, tensor: NpuTensor) -> Any:
     """The tensor as the device stores it (padded blocks for NC1HWC0 / FRACTAL_Z / FRACTAL_NZ)."""
-    from precision_tool.formats.layouts import to_device
+    from precision_tool.formats.npu.layouts import to_device
 
     if tensor.layout == tensor.origin_format:
         return array
@@ -247,7 +247,7 @@ def device_array(array: Any, tensor: NpuTensor) -> Any:
 def _desc(tensor: NpuTensor, *, with_origin: bool) -> Any:
     import numpy as np
 
-    from precision_tool.formats import ge_graph as ge
+    from precision_tool.formats.ge import ge_graph as ge
 
     shape = tuple(device_array(np.zeros(tensor.shape, dtype=tensor.dtype), tensor).shape)
     attrs: dict[str, Any] = {"origin_format": ge.attr_str(tensor.origin_format),
@@ -268,7 +268,7 @@ def kernel_name(op: NpuOp, fixed_kernel: bool) -> str:
 
 def ge_model(graph: NpuGraph, *, fixed_kernel: bool = False) -> Any:
     """The compiled graph as GE dumps it (`*_Build.txt`): ids in execution order, descs in device layout."""
-    from precision_tool.formats import ge_graph as ge
+    from precision_tool.formats.ge import ge_graph as ge
 
     consumers: dict[str, list[tuple[str, int]]] = {}
     for op in graph.ops:
@@ -301,8 +301,8 @@ def ge_model(graph: NpuGraph, *, fixed_kernel: bool = False) -> Any:
 
 # --- dump files --------------------------------------------------------------------------------------
 def _spec(array: Any, tensor: NpuTensor, *, output: bool) -> Any:
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     return TensorSpec(array=device_array(array, tensor), format=int(Format[tensor.layout]),
                       original_shape=tuple(tensor.shape),
@@ -331,8 +331,8 @@ def task_table(graph: NpuGraph, start_us: int) -> dict[str, TaskInfo]:
 
 
 def write_op_dump(folder: Path, op: NpuOp, graph: NpuGraph, values: Values, task: TaskInfo) -> Path:
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import write_dump
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import write_dump
 
     producer_of = {o.name: o for o in graph.ops}
     inputs = [_spec(values[ref], producer_of[ref[0]].outputs[ref[1]], output=False) for ref in op.inputs]
@@ -346,7 +346,7 @@ def write_op_dump(folder: Path, op: NpuOp, graph: NpuGraph, values: Values, task
 def write_run(workspace: Workspace, debug_id: int, graph: NpuGraph, values: Values, *, stamp: str,
               start_us: int, fixed_kernel: bool) -> int:
     """One NPU run: the Build graph and a dump of every task. Returns the number of dump files."""
-    from precision_tool.formats.ge_graph import write_graph_text
+    from precision_tool.formats.ge.ge_graph import write_graph_text
 
     model = ge_model(graph, fixed_kernel=fixed_kernel)
     write_graph_text(model, workspace.graph_dir(debug_id) / GRAPH_FILE_NAME)
@@ -394,9 +394,9 @@ def write_overflow_run(overflow_root: Path, graph: NpuGraph, values: Values, *, 
     """What overflow detection leaves: per overflowing task, an Opdebug record and that op's dump."""
     import numpy as np
 
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
-    from precision_tool.formats.opdebug import old_layout_payload
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.opdebug import old_layout_payload
 
     findings = find_overflows(graph, values)
     folder = overflow_root / stamp / "0" / graph.name / "1" / "0"
@@ -416,7 +416,7 @@ def write_overflow_run(overflow_root: Path, graph: NpuGraph, values: Values, *, 
 # --- fusion_result.json --------------------------------------------------------------------------------
 def write_fusion_file(path: Path, graph: NpuGraph) -> None:
     """What the fusion passes matched and changed, in the compiler's one-object shape."""
-    from precision_tool.formats.fusion_result import GraphFusion, PassCount, write_fusion_result
+    from precision_tool.formats.ge.fusion_result import GraphFusion, PassCount, write_fusion_result
 
     def passes(entries: dict[str, Any]) -> tuple[Any, ...]:
         return tuple(PassCount(name, c.match_times, c.effect_times) for name, c in sorted(entries.items()))

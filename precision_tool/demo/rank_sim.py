@@ -97,7 +97,7 @@ KERNELS = {**npu_sim.KERNELS, ranks.MEAN_TYPE: _real_div}
 def ge_model(graph: NpuGraph) -> Any:
     """The Build graph (npu_sim's, the fixed bn2 kernel), its HCCL ops as GE writes them: the reduction,
     group and fusion attributes, the HCCL kernel library, no TBE kernel."""
-    from precision_tool.formats import ge_graph as ge
+    from precision_tool.formats.ge import ge_graph as ge
 
     model = npu_sim.ge_model(graph, fixed_kernel=True)
     params = {op.name: op.params for op in graph.ops}
@@ -126,7 +126,7 @@ class RankSideReport:
 
 def write_rank_side(workspace: Workspace, graph: NpuGraph, rank_feeds: list[dict[str, Any]]) -> RankSideReport:
     """Simulate every rank and write the Build graph, each rank's dumps and fusion_result.json."""
-    from precision_tool.formats.ge_graph import write_graph_text
+    from precision_tool.formats.ge.ge_graph import write_graph_text
 
     started = time.perf_counter()
     run = simulate_ranks(graph, rank_feeds)

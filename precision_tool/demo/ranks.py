@@ -109,7 +109,7 @@ def corrupt(array: Any, origin_format: str, layout: str, factor: float = FAULT_F
     (`fault_factor(ranks)`), back in the logical layout: what a stomped input buffer reads as."""
     import numpy as np
 
-    from precision_tool.formats.layouts import from_device, to_device
+    from precision_tool.formats.npu.layouts import from_device, to_device
 
     device = to_device(array, origin_format, layout) if layout != origin_format else np.array(array)
     flat = device.reshape(-1).copy()

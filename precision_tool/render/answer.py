@@ -1,4 +1,4 @@
-"""The answer block `ac` and `demo` end with, right above the prompt (analysis/answer.py gathers it): the first
+"""The answer block `ac` and `demo` end with, right above the prompt (analysis/report/answer.py gathers it): the first
 divergent op and the first op to produce Inf/NaN, each with its verdict and what to do, one line per run, and
 where the results and the report are. Paths and lines to paste are never wrapped by us: each sits on a line
 of its own, indented under what it belongs to, and copies whole."""
@@ -11,8 +11,8 @@ from typing import Any
 from rich.rule import Rule
 from rich.text import Text
 
-from precision_tool.analysis.answer import Answer, RunResult, Suspect
-from precision_tool.render.compare import op_ref
+from precision_tool.analysis.report.answer import Answer, RunResult, Suspect
+from precision_tool.render.compare.compare import op_ref
 from precision_tool.render.replay import VERDICT_STYLE
 
 INDENT = "  "
@@ -64,7 +64,7 @@ def suspect_lines(suspect: Suspect, width: int | None = None) -> list[Text]:
 def run_line(run: RunResult) -> Text:
     """`label: first divergent op [16] bn2/FusedBatchNormV3; 94 ops (52 abnormal) · 86 outputs: ...`, in the
     words of `vc`'s run lines (a statistics compare: its first divergent tensor and verdict counts)."""
-    from precision_tool.render.compare import verdict_and_counts
+    from precision_tool.render.compare.compare import verdict_and_counts
 
     verdict, counts = verdict_and_counts(run.summary)
     line = Text(f"{run.label}: ")
@@ -77,7 +77,7 @@ def outcome_lines(answer: Answer) -> tuple[list[Text], list[Text]]:
     """What the answer says after its suspects, for the terminal and the report alike: (the notes, or a
     multi-device comparison's rank verdict and what to run next; a line per run, where the rank that went
     wrong first, else the lowest, speaks for the others)."""
-    from precision_tool.render.ranks import across_lines, verdict_lines
+    from precision_tool.render.compare.ranks import across_lines, verdict_lines
 
     ranks = answer.ranks
     verdicts: list[Text] = []

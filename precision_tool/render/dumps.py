@@ -17,10 +17,10 @@ from precision_tool.shapes import shape_text
 if TYPE_CHECKING:
     import numpy as np
 
-    from precision_tool.analysis.decode import DecodeReport, LayoutStory
-    from precision_tool.analysis.dump_files import DumpListing
-    from precision_tool.analysis.overflow import OverflowReport, TensorSummary
-    from precision_tool.analysis.tensor_stats import TensorStats
+    from precision_tool.analysis.dumps.decode import DecodeReport, LayoutStory
+    from precision_tool.analysis.dumps.dump_files import DumpListing
+    from precision_tool.analysis.checks.overflow import OverflowReport, TensorSummary
+    from precision_tool.analysis.dumps.tensor_stats import TensorStats
 
 _SHOW_PROBLEMS = 50  # lines of skipped/failed files shown before "... and N more"
 

@@ -1,5 +1,5 @@
 """Rich renderables for graph commands: the `ls` op table and the fusion/cast/similarity checks of `ac`
-(`ni` is render/node_info.py).
+(`ni` is render/ops/node_info.py).
 
 Lists of op names are prose lines (comma-separated, wrapped between names by `show()`), never table
 cells, so a name is never folded; numbers sit in columns that are never cut.
@@ -13,9 +13,9 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from precision_tool.analysis.graph_index import OpEntry
+from precision_tool.analysis.graphs.graph_index import OpEntry
 from precision_tool.shapes import shape_text
-from precision_tool.formats.ge_graph import attr_kind
+from precision_tool.formats.ge.ge_graph import attr_kind
 
 def op_rows(entries: list[OpEntry], width: int | None = None, kernels: bool = False) -> Text:
     """`ls`: under a header per run, file and graph, a table `id  type  name` with the op's fusion

@@ -13,8 +13,8 @@ VERDICT_STYLE = {"kernel": "bold red", "precision": "bold yellow", "inherited": 
 
 def verdict_text(verdict: Any, *, evidence: bool = True) -> Text:
     """One op's verdict: '[16] bn2/FusedBatchNormV3 (BatchNorm): KERNEL — ...' then evidence and advice."""
-    from precision_tool.analysis.replay_fixes import tf_config_line
-    from precision_tool.analysis.replay_verdict import verdict_reason
+    from precision_tool.analysis.replay.replay_fixes import tf_config_line
+    from precision_tool.analysis.replay.replay_verdict import verdict_reason
 
     case = verdict.case
     text = Text()

@@ -96,7 +96,7 @@ def _no_workspace_lines(root: Path) -> list[Text]:
     """The workspace folder does not exist: how to get one, and where `demo` builds its example (not
     ./precision_data, which the next plain start looks for), or that it is already here."""
     from precision_tool.demo.build import DEFAULT_DIR  # (a few ms, and only when there is no workspace)
-    from precision_tool.shell.commands.demo_steps import tool_command  # the spelling that runs here
+    from precision_tool.shell.commands.demo.demo_steps import tool_command  # the spelling that runs here
 
     lines = [Text.assemble(("  missing ", "warning"), f"workspace {root} (the folder does not exist)",
                            (" — run the training script with `import precision_tool.tf_config`, or point "

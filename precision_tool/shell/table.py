@@ -14,18 +14,18 @@ from precision_tool.shell.command import AcSection, Command, CommandTable
 COMMAND_MODULES = (
     "precision_tool.shell.commands.core",
     "precision_tool.shell.commands.auto_check",
-    "precision_tool.shell.commands.compare",
-    "precision_tool.shell.commands.pair",
+    "precision_tool.shell.commands.compare.compare",
+    "precision_tool.shell.commands.compare.pair",
     "precision_tool.shell.commands.graphs",
     "precision_tool.shell.commands.replay",
-    "precision_tool.shell.commands.report",
+    "precision_tool.shell.commands.compare.report",
     "precision_tool.shell.commands.ls",
     "precision_tool.shell.commands.dumps",
     "precision_tool.shell.commands.tf",
     "precision_tool.shell.commands.capture",
     "precision_tool.shell.commands.train",
     "precision_tool.shell.commands.infer",
-    "precision_tool.shell.commands.demo",
+    "precision_tool.shell.commands.demo.demo",
     "precision_tool.shell.commands.answer",
 )
 

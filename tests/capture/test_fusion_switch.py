@@ -13,9 +13,9 @@ from precision_tool.capture.fusion_switch import (
     write_fusion_switch,
 )
 from precision_tool.errors import FormatError
-from precision_tool.formats.fusion_result import GraphFusion, PassCount, write_fusion_result
-from precision_tool.formats.ge_graph import write_graph_text
-from precision_tool.formats.ge_model import Graph, Model, Op, attr_list_str
+from precision_tool.formats.ge.fusion_result import GraphFusion, PassCount, write_fusion_result
+from precision_tool.formats.ge.ge_graph import write_graph_text
+from precision_tool.formats.ge.ge_model import Graph, Model, Op, attr_list_str
 from precision_tool.workspace import Workspace
 
 

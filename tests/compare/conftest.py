@@ -31,7 +31,7 @@ class Network:
 
 
 def _desc(dtype: str, layout: str, shape, **attrs):  # type: ignore[no-untyped-def]
-    from precision_tool.formats import ge_graph as g
+    from precision_tool.formats.ge import ge_graph as g
 
     values = {}
     for key, value in attrs.items():
@@ -49,12 +49,12 @@ def make_network(root: Path, *, corrupt: bool = False, chain: int = 0, elements:
     """Write the network case under `root` (a precision_data folder)."""
     import ml_dtypes
 
-    from precision_tool.formats import ge_graph as g
-    from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.ge import ge_graph as g
+    from precision_tool.formats.tf.golden import golden_file_name
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(seed)
     dump_dir = root / "npu" / "debug_0" / "dump" / "20240101000000" / "0" / GRAPH_NAME / "1" / "0"
@@ -282,14 +282,14 @@ class Case:
         self.graph_json = root / "graph.json"
 
     def golden(self, name: str, slot: int, array: np.ndarray) -> None:
-        from precision_tool.formats.golden import golden_file_name
+        from precision_tool.formats.tf.golden import golden_file_name
 
         self.clock += 1
         np.save(self.golden_dir / golden_file_name(name, slot, self.clock), array)
 
     def dump(self, op_type: str, name: str, inputs, outputs, folder: Path | None = None) -> Path:  # type: ignore[no-untyped-def]
-        from precision_tool.formats.npu_dump import dump_file_name
-        from precision_tool.formats.npu_dump_write import write_dump
+        from precision_tool.formats.npu.npu_dump import dump_file_name
+        from precision_tool.formats.npu.npu_dump_write import write_dump
 
         self.clock += 10
         self.task += 1
@@ -298,7 +298,7 @@ class Case:
         return path
 
     def op(self, name: str, op_type: str, inputs=(), outputs=(), original=None, **extra) -> None:  # type: ignore[no-untyped-def]
-        from precision_tool.formats import ge_graph as g
+        from precision_tool.formats.ge import ge_graph as g
 
         attrs = {}
         if original is not None:
@@ -309,14 +309,14 @@ class Case:
                              output_descs=list(outputs), attrs=attrs))
 
     def write_graph(self) -> None:
-        from precision_tool.formats import ge_graph as g
+        from precision_tool.formats.ge import ge_graph as g
 
         model = g.Model(path=self.graph_txt, name="m", graphs=[g.Graph(name=GRAPH_NAME, ops=self.ops)])
         g.write_graph_text(model, self.graph_txt)
         g.write_graph_json(model, self.graph_json)
 
     def run_ours(self) -> list[list[str]]:
-        from precision_tool.analysis import network_compare as nc
+        from precision_tool.analysis.compare import network_compare as nc
 
         self.write_graph()
         out = self.root / "ours"

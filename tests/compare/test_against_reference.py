@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from precision_tool.analysis.metrics import METRIC_NAMES, compare_arrays
+from precision_tool.analysis.results.metrics import METRIC_NAMES, compare_arrays
 
 HERE = Path(__file__).parent
 pytestmark = pytest.mark.reference

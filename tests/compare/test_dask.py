@@ -17,8 +17,8 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from precision_tool.analysis import network_compare as nc  # noqa: E402
-from precision_tool.analysis.dask_executor import DaskError, connect  # noqa: E402
+from precision_tool.analysis.compare import network_compare as nc  # noqa: E402
+from precision_tool.analysis.compare.dask_executor import DaskError, connect  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFIX = "precision-tool-compare-"

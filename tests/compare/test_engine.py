@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from precision_tool.analysis import network_compare as nc
-from precision_tool.analysis.metrics import FileSource, compare_arrays, compare_sources, leaf_ranges, tree_sum
-from precision_tool.analysis.results import read_result_csv, summarize
+from precision_tool.analysis.compare import network_compare as nc
+from precision_tool.analysis.results.metrics import FileSource, compare_arrays, compare_sources, leaf_ranges, tree_sum
+from precision_tool.analysis.results.results import read_result_csv, summarize
 from precision_tool.config import Settings
 from precision_tool.workspace import Workspace
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from precision_tool.analysis import metrics
-from precision_tool.analysis import metrics_sweeps as sweeps
+from precision_tool.analysis.results import metrics
+from precision_tool.analysis.results import metrics_sweeps as sweeps
 
 
 def _bits_equal(a: object, b: object) -> bool:

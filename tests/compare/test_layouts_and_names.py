@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from precision_tool.analysis import network_compare as nc
+from precision_tool.analysis.compare import network_compare as nc
 from precision_tool.errors import UsageError
 
 
 def _write_dump(folder: Path, name: str, outputs, inputs=(), op_type: str = "Relu", ts: int = 1) -> Path:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import write_dump
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import write_dump
 
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / dump_file_name(op_type, name, 1, 0, ts)
@@ -34,9 +34,9 @@ def _write_dump(folder: Path, name: str, outputs, inputs=(), op_type: str = "Rel
 def test_cp_converts_a_device_layout_dump_to_the_golden_layout(
     tmp_path: Path, host: str, device: str, shape: tuple[int, ...], wanted: str, cli  # type: ignore[no-untyped-def]
 ) -> None:
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     rng = np.random.default_rng(1)
     value = rng.standard_normal(shape).astype(np.float16)
@@ -53,9 +53,9 @@ def test_cp_converts_a_device_layout_dump_to_the_golden_layout(
 
 
 def test_cp_refuses_when_converted_shapes_differ(tmp_path: Path) -> None:
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     value = np.ones((1, 16, 4, 4), np.float16)
     dump = _write_dump(tmp_path / "d", "op/x", [TensorSpec(to_device(value, "NCHW", "NC1HWC0"), Format.NC1HWC0,
@@ -79,7 +79,7 @@ def _noisy(rng, array: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def
 def test_sgt_and_lxslice_dump_names_match_their_graph_ops_like_msaccucmp(
     make_case, reference_tool: Path  # type: ignore[no-untyped-def]
 ) -> None:
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(3)
@@ -96,7 +96,7 @@ def test_sgt_and_lxslice_dump_names_match_their_graph_ops_like_msaccucmp(
 
 
 def test_dump_op_key_rules() -> None:
-    from precision_tool.analysis.matching import dump_op_key
+    from precision_tool.analysis.compare.matching import dump_op_key
 
     assert dump_op_key("a_b_lxslice3", with_graph=True) == "a_b"
     assert dump_op_key("a_lxslice1_b", with_graph=True) == "a_b"
@@ -107,8 +107,8 @@ def test_dump_op_key_rules() -> None:
 
 
 def test_npu_vs_npu_matches_sgt_and_lxslice_names(make_case) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.analysis import network_compare as nc
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.analysis.compare import network_compare as nc
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, _, _, read_rows = make_case
     case = make()
@@ -128,7 +128,7 @@ def test_npu_vs_npu_matches_sgt_and_lxslice_names(make_case) -> None:  # type: i
 
 # --- 3. fusion-group keys share one namespace --------------------------------------------------------
 def test_fusion_groups_are_keyed_like_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(6)
@@ -154,7 +154,7 @@ def test_fusion_groups_are_keyed_like_msaccucmp(make_case, reference_tool: Path)
 # --- 4. one dump iteration per run -------------------------------------------------------------------
 def _two_iterations(make_case, debug_1: bool = False):  # type: ignore[no-untyped-def]
     """debug_0 dumped at iterations 0 and 5 (5 is the negated data); optionally debug_1 the same."""
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()
@@ -206,7 +206,7 @@ def test_debug_1_is_compared_at_one_common_iteration(make_case) -> None:  # type
 
 # --- 5. empty tensors ----------------------------------------------------------------------------------
 def test_empty_tensors_rows_equal_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()
@@ -225,9 +225,9 @@ def test_empty_tensors_rows_equal_msaccucmp(make_case, reference_tool: Path) -> 
 def test_npu_vs_npu_csv_equals_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
     import subprocess
 
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, _, _, read_rows = make_case
     case = make()
@@ -271,8 +271,8 @@ def test_npu_vs_npu_csv_equals_msaccucmp(make_case, reference_tool: Path) -> Non
 def test_quant_outputs_and_dequant_inputs_are_skipped_like_msaccucmp(
     make_case, reference_tool: Path  # type: ignore[no-untyped-def]
 ) -> None:
-    from precision_tool.analysis.matching import index_dumps, plan_graph_compare
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.analysis.compare.matching import index_dumps, plan_graph_compare
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(12)
@@ -301,8 +301,8 @@ def test_quant_outputs_and_dequant_inputs_are_skipped_like_msaccucmp(
 
 # --- 8. NaN/Inf data never passes ----------------------------------------------------------------------
 def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.analysis.results import read_result_csv, summarize
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.analysis.results.results import read_result_csv, summarize
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()
@@ -327,9 +327,9 @@ def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  
 
 
 def test_output_desc_without_attributes_is_paired_by_index_with_a_warning(make_case) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.analysis.matching import index_dumps, plan_graph_compare
-    from precision_tool.formats import ge_graph as g
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.analysis.compare.matching import index_dumps, plan_graph_compare
+    from precision_tool.formats.ge import ge_graph as g
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, read_rows = make_case
     case = make()

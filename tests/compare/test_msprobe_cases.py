@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from precision_tool.formats.layouts import LayoutError, UnsupportedConversion, from_device, to_device
+from precision_tool.formats.npu.layouts import LayoutError, UnsupportedConversion, from_device, to_device
 
 
 def _arange(shape: tuple[int, ...]) -> np.ndarray:
@@ -101,8 +101,8 @@ def test_fractal_z_group_convolution_weights_are_refused() -> None:
 
 # --- fusion-rule parsing (test_fusion_rule_parser) ---------------------------------------------------
 def _plan(tmp_path: Path, ops: list[dict]):  # type: ignore[no-untyped-def]
-    from precision_tool.analysis.matching import DumpIndex, plan_graph_compare
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.analysis.compare.matching import DumpIndex, plan_graph_compare
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     path = tmp_path / "graph.json"
     path.write_text(json.dumps({"name": "resnet50", "graph": [{"name": "merge1", "op": ops}]}))
@@ -166,7 +166,7 @@ def test_malformed_graph_json_is_one_line(tmp_path: Path, text: str, says: str, 
 
 @pytest.mark.reference
 def test_l1_groups_and_empty_original_names_as_msaccucmp(make_case, reference_tool: Path) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     rng = np.random.default_rng(5)
@@ -196,7 +196,7 @@ def test_l1_groups_and_empty_original_names_as_msaccucmp(make_case, reference_to
     ("conv1conv1_relu", False, False),
 ])
 def test_quant_name_patterns(name: str, quant: bool, dequant: bool) -> None:
-    from precision_tool.analysis.quant_filter import DEQUANT_NAME, QUANT_NAME
+    from precision_tool.analysis.compare.quant_filter import DEQUANT_NAME, QUANT_NAME
 
     assert bool(QUANT_NAME.search(name)) is quant
     assert bool(DEQUANT_NAME.search(name)) is dequant
@@ -228,7 +228,7 @@ FP16, FP32, INT32 = 2, 1, 7
     (FP32, [1e9], "NaN"), (INT32, [19345143, 2, 3], "NaN"),  # only fp16 tensors are judged
 ])
 def test_overflow_verdicts(data_type: int, values, expected: str) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.analysis.result_columns import overflow_text
+    from precision_tool.analysis.results.result_columns import overflow_text
 
     dtype = {FP16: np.float16, FP32: np.float32, INT32: np.int32}[data_type]
     array = np.array(values, dtype=dtype)
@@ -236,8 +236,8 @@ def test_overflow_verdicts(data_type: int, values, expected: str) -> None:  # ty
 
 
 def test_overflow_in_a_streamed_tensor_is_found_past_the_first_chunk(tmp_path: Path) -> None:
-    from precision_tool.analysis.metrics import FileSource
-    from precision_tool.analysis.result_columns import overflow_text
+    from precision_tool.analysis.results.metrics import FileSource
+    from precision_tool.analysis.results.result_columns import overflow_text
 
     data = np.zeros((1 << 22) + 10, np.float16)
     data[-1] = np.inf
@@ -255,8 +255,8 @@ def test_a_group_of_inner_nodes_is_skipped_as_msaccucmp(make_case, reference_too
     """Two multi-op nodes sharing one original name and no origin name on their outputs (as the real
     quantized ResNet-50's RequantHostCpuOp + dequantize pairs): both dumped, neither compared; one row
     saying the first is an inner node."""
-    from precision_tool.formats import ge_graph as g
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.ge import ge_graph as g
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
     case = make()
@@ -274,7 +274,7 @@ def test_a_group_of_inner_nodes_is_skipped_as_msaccucmp(make_case, reference_too
     assert len(ours) == 3 and "[Requant_1] The op is inner node for multi to multi relation" in ours[1][-1]
 
 
-Q = __import__("precision_tool.analysis.quant_filter", fromlist=["x"])
+Q = __import__("precision_tool.analysis.compare.quant_filter", fromlist=["x"])
 
 
 @pytest.mark.parametrize("kind, in_pairs, data_type, expected", [
@@ -301,8 +301,8 @@ def test_quant_filter_drops_the_stretch_between_quantize_and_dequantize(tmp_path
     def desc(dtype: str) -> dict:
         return {"dtype": dtype, "layout": "ND", "shape": {"dim": [4]}}
 
-    from precision_tool.analysis.quant_filter import quant_filtered
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.analysis.compare.quant_filter import quant_filtered
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     ops = [
         {"name": "pool", "type": "Pooling", "id": 1, "output_desc": [desc("DT_FLOAT16")]},

@@ -6,10 +6,10 @@ import csv
 
 import numpy as np
 
-from precision_tool.formats.layouts import to_device
-from precision_tool.formats.dump_types import Format
-from precision_tool.formats.npu_dump import dump_file_name
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.npu.layouts import to_device
+from precision_tool.formats.npu.dump_types import Format
+from precision_tool.formats.npu.npu_dump import dump_file_name
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
 
 def _run(folder, array):

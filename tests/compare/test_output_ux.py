@@ -185,7 +185,7 @@ def test_cp_shows_the_worst_elements_at_their_index_in_the_shape(tmp_path: Path,
 
 
 def test_the_worst_elements_are_found_chunk_by_chunk_as_a_full_sort_finds_them() -> None:
-    from precision_tool.analysis.pair_compare import worst_elements
+    from precision_tool.analysis.compare.pair_compare import worst_elements
 
     rng = np.random.default_rng(3)
     noisy = rng.standard_normal(10_000)
@@ -217,7 +217,7 @@ def test_ops_are_numbered_by_their_graph_id_not_the_csv_counter(tmp_path: Path, 
     import dataclasses
     import shutil
 
-    from precision_tool.formats.ge_graph import load_graph, write_graph_text
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_text
 
     net = make_net(tmp_path / "precision_data")
     model = load_graph(net.graph_txt)

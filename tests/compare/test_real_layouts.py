@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from precision_tool.formats.layouts import LayoutError, expanded_shape, from_device, is_kept_as_dumped
+from precision_tool.formats.npu.layouts import LayoutError, expanded_shape, from_device, is_kept_as_dumped
 from tests.tools import real_dumps
 
 
@@ -84,7 +84,7 @@ def test_dc_nchw_on_the_real_fc_bias_agrees_with_msaccucmp_convert_minus_its_pad
     # the input (NCHW [1,1000,1,1] already) is written as msaccucmp writes it
     assert np.array_equal(np.load(tmp_path / "ours" / f"{dump.name}.input.0.1x1000x1x1.npy"),
                           np.load(tmp_path / "ref" / f"{dump.name}.input.0.1x1000x1x1.npy"))
-    from precision_tool.analysis.decode import decode_dumps
+    from precision_tool.analysis.dumps.decode import decode_dumps
 
     report = decode_dumps([dump], tmp_path / "again", target_format="NCHW")
     assert report.ok and len(report.written) == 2

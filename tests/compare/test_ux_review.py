@@ -187,9 +187,9 @@ def test_msaccucmp_npu_vs_npu_reads_an_nhwc_original_shape_as_nchw(make_case, cl
     compares the whole tensors (cosine computed here directly from the two dumps)."""
     import numpy as np
 
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump_write import TensorSpec
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, _, _, read_rows = make_case
     case = make()

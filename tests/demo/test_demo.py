@@ -14,10 +14,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from precision_tool.formats.ge_graph import load_graph, write_graph_json, write_graph_text
-from precision_tool.formats.layouts import from_device, to_device
-from precision_tool.formats.npu_dump import parse_dump_name, read_dump_header, read_tensor, sanitize_op_name
-from precision_tool.formats.opdebug import parse_opdebug_payload
+from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json, write_graph_text
+from precision_tool.formats.npu.layouts import from_device, to_device
+from precision_tool.formats.npu.npu_dump import parse_dump_name, read_dump_header, read_tensor, sanitize_op_name
+from precision_tool.formats.npu.opdebug import parse_opdebug_payload
 from precision_tool.workspace import Workspace, walk_files
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]

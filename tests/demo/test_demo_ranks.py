@@ -15,10 +15,10 @@ import pytest
 
 from precision_tool.demo import ranks as rank_demo
 from precision_tool.demo.npu_sim import GRAPH_FILE_NAME
-from precision_tool.formats.ge_graph import load_graph
-from precision_tool.formats.golden import golden_key, load_npy, scan_golden_dir
-from precision_tool.formats.layouts import from_device
-from precision_tool.formats.npu_dump import parse_dump_name, read_dump_header, read_tensor, sanitize_op_name
+from precision_tool.formats.ge.ge_graph import load_graph
+from precision_tool.formats.tf.golden import golden_key, load_npy, scan_golden_dir
+from precision_tool.formats.npu.layouts import from_device
+from precision_tool.formats.npu.npu_dump import parse_dump_name, read_dump_header, read_tensor, sanitize_op_name
 from precision_tool.workspace import Workspace, walk_files
 from tests.demo.conftest import DemoRun, run_demo_cli
 

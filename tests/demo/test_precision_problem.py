@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from precision_tool.analysis.results import read_result_csv, summarize
+from precision_tool.analysis.results.results import read_result_csv, summarize
 from precision_tool.errors import FormatError
-from precision_tool.formats.ge_graph import load_graph
-from precision_tool.formats.mixlist import read_mixlist
-from precision_tool.formats.npu_dump import parse_dump_name, read_dump_header, read_tensor, sanitize_op_name
+from precision_tool.formats.ge.ge_graph import load_graph
+from precision_tool.formats.npu.mixlist import read_mixlist
+from precision_tool.formats.npu.npu_dump import parse_dump_name, read_dump_header, read_tensor, sanitize_op_name
 from precision_tool.workspace import Workspace, walk_files
 
 OVERFLOW_OP = "gradients/fc2/MatMul_grad/MatMul_1"

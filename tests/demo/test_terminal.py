@@ -16,8 +16,8 @@ import pytest
 
 from tests import users
 
-from precision_tool.formats.ge_graph import load_graph
-from precision_tool.formats.npu_dump import sanitize_op_name
+from precision_tool.formats.ge.ge_graph import load_graph
+from precision_tool.formats.npu.npu_dump import sanitize_op_name
 from precision_tool.workspace import Workspace
 
 from .conftest import ROOT, run_demo_cli

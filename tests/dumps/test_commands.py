@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from precision_tool.formats.layouts import from_device
-from precision_tool.formats.npu_dump import read_dump_header, read_tensor
+from precision_tool.formats.npu.layouts import from_device
+from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
 
 DECODE_DIR = Path("temp/decode/dump_convert")
 
@@ -81,7 +81,7 @@ def test_dc_folder_with_bad_files_decodes_the_good_and_lists_the_bad(cli, dump_w
 
 
 def test_dc_format_writes_tensors_without_that_layout_as_dumped_and_says_so(cli, tmp_path: Path) -> None:
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     path = tmp_path / "Add.x.1.1.1"
     values = np.arange(12, dtype=np.float32).reshape(3, 4)

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from precision_tool.analysis.decode import decode_dumps, record_mapping, short_file_name
+from precision_tool.analysis.dumps.decode import decode_dumps, record_mapping, short_file_name
 from precision_tool.errors import FormatError
-from precision_tool.formats.hifloat8 import decode_hifloat8, encode_hifloat8, hifloat8_table
-from precision_tool.formats.layouts import to_device
-from precision_tool.formats.dump_types import DataType, Format
-from precision_tool.formats.npu_dump import dump_file_name, read_dump_header, read_mapping, read_tensor
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.npu.hifloat8 import decode_hifloat8, encode_hifloat8, hifloat8_table
+from precision_tool.formats.npu.layouts import to_device
+from precision_tool.formats.npu.dump_types import DataType, Format
+from precision_tool.formats.npu.npu_dump import dump_file_name, read_dump_header, read_mapping, read_tensor
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
 STAMP = 1_718_260_502_000_000
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from precision_tool.formats.layouts import LayoutError, UnsupportedConversion, from_device, to_device
-from precision_tool.formats.dump_types import Format
+from precision_tool.formats.npu.layouts import LayoutError, UnsupportedConversion, from_device, to_device
+from precision_tool.formats.npu.dump_types import Format
 
 DTYPES = [np.float16, np.float32, np.int8, np.int32]
 dims = st.integers(1, 7)

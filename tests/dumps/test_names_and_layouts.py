@@ -1,4 +1,4 @@
-"""Issue 10 for the dump commands: every spelling of a tensor (analysis/tensor_ref.py) reaches `pt` and `dc`,
+"""Issue 10 for the dump commands: every spelling of a tensor (analysis/ops/tensor_ref.py) reaches `pt` and `dc`,
 `pt` shows an NPU tensor in the graph's origin layout so it lines up with the golden one, `ls dump` prints
 names that paste back, and `dc` keeps every failure. Driven through the real CLI (one-shot and stdin mode)."""
 
@@ -189,7 +189,7 @@ def test_dc_over_many_broken_files_names_50_and_keeps_the_whole_list(cli, conv_d
 
 
 def test_failure_list_goes_to_the_next_folder_when_one_refuses(tmp_path: Path) -> None:
-    from precision_tool.analysis.decode import DecodeProblem, write_failure_list
+    from precision_tool.analysis.dumps.decode import DecodeProblem, write_failure_list
 
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder should be")

@@ -80,7 +80,7 @@ def test_pt_takes_a_bare_dump_file_as_its_output_0_as_cp_does(cli, demo_data: Pa
     spelled = cli("pt", f"{dump.name}:output:0", data=demo_data)
     assert shown.out.splitlines()[1:] == spelled.out.splitlines()
     # A dump with no outputs shows its input:0; a file that is no dump at all is one line.
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     sink = tmp_path / "Assign.sink.1.1.1718260502000000"
     write_dump(sink, op_name="sink", inputs=[TensorSpec(np.arange(4, dtype=np.float32))], outputs=[])

@@ -14,13 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.layouts import from_device, to_device
-from precision_tool.formats.nano_dump import NANO_MAGIC, PROTO_TO_NANO_TYPE
-from precision_tool.formats.dump_types import DataType, Format
-from precision_tool.formats.npu_dump import (
+from precision_tool.formats.npu.layouts import from_device, to_device
+from precision_tool.formats.npu.nano_dump import NANO_MAGIC, PROTO_TO_NANO_TYPE
+from precision_tool.formats.npu.dump_types import DataType, Format
+from precision_tool.formats.npu.npu_dump import (
     TensorHeader, count_dump_tensors, dump_file_name, read_dump_header, read_tensor,
 )
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
 NANO_TYPES = {
     DataType.FLOAT: np.float32, DataType.FLOAT16: np.float16, DataType.DOUBLE: np.float64,

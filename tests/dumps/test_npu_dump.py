@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.dump_types import DataType, Format
-from precision_tool.formats.npu_dump import (
+from precision_tool.formats.npu.dump_types import DataType, Format
+from precision_tool.formats.npu.npu_dump import (
     DumpName, count_dump_tensors, dump_file_name, dump_name_of, parse_dump_name, read_dump_header, read_mapping,
     read_tensor,
 )
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
 ELEMENT_TYPES = {
     DataType.FLOAT: np.float32, DataType.FLOAT16: np.float16, DataType.DOUBLE: np.float64,
@@ -102,7 +102,7 @@ def test_header_read_touches_no_tensor_data(tmp_path: Path) -> None:
     small = np.zeros((4,), np.float32)
     path = tmp_path / "Big.op.1.1.1"
     write_dump(path, op_name="op", inputs=[], outputs=[TensorSpec(small)])
-    from precision_tool.formats.dump_proto import dump_data_class
+    from precision_tool.formats.npu.dump_proto import dump_data_class
 
     data = path.read_bytes()
     (length,) = struct.unpack_from("<Q", data)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from precision_tool.analysis.decode import record_mapping
-from precision_tool.formats.ge_graph import Graph, Model, Op, TensorDesc, attr_str, write_graph_text
+from precision_tool.analysis.dumps.decode import record_mapping
+from precision_tool.formats.ge.ge_graph import Graph, Model, Op, TensorDesc, attr_str, write_graph_text
 
 from .conftest import DUMP_SUBDIR
 

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from precision_tool.analysis.overflow import find_overflows
+from precision_tool.analysis.checks.overflow import find_overflows
 from precision_tool.errors import FormatError
-from precision_tool.formats.dump_types import DataType
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
-from precision_tool.formats.opdebug import (
+from precision_tool.formats.npu.dump_types import DataType
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.npu.opdebug import (
     describe_status, new_layout_payload, old_layout_payload, parse_opdebug_payload,
 )
 

@@ -14,11 +14,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from precision_tool.analysis.decode import decode_dumps
-from precision_tool.formats.layouts import to_device
-from precision_tool.formats.dump_types import DataType, Format
-from precision_tool.formats.npu_dump import dump_file_name, read_mapping
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+from precision_tool.analysis.dumps.decode import decode_dumps
+from precision_tool.formats.npu.layouts import to_device
+from precision_tool.formats.npu.dump_types import DataType, Format
+from precision_tool.formats.npu.npu_dump import dump_file_name, read_mapping
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
 pytestmark = pytest.mark.reference
 

@@ -127,11 +127,11 @@ def _overflow_section(text: str) -> list[str]:
 def _table_cells(dump: Path) -> set[str]:
     """Every cell of the overflow table, from the dump itself: its values come from a float32 matmul whose
     rounding depends on the CPU's BLAS kernel, so no number is written here."""
-    from precision_tool.analysis.decode import origin_layout_array
+    from precision_tool.analysis.dumps.decode import origin_layout_array
     from precision_tool.shapes import shape_text
-    from precision_tool.analysis.tensor_stats import tensor_stats
-    from precision_tool.formats.dump_types import data_type_name
-    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
+    from precision_tool.analysis.dumps.tensor_stats import tensor_stats
+    from precision_tool.formats.npu.dump_types import data_type_name
+    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
     from precision_tool.render.dumps import number
 
     header = read_dump_header(dump)

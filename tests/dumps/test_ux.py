@@ -58,7 +58,7 @@ LONG_OP = "model/block_with_a_very_long_scope_name/GradientDescent_update_kernel
 
 
 def _listing_workspace(conv_dump, raw_dump, tmp_path: Path) -> tuple[Path, Path]:
-    from precision_tool.formats.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump import dump_file_name
 
     root = tmp_path / "precision_data"
     folder = root / "npu/debug_0/dump/20240613143502/0/ge_default_20240613143502_1/1/0"
@@ -73,7 +73,7 @@ def _listing_workspace(conv_dump, raw_dump, tmp_path: Path) -> tuple[Path, Path]
 def test_ls_dump_keeps_every_number_and_name_whole_and_fails_on_unreadable(cli, conv_dump, raw_dump,
                                                                             tmp_path: Path) -> None:
     from precision_tool.errors import FormatError
-    from precision_tool.formats.npu_dump import read_dump_header
+    from precision_tool.formats.npu.npu_dump import read_dump_header
 
     root, bad = _listing_workspace(conv_dump, raw_dump, tmp_path)
     try:
@@ -101,11 +101,11 @@ def test_ls_dump_keeps_every_number_and_name_whole_and_fails_on_unreadable(cli, 
 def _hwcn_weight_workspace(tmp_path: Path, *, with_graph: bool = True) -> tuple[Path, Path, np.ndarray]:
     """A workspace with one Conv2D dump whose weight (HWCN [3,3,3,16] as TF keeps it) is FRACTAL_Z on the
     device, and (optionally) the run's Build graph naming origin_format HWCN for that input."""
-    from precision_tool.formats.ge_graph import Graph, Model, Op, TensorDesc, attr_str, write_graph_text
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.ge.ge_graph import Graph, Model, Op, TensorDesc, attr_str, write_graph_text
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     root = tmp_path / "precision_data"
     folder = root / "npu/debug_0/dump/20240613143502/0/ge_default_20240613143502_1/1/0"

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from precision_tool.formats.ge_graph import (
+from precision_tool.formats.ge.ge_graph import (
     Graph, Model, Op, TensorDesc, attr_dtype, attr_int, attr_list_int, attr_list_str, attr_str,
 )
 
@@ -106,7 +106,7 @@ def tf_ge_model_variant() -> Model:
 @pytest.fixture
 def make_workspace(tmp_path: Path):
     """make_workspace({debug_id: model}) → workspace root with npu/debug_N/graph/..._Build.txt written."""
-    from precision_tool.formats.ge_graph import write_graph_text
+    from precision_tool.formats.ge.ge_graph import write_graph_text
 
     def make(models: dict[int, Model], extra_graphs: dict[int, Model] | None = None) -> Path:
         root = tmp_path / "precision_data"
@@ -189,7 +189,7 @@ def plain_pb_op(op: Any) -> Any:
 
 
 def plain_attr(value: Any) -> Any:
-    from precision_tool.formats.ge_graph import (ListListFloat, ListListInt, NamedAttrs, TensorValue,
+    from precision_tool.formats.ge.ge_graph import (ListListFloat, ListListInt, NamedAttrs, TensorValue,
                                                  attr_kind, list_item_kind, list_val_type)
     kind = attr_kind(value)
     if kind == "":

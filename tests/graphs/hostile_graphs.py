@@ -177,8 +177,8 @@ def _seeds(kind: str) -> list[bytes]:
     if kind == "text":
         return [p.read_bytes() for p in TEXT_SEEDS]
     seeds = [p.read_bytes() for p in JSON_SEEDS]
-    from precision_tool.formats.ge_graph import load_graph
-    from precision_tool.formats.ge_json import format_model_json
+    from precision_tool.formats.ge.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_json import format_model_json
 
     # more JSON seeds: the real text graphs written as atc JSON (the two smallest keep the corpus quick)
     seeds += [format_model_json(load_graph(p)).encode("utf-8", "surrogateescape") for p in TEXT_SEEDS[2:]]
@@ -213,9 +213,9 @@ class _Timeout(Exception):
 
 def check_in_process(path: Path, limit: float = 60.0) -> tuple[str, str]:
     """('result'|'refused'|'traceback'|'hang', detail) for reading one file as `ls` and `ni` do."""
-    from precision_tool.analysis.graph_index import summarize
+    from precision_tool.analysis.graphs.graph_index import summarize
     from precision_tool.errors import PrecisionToolError
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     def alarm(*_: Any) -> None:
         raise _Timeout()
@@ -250,7 +250,7 @@ def check_in_process(path: Path, limit: float = 60.0) -> tuple[str, str]:
 def _light_reads(path: Path) -> bool:
     """Does the light parse `ls` uses read the file (damage only in descriptors, which it skips)?"""
     from precision_tool.errors import PrecisionToolError
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     try:
         return any(graph.ops for graph in load_graph(path, light=True).graphs)

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from precision_tool.formats.ge_graph import Graph, Model, Op, TensorDesc, attr_kind, load_graph
-from precision_tool.formats.ge_text_write import format_float, quote
+from precision_tool.formats.ge.ge_graph import Graph, Model, Op, TensorDesc, attr_kind, load_graph
+from precision_tool.formats.ge.ge_text_write import format_float, quote
 
 # onnx TensorProto elem_type numbers GE maps to (EncodeDataType); anything else is UNDEFINED (0)
 _ONNX_ELEM = {"DT_INT64": 7, "DT_UINT64": 13, "DT_FLOAT": 1, "DT_INT32": 6, "DT_UINT32": 12, "DT_INT8": 3,

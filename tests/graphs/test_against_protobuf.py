@@ -10,9 +10,9 @@ import pickle
 from pathlib import Path
 from typing import Any, Callable
 
-from precision_tool.formats.ge_graph import load_graph, write_graph_text
-from precision_tool.formats.ge_proto import model_def_class
-from precision_tool.formats.ge_synthetic import synthetic_build_model
+from precision_tool.formats.ge.ge_graph import load_graph, write_graph_text
+from precision_tool.formats.ge.ge_proto import model_def_class
+from precision_tool.formats.ge.ge_synthetic import synthetic_build_model
 
 
 def _forked(work: Callable[[], Any]) -> Callable[[], Any]:

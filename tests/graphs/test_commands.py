@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from precision_tool.formats.ge_graph import Model
+from precision_tool.formats.ge.ge_graph import Model
 
 OP_ROW = re.compile(r"^  +(\d+)  (\S+) +(\S+)(?:  \[([^\]]+)\])?(?:  kernel (\S+))?$")
 
@@ -40,9 +40,9 @@ def test_ls_filters_and_counts(cli, make_workspace, tf_ge_model: Model) -> None:
 def test_ni_panel_dump_and_golden(cli, make_workspace, tf_ge_model: Model) -> None:
     import numpy as np
 
-    from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.tf.golden import golden_file_name
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     root = make_workspace({0: tf_ge_model})
     dump_dir = root / "npu" / "debug_0" / "dump" / "20240613143502" / "0" / "ge_default_1" / "1" / "0"
@@ -129,7 +129,7 @@ def test_bad_graph_file_is_one_line(cli, make_workspace, tf_ge_model: Model) -> 
 
 
 def test_completion_is_fast_on_100000_names(make_workspace, tf_ge_model: Model) -> None:
-    from precision_tool.analysis.graph_index import GraphFile, GraphIndex, OpEntry
+    from precision_tool.analysis.graphs.graph_index import GraphFile, GraphIndex, OpEntry
     from precision_tool.shell.command import CompletionRequest
     from precision_tool.shell.commands.graphs import complete_op_names
     from precision_tool.workspace import Workspace
@@ -159,7 +159,7 @@ def test_completion_is_fast_on_100000_names(make_workspace, tf_ge_model: Model) 
 def test_cache_is_used_and_invalidated(make_workspace, tf_ge_model: Model) -> None:
     import os
 
-    from precision_tool.analysis.graph_index import GraphIndex
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
     from precision_tool.workspace import Workspace
 
     root = make_workspace({0: tf_ge_model})
@@ -188,7 +188,7 @@ def test_ac_cast_and_similarity(cli, make_workspace, tf_ge_model: Model, tf_ge_m
     assert lines[to_int + 1] == "    to_int"
     to_half = next(i for i, line in enumerate(lines) if line.startswith("  DT_FLOAT → DT_FLOAT16  1 op(s): fewer"))
     assert lines[to_half + 1] == "    to_half"
-    from precision_tool.analysis.graph_checks import IGNORED_TYPES
+    from precision_tool.analysis.checks.graph_checks import IGNORED_TYPES
 
     compared = len([op for op in tf_ge_model.graphs[0].ops if op.type not in IGNORED_TYPES])
     # one line naming the files whole (the same name in both runs is said once), then each op and how

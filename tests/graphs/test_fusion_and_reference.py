@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from precision_tool.formats.fusion_result import GraphFusion, PassCount, parse_fusion_result, write_fusion_result
+from precision_tool.formats.ge.fusion_result import GraphFusion, PassCount, parse_fusion_result, write_fusion_result
 
 GRAPHS = [
     GraphFusion("0_1", (PassCount("ConvBiasaddFusionPass", 70, 70), PassCount("NeverFires", 3, 0)),
@@ -53,7 +53,7 @@ def test_damaged_fusion_file_is_one_line(cli, tmp_path: Path) -> None:
 @pytest.mark.reference
 def test_msaccucmp_reads_our_json(reference_tool: Path, tf_ge_model, tmp_path: Path) -> None:
     """msaccucmp's own fusion-rule reader accepts the JSON and sees the fused op's original names."""
-    from precision_tool.formats.ge_graph import write_graph_json
+    from precision_tool.formats.ge.ge_graph import write_graph_json
 
     path = tmp_path / "graph.json"
     write_graph_json(tf_ge_model, path)

@@ -7,7 +7,7 @@ import copy
 import re
 from pathlib import Path
 
-from precision_tool.formats.ge_graph import Model, attr_list_str, attr_str
+from precision_tool.formats.ge.ge_graph import Model, attr_list_str, attr_str
 
 
 def _listed(out: str) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.ge_graph import (
+from precision_tool.formats.ge.ge_graph import (
     AttrList, DataTypeValue, ListListInt, Model, NamedAttrs, TensorValue, load_graph, write_graph_json,
     write_graph_text,
 )
@@ -80,7 +80,7 @@ def test_round_trip_text_json_of_tf_graph(tf_ge_model: Model, tmp_path: Path) ->
 
 
 def test_every_attribute_kind_round_trips(tmp_path: Path) -> None:
-    from precision_tool.formats.ge_synthetic import synthetic_build_model
+    from precision_tool.formats.ge.ge_synthetic import synthetic_build_model
 
     model = synthetic_build_model(200, all_kinds=True)
     attrs = model.graphs[0].ops[0].attrs
@@ -150,7 +150,7 @@ def test_unknown_kinds_and_edges_are_warnings(tmp_path: Path) -> None:
 
 
 def test_subgraph_data_op_resolves_through_parent_index(tmp_path: Path) -> None:
-    from precision_tool.formats.ge_graph import Graph, Op
+    from precision_tool.formats.ge.ge_graph import Graph, Op
 
     parent = Graph("main", [Op("x", "Data"), Op("y", "Const"),
                             Op("call", "PartitionedCall", inputs=["x:0", "y:0"], subgraph_names=["sub"])])
@@ -165,7 +165,7 @@ def test_subgraph_data_op_resolves_through_parent_index(tmp_path: Path) -> None:
 
 def test_attribute_values_of_every_kind_print_as_text() -> None:
     """`ni -a` prints attribute values; a TensorDesc-valued one (kind `td`) included."""
-    from precision_tool.formats.ge_graph import TensorDesc
+    from precision_tool.formats.ge.ge_graph import TensorDesc
     from precision_tool.render.graphs import attr_text
 
     desc = TensorDesc(dtype="DT_FLOAT16", layout="NC1HWC0", shape=(8, 2, 8, 8, 16))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.ge_graph import load_graph
+from precision_tool.formats.ge.ge_graph import load_graph
 from tests.graphs.hostile_graphs import KINDS, check_in_process, generate, huge_line_graph, workspace_with
 
 

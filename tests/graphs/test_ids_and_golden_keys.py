@@ -9,7 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
-from precision_tool.formats.ge_graph import Graph, Model
+from precision_tool.formats.ge.ge_graph import Graph, Model
 
 HEADING = re.compile(r"^(\S+)  debug_\d+(?:, debug_\d+)* · graph ", re.M)
 

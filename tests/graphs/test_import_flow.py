@@ -11,7 +11,7 @@ from pathlib import Path
 
 import precision_tool.formats as formats_package
 
-FORMATS = Path(formats_package.__file__).parent
+FORMATS = Path(formats_package.__file__).parent / "ge"
 
 
 def _ge_imports() -> dict[str, set[str]]:

@@ -7,8 +7,8 @@ import copy
 import re
 from pathlib import Path
 
-from precision_tool.formats.ge_graph import Model, load_graph
-from precision_tool.formats.npu_dump import parse_dump_name, sanitize_op_name
+from precision_tool.formats.ge.ge_graph import Model, load_graph
+from precision_tool.formats.npu.npu_dump import parse_dump_name, sanitize_op_name
 from precision_tool.workspace import Workspace
 
 HEADING = re.compile(r"^(\S+)  debug_\d+(?:, debug_\d+)* · graph ", re.M)
@@ -139,7 +139,7 @@ def test_completion_offers_every_accepted_spelling(make_workspace, tf_ge_model: 
     completer = ShellCompleter(build_table(), Workspace(root))
     index_ready = completer.suggestions("ls -n conv")  # warms the index up in the background
     assert isinstance(index_ready, list)
-    from precision_tool.analysis.graph_index import index_for
+    from precision_tool.analysis.graphs.graph_index import index_for
 
     index_for(Workspace(root)).load()
     assert completer.suggestions("ni conv1_R") == ["conv1_Relu"]

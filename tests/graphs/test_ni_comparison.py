@@ -204,10 +204,10 @@ def test_rank_rows_fit_100_columns_and_the_first_rank_is_marked(rank_root: Path)
 
 def test_first_rank_from_the_leading_rows_is_the_full_summarys(rank_root: Path) -> None:
     """ni reads only up to each rank's first failing op; the rank it names is the one the full summary names."""
-    from precision_tool.analysis.compare_runs import result_spec
-    from precision_tool.analysis.op_results import op_comparison
+    from precision_tool.analysis.compare.compare_runs import result_spec
+    from precision_tool.analysis.report.op_results import op_comparison
     from precision_tool.analysis.ranks import overview_of
-    from precision_tool.analysis.results import read_result_csv, summarize
+    from precision_tool.analysis.results.results import read_result_csv, summarize
     from precision_tool.workspace import Workspace
 
     workspace = Workspace(rank_root)

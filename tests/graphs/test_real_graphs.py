@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from precision_tool.formats.ge_graph import load_graph
+from precision_tool.formats.ge.ge_graph import load_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL = ROOT / "tests" / "fixtures" / "real"

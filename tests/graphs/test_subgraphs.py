@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from precision_tool.formats.ge_graph import Graph, Model, Op, TensorDesc, attr_int, attr_list_str
+from precision_tool.formats.ge.ge_graph import Graph, Model, Op, TensorDesc, attr_int, attr_list_str
 
 
 def _desc() -> TensorDesc:
@@ -55,10 +55,10 @@ def test_ni_shows_subgraph_relations(cli, make_workspace) -> None:
 
 
 def test_two_process_and_light_parses_match_the_full_parse(tmp_path: Path) -> None:
-    from precision_tool.analysis.graph_index import summarize
-    from precision_tool.formats import ge_text_fast as ge_text
-    from precision_tool.formats.ge_graph import load_graph, write_graph_text
-    from precision_tool.formats.ge_synthetic import synthetic_build_model
+    from precision_tool.analysis.graphs.graph_index import summarize
+    from precision_tool.formats.ge import ge_text_fast as ge_text
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_text
+    from precision_tool.formats.ge.ge_synthetic import synthetic_build_model
 
     path = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
     model = synthetic_build_model(1500)

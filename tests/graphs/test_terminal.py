@@ -17,7 +17,7 @@ import pytest
 
 from tests import users
 
-from precision_tool.formats.ge_graph import load_graph
+from precision_tool.formats.ge.ge_graph import load_graph
 from precision_tool.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

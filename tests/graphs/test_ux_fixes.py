@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from precision_tool.formats.ge_graph import Model
+from precision_tool.formats.ge.ge_graph import Model
 
 
 def _row_after(lines: list[str], header: str) -> list[str]:
@@ -14,7 +14,7 @@ def _row_after(lines: list[str], header: str) -> list[str]:
 
 
 def test_json_without_graph_is_not_a_graph(cli, make_workspace, tf_ge_model: Model, tmp_path: Path) -> None:
-    from precision_tool.formats.ge_graph import write_graph_json
+    from precision_tool.formats.ge.ge_graph import write_graph_json
 
     root = make_workspace({0: tf_ge_model})
     graph_dir = root / "npu" / "debug_0" / "graph"
@@ -33,11 +33,11 @@ def test_json_without_graph_is_not_a_graph(cli, make_workspace, tf_ge_model: Mod
 def test_ni_stats_cut_device_padding(cli, make_workspace, tf_ge_model: Model) -> None:
     import numpy as np
 
-    from precision_tool.formats.golden import golden_file_name
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.tf.golden import golden_file_name
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     root = make_workspace({0: tf_ge_model})
     dump_dir = root / "npu" / "debug_0" / "dump" / "20240613143502" / "0" / "ge_default_1" / "1" / "0"
@@ -118,8 +118,8 @@ def test_cast_table_shows_every_name_and_ni_paths_copy_whole(cli, make_workspace
 
     import numpy as np
 
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     model = copy.deepcopy(tf_ge_model)
     graph = model.graphs[0]

@@ -128,10 +128,10 @@ def _dump_seeds(variant: str) -> list[tuple[str, str, bytes]]:
     """(seed label, dump file name, bytes) written by our writer from real arrays."""
     import tempfile
 
-    from precision_tool.formats.layouts import to_device
-    from precision_tool.formats.dump_types import Format
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.layouts import to_device
+    from precision_tool.formats.npu.dump_types import Format
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
@@ -162,7 +162,7 @@ def _split_dump(data: bytes) -> tuple[bytes, bytes]:
 
 def _proto_mutation(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """Re-serialized headers that lie: sizes that do not sum to the file, huge shapes, missing or extra tensors."""
-    from precision_tool.formats.dump_proto import dump_data_class
+    from precision_tool.formats.npu.dump_proto import dump_data_class
 
     header, blocks = _split_dump(data)
     message = dump_data_class().FromString(header)
@@ -227,7 +227,7 @@ def _header_length_mutation(data: bytes, rng: random.Random) -> tuple[bytes, str
 
 def _nano_mutation(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """TLV lies: tags longer than the header, huge counts and list lengths, nested, missing and repeated tags."""
-    from precision_tool.formats.nano_dump import TAG_INPUTS, TAG_OUTPUTS
+    from precision_tool.formats.npu.nano_dump import TAG_INPUTS, TAG_OUTPUTS
 
     header, blocks = _split_dump(data)
     magic_version, body = header[:8], header[8:]
@@ -305,9 +305,9 @@ OPDEBUG_TASK = 34
 def opdebug_seeds() -> list[tuple[str, str, bytes]]:
     import tempfile
 
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
-    from precision_tool.formats.opdebug import new_layout_payload, old_layout_payload
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.opdebug import new_layout_payload, old_layout_payload
 
     payloads = {
         "old": old_layout_payload(ai_core=(0, OPDEBUG_TASK, 0x100)),
@@ -329,8 +329,8 @@ def opdebug_seeds() -> list[tuple[str, str, bytes]]:
 
 def opdebug_neighbour(folder: Path) -> Path:
     """The overflowing op's own dump (task 34, stream 0) that an Opdebug record points at."""
-    from precision_tool.formats.npu_dump import dump_file_name
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.npu_dump import dump_file_name
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     rng = np.random.default_rng(3)
     name = dump_file_name("MatMulV2", "fc2/MatMul", OPDEBUG_TASK, 0, 1_700_000_000_000_000)
@@ -344,8 +344,8 @@ def _payload_mutation(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """The record itself damaged while the dump around it stays well formed."""
     import tempfile
 
-    from precision_tool.formats.dump_proto import dump_data_class
-    from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
+    from precision_tool.formats.npu.dump_proto import dump_data_class
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
 
     header, blocks = _split_dump(data)
     message = dump_data_class().FromString(header)

@@ -160,7 +160,7 @@ def _last_line(text: str) -> str:
 
 # --- where each kind goes, and which commands read it ------------------------------------------------
 def _opdebug_unreadable(path: Path) -> bool:
-    from precision_tool.analysis.overflow import read_overflow_records
+    from precision_tool.analysis.checks.overflow import read_overflow_records
     from precision_tool.errors import FormatError
 
     try:

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.golden import load_npy, read_npy_header
-from precision_tool.formats.npu_dump import (
+from precision_tool.formats.tf.golden import load_npy, read_npy_header
+from precision_tool.formats.npu.npu_dump import (
     dump_file_name, read_dump_header,
 )
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
-from precision_tool.formats.tfdbg_v2 import _crc32c
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.tf.tfdbg_v2 import _crc32c
 from tests.hostile import corpus, harness
 
 SAMPLE_STEP = 50  # of 1,000 per kind: 20 files each, spread over every mutation the generator makes
@@ -160,7 +160,7 @@ def test_tf_dump_writes_nothing_from_a_damaged_v2_record_and_names_the_traces_fi
 
 
 def test_tf_dump_names_a_v2_tensor_shorter_than_its_shape(cli, tf_seeds, tmp_path) -> None:
-    from precision_tool.formats.tf_protos import parse_debug_event
+    from precision_tool.formats.tf.tf_protos import parse_debug_event
 
     _, _, data = corpus.v2_seeds(tf_seeds)[0]
     records = corpus.tfrecords(data)
@@ -210,7 +210,7 @@ def test_big_and_nano_dump_edge_cases_are_one_line_naming_the_file(tmp_path: Pat
 
 
 def test_nano_tags_nested_missing_or_unknown(tmp_path: Path) -> None:
-    from precision_tool.formats.nano_dump import NANO_MAGIC, TAG_INPUTS, TAG_OUTPUTS
+    from precision_tool.formats.npu.nano_dump import NANO_MAGIC, TAG_INPUTS, TAG_OUTPUTS
 
     path = _dump(tmp_path, "nano")
     data = path.read_bytes()

@@ -42,7 +42,7 @@ def test_onnx_dump_with_odd_digits_is_read_or_named(cli, tmp_path: Path, old: st
 
 
 def test_split_input_takes_ascii_indexes_only() -> None:
-    from precision_tool.formats.ge_model import split_input
+    from precision_tool.formats.ge.ge_model import split_input
 
     assert split_input("a:3") == ("a", 3)
     assert split_input("a:-1") == ("a", -1)
@@ -51,7 +51,7 @@ def test_split_input_takes_ascii_indexes_only() -> None:
 
 
 def test_zero_sized_npy_with_impossible_dimensions(tmp_path: Path, cli) -> None:
-    from precision_tool.formats.golden import load_npy
+    from precision_tool.formats.tf.golden import load_npy
 
     buffer = io.BytesIO()
     np.save(buffer, np.zeros((0, 4), np.float32))
@@ -68,7 +68,7 @@ def test_zero_sized_npy_with_impossible_dimensions(tmp_path: Path, cli) -> None:
 
 
 def test_statistics_csv_of_a_byte_order_mark_only(tmp_path: Path) -> None:
-    from precision_tool.formats.stats_dump import read_stats_csv
+    from precision_tool.formats.npu.stats_dump import read_stats_csv
 
     path = tmp_path / "Relu.relu.1.0.1700000000000000.csv"
     path.write_bytes(b"\xef\xbb\xbf")
@@ -77,7 +77,7 @@ def test_statistics_csv_of_a_byte_order_mark_only(tmp_path: Path) -> None:
 
 
 def test_stats_result_index_in_other_digits(tmp_path: Path) -> None:
-    from precision_tool.analysis.stats_results import STATS_RESULT_HEADER, read_stats_result
+    from precision_tool.analysis.results.stats_results import STATS_RESULT_HEADER, read_stats_result
 
     row = ["\u00b2" if name == "Index" else ("pass" if name == "Result" else "") for name in STATS_RESULT_HEADER]
     path = tmp_path / "result_1.csv"
@@ -91,7 +91,7 @@ def test_tfdbg_v2_record_with_a_wall_time_that_is_not_a_number(tmp_path: Path) -
     import tensorflow as tf
     from tensorflow.core.protobuf import debug_event_pb2
 
-    from precision_tool.formats import tfdbg_v2
+    from precision_tool.formats.tf import tfdbg_v2
 
     event = debug_event_pb2.DebugEvent(wall_time=float("nan"))
     event.graph_execution_trace.op_name = "dense/MatMul"

@@ -92,7 +92,7 @@ def tfrecord(payload: bytes) -> bytes:
 def _v2_mutation(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     """Records with valid checksums whose tensors lie (shorter than their shape, huge shapes), or a record's
     data damaged under an intact length checksum."""
-    from precision_tool.formats.tf_protos import parse_debug_event
+    from precision_tool.formats.tf.tf_protos import parse_debug_event
 
     records = tfrecords(data)
     traced = [i for i, r in enumerate(records) if parse_debug_event(r).HasField("graph_execution_trace")]

@@ -219,7 +219,7 @@ def test_ls_dump_lists_rank_by_rank(four_ranks, cli) -> None:  # type: ignore[no
 
 def test_rank_invariant_ops_follow_the_collectives(tmp_path: Path) -> None:
     from precision_tool.analysis.ranks import rank_invariant_ops, ranks_text
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     root = tmp_path / "precision_data"
     RW.make_rank_workspace(root, ranks=2, ops=20, elements=64)

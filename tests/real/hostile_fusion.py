@@ -260,7 +260,7 @@ class _Fixed(random.Random):
 def in_process(path: Path) -> str:
     """'result' / 'named' (FormatError naming the file) / 'unnamed' / 'traceback:<type>' / 'wrong'."""
     from precision_tool.errors import FormatError
-    from precision_tool.formats.fusion_result import parse_fusion_result
+    from precision_tool.formats.ge.fusion_result import parse_fusion_result
 
     data = path.read_bytes()
     try:

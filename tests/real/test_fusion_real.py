@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.fusion_result import GraphFusion, PassCount, parse_fusion_result, write_fusion_result
+from precision_tool.formats.ge.fusion_result import GraphFusion, PassCount, parse_fusion_result, write_fusion_result
 from tests.real.realfiles import FUSION_FILES, REAL, fired_tables, fusion_workspace, oracle, oracle_fired
 
 FUSION = REAL / "fusion_result"

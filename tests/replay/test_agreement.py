@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from precision_tool.analysis.replay_verdict import Tolerance, agreement, tolerance
+from precision_tool.analysis.replay.replay_verdict import Tolerance, agreement, tolerance
 from precision_tool.config import Settings
 
 FP16 = tolerance(Settings(), "float16")

@@ -180,7 +180,7 @@ def test_statistics_only(fresh_ws: Path):
 
 
 def test_no_original_op_names(fresh_ws: Path):
-    from precision_tool.formats.ge_graph import load_graph, write_graph_text
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_text
 
     (path,) = (fresh_ws / "npu" / "debug_0" / "graph").glob("*_Build.txt")
     model = load_graph(path)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from precision_tool.analysis.metrics import METRIC_NAMES
+from precision_tool.analysis.results.metrics import METRIC_NAMES
 from tests.conftest import TF_IMPORT_LEFTOVERS, run_cli
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
@@ -124,8 +124,8 @@ def test_results_are_saved_as_csv_and_json(replay_ws: Path):
 
 def test_every_op_of_the_demo_replays_and_only_the_planted_ones_are_blamed(replay_ws: Path):
     """One child for all of them; every compute op of debug_0 gets a verdict, none `cannot replay`."""
-    from precision_tool.analysis.graph_index import GraphIndex
-    from precision_tool.analysis.replay import replay_ops
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
+    from precision_tool.analysis.replay.replay import replay_ops
     from precision_tool.config import Settings
     from precision_tool.workspace import Workspace
 

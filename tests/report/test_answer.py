@@ -175,7 +175,7 @@ def test_demo_shows_the_answer_of_the_checks_that_ran_when_one_fails(checked, tm
     from precision_tool.errors import CommandFailed
     from precision_tool.render.console import make_console
     from precision_tool.shell.command import Context
-    from precision_tool.shell.commands.demo_steps import run_checks
+    from precision_tool.shell.commands.demo.demo_steps import run_checks
     from precision_tool.shell.table import build_table
     from precision_tool.workspace import Workspace
 

@@ -106,8 +106,8 @@ def test_hover_names_the_op_and_click_opens_its_panel(open_report, report):
 
 
 def _golden_and_npu(workspace: Path) -> tuple[np.ndarray, np.ndarray]:
-    from precision_tool.formats.golden import golden_key, scan_golden_dir
-    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
+    from precision_tool.formats.tf.golden import golden_key, scan_golden_dir
+    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
 
     golden = np.load(scan_golden_dir(workspace / "tf" / "dump")[golden_key(OP, 0)], allow_pickle=False)
     dumps = [p for p in (workspace / "npu" / "debug_0" / "dump").rglob("*") if p.is_file()

@@ -56,8 +56,8 @@ def _offered(root, text: str) -> list[str]:
 
 
 def test_the_start_of_an_op_part_offers_its_dump_files_golden_files_and_op(demo_workspace, monkeypatch):
-    from precision_tool.analysis import dump_files
-    from precision_tool.analysis.graph_index import index_for
+    from precision_tool.analysis.dumps import dump_files
+    from precision_tool.analysis.graphs.graph_index import index_for
 
     index_for(Workspace(demo_workspace)).load()  # op names are offered once the index is loaded
     dumps = sorted(p.name for p in (demo_workspace / "npu").glob("debug_[01]/dump/*/**/BatchNorm.bn2_Fused*"))

@@ -25,7 +25,7 @@ if __package__ in (None, ""):  # script mode: the checkout on the path
 
 import numpy as np
 
-from precision_tool.formats.stats_dump import (
+from precision_tool.formats.npu.stats_dump import (
     COL_COUNT, COL_DTYPE, COL_FORMAT, COL_INDEX, COL_IO, COL_L2NORM, COL_MAX, COL_MIN, COL_SHAPE, COL_SIZE,
     DEVICE_HEADER, StatsTensor, stats_csv_text,
 )
@@ -167,7 +167,7 @@ def generate(out: Path, count: int, seed: int = 11, *, big: int = 1) -> list[tup
 def outcome(path: Path) -> tuple[str, str]:
     """('read' | 'refused' | 'FAILED: ...', detail) of one file through the reader."""
     from precision_tool.errors import FormatError
-    from precision_tool.formats.stats_dump import read_stats_csv
+    from precision_tool.formats.npu.stats_dump import read_stats_csv
 
     try:
         stats = read_stats_csv(path)

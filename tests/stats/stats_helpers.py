@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from precision_tool.formats.dump_types import data_type_name, format_name
-from precision_tool.formats.npu_dump import read_dump_header, read_tensor
-from precision_tool.formats.stats_dump import StatsTensor, write_stats_csv
+from precision_tool.formats.npu.dump_types import data_type_name, format_name
+from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
+from precision_tool.formats.npu.stats_dump import StatsTensor, write_stats_csv
 
 
 def dump_files(root: Path) -> list[Path]:

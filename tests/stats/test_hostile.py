@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from precision_tool.analysis.stats_compare import UNREADABLE, compare_statistics, read_stats_result
+from precision_tool.analysis.compare.stats_compare import UNREADABLE, compare_statistics, read_stats_result
 from tests.stats.hostile_stats import MUTATIONS, generate, outcome
 from tests.stats.stats_helpers import stats_dir
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from precision_tool.analysis.stats_compare import (
+from precision_tool.analysis.compare.stats_compare import (
     ERROR, PASS, STATS_RESULT_HEADER, WARNING, compare_statistics, compare_statistics_npu, filter_stats_rows,
     is_stats_result, judge, read_stats_result, stats_only, summarize_stats,
 )
 from precision_tool.errors import FormatError, WorkspaceError
-from precision_tool.formats.stats_dump import StatsRow, array_stats
-from precision_tool.render.stats import stats_summary, stats_table
+from precision_tool.formats.npu.stats_dump import StatsRow, array_stats
+from precision_tool.render.compare.stats import stats_summary, stats_table
 from tests.stats.stats_helpers import build_graph, stats_dir
 
 

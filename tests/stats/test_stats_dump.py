@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.stats_dump import (
+from precision_tool.formats.npu.stats_dump import (
     COL_COUNT, COL_DTYPE, COL_FORMAT, COL_INDEX, COL_IO, COL_L2NORM, COL_MAX, COL_MIN, COL_SHAPE, COL_SIZE,
     DEVICE_HEADER, StatsTensor, array_stats, read_stats_csv, stats_name_of, write_stats_csv,
 )

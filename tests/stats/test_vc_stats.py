@@ -7,7 +7,7 @@ import csv
 import re
 from pathlib import Path
 
-from precision_tool.analysis.stats_results import STATS_RESULT_HEADER
+from precision_tool.analysis.results.stats_results import STATS_RESULT_HEADER
 
 
 def _result_csvs(root: Path) -> list[Path]:

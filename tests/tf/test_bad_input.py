@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from precision_tool.formats.tfdbg_v1 import find_runs
-from precision_tool.formats.tfdbg_v2 import trace_files
+from precision_tool.formats.tf.tfdbg_v1 import find_runs
+from precision_tool.formats.tf.tfdbg_v2 import trace_files
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 
-from precision_tool.formats.golden import golden_file_name, golden_key, parse_golden_name, scan_golden_dir
+from precision_tool.formats.tf.golden import golden_file_name, golden_key, parse_golden_name, scan_golden_dir
 
 MSACCUCMP_NUMPY = re.compile(r"^([\.A-Za-z0-9_-]+\.[0-9]+)\.[0-9]{1,255}\.npy$")
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from precision_tool.formats.golden import golden_file_name, scan_golden_dir
-from precision_tool.formats.tfdbg_v1 import find_runs
+from precision_tool.formats.tf.golden import golden_file_name, scan_golden_dir
+from precision_tool.formats.tf.tfdbg_v1 import find_runs
 
 
 def _check_against_debug_dump_dir(run_dir: Path, golden: Path) -> int:

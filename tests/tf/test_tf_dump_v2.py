@@ -6,8 +6,8 @@ import re
 
 import numpy as np
 
-from precision_tool.formats.golden import golden_file_name, scan_golden_dir
-from precision_tool.formats.tfdbg_v2 import read_traces
+from precision_tool.formats.tf.golden import golden_file_name, scan_golden_dir
+from precision_tool.formats.tf.tfdbg_v2 import read_traces
 
 
 def test_v2_keras_dump_matches_debug_data_reader(cli, copy_workspace, v2_workspace):

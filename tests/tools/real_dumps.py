@@ -193,7 +193,7 @@ def om_model_case(pb2: Any, root: Path, seed: int = 11, overflow: bool = False) 
 def _text_graph_case(root: Path, w: _Writer, graph: Path) -> RealCase:
     """Copy the real text graph into the run's graph folder; msaccucmp gets it as atc JSON (as `vc --backend
     cann` gives it), converted by the project's graph reader."""
-    from precision_tool.formats.ge_graph import load_graph, write_graph_json
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json
 
     graph_dir = root / "npu" / "debug_0" / "graph"
     graph_dir.mkdir(parents=True, exist_ok=True)
@@ -302,7 +302,7 @@ def graph_case(pb2: Any, root: Path, graph_path: Path, sample: Sequence[str], se
     """Dumps of the `sample` ops of a real text graph: each tensor is the numpy value of the op output it
     comes from (Cast/TransData/Reshape pass their input on), cast to the desc's dtype and laid out in the
     desc's device layout; a golden .npy (fp32, origin shape) for every op output that value belongs to."""
-    from precision_tool.formats.ge_graph import load_graph
+    from precision_tool.formats.ge.ge_graph import load_graph
 
     model = load_graph(graph_path)
     graph = model.graphs[0]
@@ -340,7 +340,7 @@ def graph_case(pb2: Any, root: Path, graph_path: Path, sample: Sequence[str], se
         w.dump(op.type, name, inputs, outputs)
     graph_dir = root / "npu" / "debug_0" / "graph"
     graph_dir.mkdir(parents=True, exist_ok=True)
-    from precision_tool.formats.ge_graph import write_graph_json
+    from precision_tool.formats.ge.ge_graph import write_graph_json
 
     graph_json = root / (graph_path.stem + ".json")
     write_graph_json(model, graph_json)

@@ -1,4 +1,4 @@
-"""`ac`'s last section: the answer block, right above the prompt (analysis/answer.py, render/answer.py).
+"""`ac`'s last section: the answer block, right above the prompt (analysis/report/answer.py, render/answer.py).
 
 It reads what the sections before it left on `args`: the comparison's results (`compared`, `rank_overview`),
 the report just written (`report_path`); each op's newest replay verdict is found as the report finds it
@@ -17,7 +17,7 @@ from precision_tool.shell.command import AcSection, Context
 def answer_of(found: list[Any], workspace: Any, overview: Any = None) -> Any:
     """The Answer of the results `vcs`/`ac` show (result_summaries.Shown) and the newest verdict of each op:
     from the replay beside them (`ac -c`) or a later `replay OP` (temp/replay/<time>/)."""
-    from precision_tool.analysis.answer import RunResult, answer_for
+    from precision_tool.analysis.report.answer import RunResult, answer_for
 
     runs = [RunResult(s.label, s.summary, s.npu_vs_npu, s.spec.rank if s.spec is not None else None) for s in found]
     debug_ids = {workspace.run_of(workspace.relocate(s.spec.npu_dir)) for s in found

@@ -20,8 +20,8 @@ TARGET_FORMATS = ("NCHW", "NHWC", "HWCN", "CHWN", "ND", "NCDHW", "NDHWC", "DHWCN
 # --- finding what the user named -------------------------------------------------------------------
 def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
     """A dump (or .npy) file given as a path, or as a file name found in the workspace (see
-    analysis/tensor_ref.py for every spelling; `resolve_tensor` there also reads op names and TF names)."""
-    from precision_tool.analysis.tensor_ref import resolve_file
+    analysis/ops/tensor_ref.py for every spelling; `resolve_tensor` there also reads op names and TF names)."""
+    from precision_tool.analysis.ops.tensor_ref import resolve_file
 
     return resolve_file(text, workspace).path
 
@@ -29,8 +29,8 @@ def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
 def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Path], list[str]]:
     """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR, an op NAME, or a tensor
     spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
-    from precision_tool.analysis.dump_files import is_candidate_dump, workspace_dump_folders
-    from precision_tool.analysis.tensor_ref import find_file, resolve_op_dumps, resolve_tensor, split_dump_tensor
+    from precision_tool.analysis.dumps.dump_files import is_candidate_dump, workspace_dump_folders
+    from precision_tool.analysis.ops.tensor_ref import find_file, resolve_op_dumps, resolve_tensor, split_dump_tensor
     from precision_tool.workspace import walk_files
 
     path = Path(target).expanduser()
@@ -61,7 +61,7 @@ def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Pa
 
 def _refuse_golden(target: str, workspace: "Workspace") -> None:
     """dc on a golden tensor's spelling (OP:N, a key as `ni` prints it): dc decodes NPU dumps, pt prints it."""
-    from precision_tool.analysis.tensor_ref import resolve_tensor
+    from precision_tool.analysis.ops.tensor_ref import resolve_tensor
 
     try:
         ref = resolve_tensor(target, workspace)
@@ -77,13 +77,13 @@ _DECODED_NAME = re.compile(r"^(?P<dump>[^/]+)\.(?P<kind>input|output)\.(?P<index
 
 
 def resolve_any_tensor(text: str, workspace: "Workspace", command: str) -> Any:
-    """What `pt` and `cp` read: every spelling of analysis/tensor_ref.py, plus a decoded file's name as the
+    """What `pt` and `cp` read: every spelling of analysis/ops/tensor_ref.py, plus a decoded file's name as the
     original tool printed it (DUMPFILE.output.0.npy, the CANN guide's examples) when no such .npy exists
     yet: then that tensor of the dump file is read, with a note saying so."""
     from dataclasses import replace
 
-    from precision_tool.analysis.tensor_ref import resolve_tensor
-    from precision_tool.formats.npu_dump import parse_dump_name
+    from precision_tool.analysis.ops.tensor_ref import resolve_tensor
+    from precision_tool.formats.npu.npu_dump import parse_dump_name
 
     try:
         return resolve_tensor(text, workspace, command=command)
@@ -116,7 +116,7 @@ def _dc_parser(parser: CommandParser) -> None:
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.decode import decode_dumps, dump_runs, graph_origin_formats, write_failure_list
+    from precision_tool.analysis.dumps.decode import decode_dumps, dump_runs, graph_origin_formats, write_failure_list
     from precision_tool.render.dumps import decode_report
 
     if bool(args.name) == bool(args.target):
@@ -190,8 +190,8 @@ def _pt_parser(parser: CommandParser) -> None:
 
 
 def _pt(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.tensor_ref import one_tensor_of
-    from precision_tool.analysis.tensor_stats import non_numeric_reason, tensor_stats
+    from precision_tool.analysis.ops.tensor_ref import one_tensor_of
+    from precision_tool.analysis.dumps.tensor_stats import non_numeric_reason, tensor_stats
     from precision_tool.render.dumps import tensor_print
 
     text = args.name or args.file
@@ -230,8 +230,8 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
 
 def _dump_tensor(ref: Any, workspace: "Workspace") -> tuple[Any, Any, str, Path, tuple[str, Path, str], list[str]]:
     """A dump tensor in the layout `ni` shows it in: (array, layout story, title, .txt path, source, notes)."""
-    from precision_tool.analysis.decode import graph_origin_formats, origin_layout_array
-    from precision_tool.formats.npu_dump import read_dump_header, read_tensor
+    from precision_tool.analysis.dumps.decode import graph_origin_formats, origin_layout_array
+    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
 
     dump = read_dump_header(ref.path)
     tensor = dump.tensor(ref.kind, ref.index)
@@ -246,7 +246,7 @@ def _dump_tensor(ref: Any, workspace: "Workspace") -> tuple[Any, Any, str, Path,
 
 def _pt_folder(text: str) -> str:
     """pt on a folder: what to do instead (dc for a folder of dumps, one file for a folder of .npy)."""
-    from precision_tool.analysis.dump_files import is_candidate_dump
+    from precision_tool.analysis.dumps.dump_files import is_candidate_dump
     from precision_tool.workspace import walk_files
 
     files = list(walk_files(Path(text).expanduser()))
@@ -261,15 +261,15 @@ def _pt_folder(text: str) -> str:
 
 def _real_npy_name(path: Path) -> str:
     """A decoded file's real name: hashed stand-ins for over-long names are listed in the folder's mapping.csv."""
-    from precision_tool.formats.npu_dump import folder_mapping
+    from precision_tool.formats.npu.npu_dump import folder_mapping
 
     return folder_mapping(str(path.parent.absolute())).get(path.name, path.name)
 
 
 def load_npy(path: Path) -> Any:
     """A .npy without pickle, its header checked against the file before anything is allocated
-    (formats/golden.py); anything else is one FormatError line naming the file."""
-    from precision_tool.formats.golden import load_npy as checked_load
+    (formats/tf/golden.py); anything else is one FormatError line naming the file."""
+    from precision_tool.formats.tf.golden import load_npy as checked_load
 
     return checked_load(path)
 
@@ -279,7 +279,7 @@ def _save_text(array: Any, path: Path) -> Path:
 
     import numpy as np
 
-    from precision_tool.analysis.decode import record_mapping, saveable, short_file_name
+    from precision_tool.analysis.dumps.decode import record_mapping, saveable, short_file_name
     from precision_tool.atomic import write_atomic
 
     short = short_file_name(path.name, ".txt")
@@ -307,7 +307,7 @@ def _save_text(array: Any, path: Path) -> Path:
 # --- ls dump ----------------------------------------------------------------------------------------
 def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
     """`ls dump [-n NAME] [-t TYPE]`: the workspace's NPU dump files, read header-only."""
-    from precision_tool.analysis.dump_files import list_dump_files, workspace_dump_runs
+    from precision_tool.analysis.dumps.dump_files import list_dump_files, workspace_dump_runs
     from precision_tool.render.dumps import dump_listing
     from precision_tool.render.messages import note_line
 
@@ -348,8 +348,8 @@ _LIMIT = 200  # as many as the shell shows
 
 def _dump_names(workspace: "Workspace") -> tuple[list[str], list[tuple[str, str]]]:
     """(the dump file names, sorted; (op part, name) pairs, sorted) of the workspace's dump folders."""
-    from precision_tool.analysis.dump_files import scan_dump_folder
-    from precision_tool.analysis.tensor_ref import dump_search_folders
+    from precision_tool.analysis.dumps.dump_files import scan_dump_folder
+    from precision_tool.analysis.ops.tensor_ref import dump_search_folders
 
     folders = [folder for _, folder in dump_search_folders(workspace)]
     key = tuple(str(f) for f in folders)
@@ -387,7 +387,7 @@ def _starting(items: list[Any], prefix: str, pairs: bool = False) -> list[Any]:
 def _op_names(current: str, workspace: "Workspace", by_op: list[tuple[str, str]]) -> list[str]:
     """Op names starting with `current`: the graph's (both spellings, once the index is loaded; it is
     warmed up, never waited for) and the op parts of the dump file names."""
-    from precision_tool.analysis.graph_index import index_for
+    from precision_tool.analysis.graphs.graph_index import index_for
 
     index = index_for(workspace)
     names: list[str] = []
@@ -429,9 +429,9 @@ def complete_dump_files(request: CompletionRequest) -> list[str]:
 def _complete_tensor_ref(current: str, workspace: "Workspace", *, golden: bool = True) -> list[str]:
     """After `FILE:` the tensors of that dump; after `OP:` the tensors of the op's dump and (`golden`) its
     golden tensors (`OP:N`, when tf/dump holds them)."""
-    from precision_tool.formats.npu_dump import parse_dump_name, read_dump_header
+    from precision_tool.formats.npu.npu_dump import parse_dump_name, read_dump_header
 
-    from precision_tool.analysis.tensor_ref import resolve_op_dump
+    from precision_tool.analysis.ops.tensor_ref import resolve_op_dump
 
     file_part = current.split(":", 1)[0]
     try:
@@ -451,7 +451,7 @@ def _complete_tensor_ref(current: str, workspace: "Workspace", *, golden: bool =
 
 def _golden_tensors(op_name: str, workspace: "Workspace") -> list[str]:
     """`OP:N` for each golden tensor of the op in tf/dump (the spelling `pt` and `cp` take)."""
-    from precision_tool.formats.golden import safe_node_name, scan_golden_dir
+    from precision_tool.formats.tf.golden import safe_node_name, scan_golden_dir
 
     stem = safe_node_name(op_name)
     slots = sorted(int(key.rsplit(".", 1)[1]) for key in scan_golden_dir(workspace.golden_dir)
@@ -462,7 +462,7 @@ def _golden_tensors(op_name: str, workspace: "Workspace") -> list[str]:
 # --- ac ----------------------------------------------------------------------------------------------
 def overflow_check(args: argparse.Namespace, ctx: Context) -> Any:
     """The overflow check of `ac` (and of `npu_overflow` after its training run)."""
-    from precision_tool.analysis.overflow import find_overflows
+    from precision_tool.analysis.checks.overflow import find_overflows
     from precision_tool.render.dumps import overflow_report
 
     folder = ctx.workspace.newest_overflow_dir()

@@ -14,7 +14,7 @@ from precision_tool.shell.command import AcSection, Command, CommandParser, Comp
 
 
 def _index(ctx_or_workspace: Any) -> Any:
-    from precision_tool.analysis.graph_index import index_for
+    from precision_tool.analysis.graphs.graph_index import index_for
 
     workspace = getattr(ctx_or_workspace, "workspace", ctx_or_workspace)
     return index_for(workspace)
@@ -43,7 +43,7 @@ def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
 
     index = load_index(ctx, args.graph)
     entries = index.entries(args.graph)
-    from precision_tool.formats.npu_dump import sanitize_op_name
+    from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
     # -n matches the graph name and its dump-file spelling (bn2_FusedBatchNormV3), as ni accepts both
     filters = [(args.name, lambda e: f"{e.name}\n{sanitize_op_name(e.name)}"), (args.type, lambda e: e.type),
@@ -144,13 +144,13 @@ def _depth(text: str) -> int:
 
 
 def _ni(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.op_lookup import resolve
-    from precision_tool.analysis.op_report import op_report
+    from precision_tool.analysis.ops.op_lookup import resolve
+    from precision_tool.analysis.ops.op_report import op_report
     from precision_tool.render.console import Paged
     from precision_tool.render.messages import note_line
     from rich.text import Text
 
-    from precision_tool.render.node_info import op_block
+    from precision_tool.render.ops.node_info import op_block
 
     name = args.name or args.op_name
     if args.python and not args.check:
@@ -208,7 +208,7 @@ def _ni(args: argparse.Namespace, ctx: Context) -> Any:
 
 def _ni_findings(ctx: Context, name: str, entries: list[Any]) -> tuple[Any, Any, tuple[str, ...]]:
     """(what the newest comparison says of the op, its newest replay verdict, unreadable replay files)."""
-    from precision_tool.analysis.op_results import op_comparison, op_replay
+    from precision_tool.analysis.report.op_results import op_comparison, op_replay
 
     comparison = op_comparison(ctx.workspace, [name], ctx.settings.COSINE_THRESHOLD)
     verdict, problems = op_replay(ctx.workspace, name, sorted({e.debug_id for e in entries}), comparison.folder)
@@ -217,7 +217,7 @@ def _ni_findings(ctx: Context, name: str, entries: list[Any]) -> tuple[Any, Any,
 
 def _ni_extra(found: tuple[Any, Any, tuple[str, ...]], group: list[Any], width: int,
               golden_hint: str | None) -> list[Any]:
-    from precision_tool.render.node_results import comparison_lines, replay_lines
+    from precision_tool.render.ops.node_results import comparison_lines, replay_lines
 
     comparison, verdict, problems = found
     graph = group[0].graph if len({e.graph for e in group}) == 1 else None
@@ -246,9 +246,9 @@ def _save_picture(index: Any, entry: Any, args: argparse.Namespace, ctx: Context
 
     from rich.text import Text
 
-    from precision_tool.analysis.op_report import neighbourhood
+    from precision_tool.analysis.ops.op_report import neighbourhood
     from precision_tool.render.messages import note_line, warning_line
-    from precision_tool.render.op_graph import save_subgraph
+    from precision_tool.render.ops.op_graph import save_subgraph
     from precision_tool.workspace import Workspace
 
     base = Path(args.output).expanduser() if args.output else ctx.workspace.op_graph_dir
@@ -297,7 +297,7 @@ COMMANDS = [
 
 # --- checks for `ac` ------------------------------------------------------------------------------------
 def _fusion_check(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.fusion import fusion_summary
+    from precision_tool.analysis.checks.fusion import fusion_summary
     from precision_tool.render.graphs import fusion_tables
     from precision_tool.render.messages import note_line
 
@@ -312,7 +312,7 @@ def _fusion_check(args: argparse.Namespace, ctx: Context) -> Any:
 
 
 def _cast_check(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.graph_checks import lossy_casts
+    from precision_tool.analysis.checks.graph_checks import lossy_casts
     from precision_tool.render.graphs import cast_table
     from precision_tool.render.messages import note_line, warning_line
 
@@ -332,7 +332,7 @@ def _cast_check(args: argparse.Namespace, ctx: Context) -> Any:
 
 
 def _similarity_check(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.graph_checks import graph_similarity
+    from precision_tool.analysis.checks.graph_checks import graph_similarity
     from precision_tool.render.graphs import similarity_tables
 
     results = graph_similarity(ctx.workspace)

@@ -1,7 +1,7 @@
 """`replay OP [OP ...]` (and `ni -c OP`): replay NPU ops on CPU with their own dumped inputs and say why
 they differ; and `ac`'s replay section, which replays the suspects of the newest comparison.
 
-TensorFlow runs in one child process per command (analysis/replay.py); the shell never imports it.
+TensorFlow runs in one child process per command (analysis/replay/replay.py); the shell never imports it.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _replay(args: argparse.Namespace, ctx: Context) -> Any:
 
 def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, command: str = "replay") -> Any:
     """Resolve the op names as `ni` does, replay them in one child, show the verdicts."""
-    from precision_tool.analysis.op_lookup import resolve
+    from precision_tool.analysis.ops.op_lookup import resolve
     from precision_tool.shell.commands.graphs import ambiguous_text, load_index, not_found_message
 
     index = load_index(ctx, args.graph)
@@ -86,7 +86,7 @@ def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace,
     is shown, then raised as CommandFailed (`command`: the name to start the message with; `ac` adds its own)."""
     import time
 
-    from precision_tool.analysis.replay import replay_ops
+    from precision_tool.analysis.replay.replay import replay_ops
     from precision_tool.render.messages import note_line
     from precision_tool.render.replay import run_lines
 
@@ -122,7 +122,7 @@ def _complete(request: CompletionRequest) -> list[str]:
 def suspects(summary: Any, count: int | None) -> list[Any]:
     """The ops `ac` replays: the first `count` abnormal ops, or by default those the answer names (the first
     divergent op and the first op to produce Inf/NaN)."""
-    from precision_tool.analysis.answer import suspects_of
+    from precision_tool.analysis.report.answer import suspects_of
 
     if count is not None:
         return list(summary.abnormal_ops[:count])
@@ -133,11 +133,11 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
     """After the comparison section: replay its suspects, NPU vs golden runs only."""
     from pathlib import Path
 
-    from precision_tool.analysis.compare_runs import result_spec
-    from precision_tool.analysis.graph_index import index_for
-    from precision_tool.analysis.replay import tensorflow_missing
+    from precision_tool.analysis.compare.compare_runs import result_spec
+    from precision_tool.analysis.graphs.graph_index import index_for
+    from precision_tool.analysis.replay.replay import tensorflow_missing
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.result_summaries import summaries
+    from precision_tool.shell.commands.compare.result_summaries import summaries
 
     count = getattr(args, "replay", None)
     if count == 0 or not (getattr(args, "compare", False) or count is not None):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from precision_tool.formats.dump_types import DataType
-from precision_tool.formats.npu_dump import dump_file_name
-from precision_tool.formats.npu_dump_write import TensorSpec, write_dump
-from precision_tool.formats.opdebug import new_layout_payload
+from precision_tool.formats.npu.dump_types import DataType
+from precision_tool.formats.npu.npu_dump import dump_file_name
+from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.npu.opdebug import new_layout_payload
 
 print("fake NPU training step 0", flush=True)
 if os.environ.get("PRECISION_TOOL_OVERFLOW") == "True":

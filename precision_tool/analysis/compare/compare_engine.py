@@ -1,0 +1,96 @@
+"""The comparison engine: compare every group of a plan on an executor and stream the rows into a CSV.
+
+The executor (compare_executors.py: this process or a local pool; dask_executor.py: a Dask cluster) runs
+the groups on workers (compare_worker.py) and hands results back in graph order; rows reach the CSV as
+soon as every earlier group is done, so Ctrl-C keeps a valid `.partial` CSV that `vc --resume` finishes.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Callable
+
+from precision_tool.analysis.compare.compare_executors import GroupExecutor, local_executor
+from precision_tool.analysis.compare.compare_worker import WorkerSetup
+from precision_tool.analysis.compare.matching import MatchPlan
+from precision_tool.analysis.results.result_columns import Columns
+from precision_tool.analysis.results.results import PARTIAL_SUFFIX, ResultWriter, prepare_resume
+from precision_tool.errors import CommandFailed
+
+Progress = Callable[[str, int, int], None]
+"""progress(label, groups_done, groups_total), called as groups finish."""
+
+
+class CompareInterrupted(CommandFailed):
+    """Ctrl-C during a run: the CSV so far is kept (valid, `.partial`) and `vc --resume` continues it.
+
+    Says what was kept: `complete` result CSVs, the `partial` one (`done` of `total` ops in it), and the
+    labels of the runs `not_started`."""
+
+    def __init__(self, message: str, *, partial: Path | None = None, done: int = 0, total: int = 0,
+                 complete: tuple[Path, ...] = (), not_started: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.partial = partial
+        self.done = done
+        self.total = total
+        self.complete = complete
+        self.not_started = not_started
+
+
+def execute_plan(
+    plan: MatchPlan,
+    golden_files: dict[str, str],
+    csv_path: Path,
+    *,
+    workers: int = 1,
+    progress: Progress | None = None,
+    label: str = "compare",
+    resume: bool = False,
+    unreadable: dict[str, str] | None = None,
+    columns: Columns = Columns(),
+    executor: GroupExecutor | None = None,
+) -> int:
+    """Compare every group of `plan`, streaming rows into `csv_path` (.partial until done). Returns bytes read;
+    files that could not be read are added to `unreadable` (file → problem). `executor`: where the groups
+    run (default: a local pool of `workers` processes)."""
+    done: set[int] = set()
+    partial = csv_path.with_name(csv_path.name + PARTIAL_SUFFIX)
+    if resume and partial.exists():
+        done = prepare_resume(partial)
+    todo = [g for g in plan.groups if g.index not in done]
+    total = len(plan.groups)
+    setup = WorkerSetup(golden_files, plan.npu_vs_npu, columns, token=uuid.uuid4().hex)
+    runner = executor if executor is not None else local_executor(workers, len(todo))
+    if todo and hasattr(runner, "prepare"):
+        runner.prepare(setup, todo)  # checks that fail the run before its CSV exists (Dask: the shared files)
+    writer = ResultWriter(csv_path, plan.npu_vs_npu, resume=resume and partial.exists(), overflow=columns.overflow,
+                          sequence=columns.sequence)
+    finished = total - len(todo)
+    bytes_read = 0
+    if progress:
+        progress(label, finished, total)
+    try:
+        try:
+            for rows, nbytes, bad_files in (runner.results(setup, todo) if todo else ()):
+                writer.write_group(rows)
+                bytes_read += nbytes
+                if unreadable is not None:
+                    for name, problem in bad_files.items():
+                        unreadable.setdefault(name, problem)
+                finished += 1
+                if progress:
+                    progress(label, finished, total)
+        finally:
+            runner.close()
+    except KeyboardInterrupt:
+        writer.close()
+        raise CompareInterrupted(
+            f"interrupted after {finished} of {total} ops; the rows so far are in {partial} "
+            "(`vc --resume` finishes the run)", partial=partial, done=finished, total=total,
+        ) from None
+    except BaseException:
+        writer.close()
+        raise
+    writer.finish()
+    return bytes_read

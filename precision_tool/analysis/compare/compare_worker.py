@@ -1,0 +1,458 @@
+"""The worker side of the comparison engine: one process's reading and comparing of groups.
+
+A GroupWorker holds what a worker process keeps between groups (the golden index, the last golden files
+read, the metrics of recent outputs) and turns one GroupPlan into its CSV rows. The executors
+(compare_executors.py, dask_executor.py) decide where workers run; this module never knows.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from precision_tool.analysis.compare.matching import GroupPlan, OpPlan, TensorMatch
+from precision_tool.analysis.results.metrics import (
+    LEAF_ELEMENTS,
+    NAN_TEXT,
+    ArraySource,
+    FileSource,
+    TensorMetrics,
+    compare_sources,
+    is_scalar_shape,
+    not_compared,
+)
+from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
+from precision_tool.analysis.results.result_columns import Columns, overflow_text
+from precision_tool.analysis.results.results import CompareRow
+from precision_tool.errors import FormatError, PrecisionToolError
+from precision_tool.shapes import shape_text
+
+
+# --- reading tensors ----------------------------------------------------------------
+def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
+    """(source, shape, dtype name) of a .npy without loading it; never unpickles. The header is read as data
+    and checked against the file's length (formats.golden.read_npy_header), so a damaged or hostile header is
+    one FormatError naming the golden file."""
+    import numpy as np
+
+    from precision_tool.formats.tf.golden import read_npy_header
+
+    dtype, shape, fortran, offset, _size = read_npy_header(path)
+    if dtype.hasobject:
+        raise FormatError(path, "holds Python objects; only numeric .npy files are compared (never unpickled)")
+    if dtype.names is not None or dtype.subdtype is not None or dtype.kind not in "biufc":
+        # records, strings, raw bytes: nothing to take a cosine of; blame this file, not the NPU dump
+        kinds = {"U": "text", "S": "byte-string", "V": "raw-byte", "M": "date", "m": "time-span"}
+        what = "record" if dtype.names is not None else kinds.get(dtype.kind, "non-numeric")
+        raise FormatError(path, f"holds {what} data ({dtype.descr if dtype.names else dtype.str}), not numbers; "
+                                "save the golden tensor as a numeric array")
+    count = int(np.prod(shape)) if shape else 1
+    if fortran and len(shape) > 1:
+        from precision_tool.formats.tf.golden import load_npy
+
+        array = load_npy(path)
+        return ArraySource(np.ascontiguousarray(array).reshape(-1)), tuple(shape), array.dtype.name
+    return FileSource(str(path), offset, dtype, count), tuple(shape), dtype.name
+
+
+class GroupWorker:
+    """Per-process state: the golden index and small caches of recent tensors."""
+
+    def __init__(self, golden_files: dict[str, str], npu_vs_npu: bool, columns: Columns = Columns()) -> None:
+        keep_freed_memory()  # glibc: keep freed tensor memory for the next tensor (no page faults per read)
+        self.golden_files = golden_files
+        self.npu_vs_npu = npu_vs_npu
+        self.columns = columns
+        self.golden_cache: OrderedDict[str, tuple[Any, tuple[int, ...], str]] = OrderedDict()
+        self.recent: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, TensorMetrics]] = OrderedDict()
+        self.bytes_read = 0
+        self.unreadable: dict[str, str] = {}
+        """file → why it could not be read, for the files met since the parent last collected them."""
+
+    def note_unreadable(self, exc: PrecisionToolError, fallback: Any) -> None:
+        if isinstance(exc, FormatError):
+            self.unreadable.setdefault(exc.path, exc.problem)
+        else:
+            self.unreadable.setdefault(str(fallback), str(exc))
+
+    def read_tensor(self, dump: Any, header: Any) -> Any:
+        """The tensor's data; a file that cannot be read is noted (and the error passed on)."""
+        from precision_tool.formats.npu.npu_dump import read_tensor
+
+        try:
+            return read_tensor(dump, header)
+        except PrecisionToolError as exc:
+            self.note_unreadable(exc, dump.path)
+            raise
+
+    # golden tensors, read once per worker while they are recent
+    def golden(self, path: str) -> tuple[Any, tuple[int, ...], str]:
+        cached = self.golden_cache.get(path)
+        if cached is not None:
+            self.golden_cache.move_to_end(path)
+            return cached
+        try:
+            source, shape, dtype = npy_source(Path(path))
+        except PrecisionToolError as exc:
+            self.note_unreadable(exc, path)
+            raise
+        if source.size <= LEAF_ELEMENTS:
+            array = source.read(0, source.size).reshape(shape)
+            self.bytes_read += array.nbytes
+            entry = (array, shape, dtype)
+        else:
+            entry = (source, shape, dtype)
+        self.golden_cache[path] = entry
+        while len(self.golden_cache) > 8:
+            self.golden_cache.popitem(last=False)
+        return entry
+
+    def run_group(self, group: GroupPlan) -> list[CompareRow]:
+        rows: list[CompareRow] = []
+        for op in group.ops:
+            rows.extend(self._op_rows(group, op))
+        return rows
+
+    def _nan_row(self, group: GroupPlan, op: OpPlan, reason: str) -> CompareRow:
+        return CompareRow(
+            index=group.index, op_type=op.op_type or NAN_TEXT, npu_dump=group.npu_text, npu_dtype=NAN_TEXT,
+            npu_address=NAN_TEXT, ground_truth=group.ground_truth_text, golden_dtype=NAN_TEXT,
+            tensor_index=NAN_TEXT, shape=NAN_TEXT, metrics=not_compared(reason),
+        )
+
+    def _op_rows(self, group: GroupPlan, op: OpPlan) -> list[CompareRow]:
+        rows = self._plain_op_rows(group, op)
+        if not (self.columns.overflow or self.columns.sequence):
+            return rows
+        import dataclasses
+
+        flagged = op.name in self.columns.overflow_ops
+        out = []
+        for row in rows:
+            if self.columns.overflow and flagged and (row.tensor_index == NAN_TEXT or ":output:" in row.tensor_index):
+                row = dataclasses.replace(row, overflow="YES")  # the run's Opdebug record names this op
+            out.append(dataclasses.replace(row, op_sequence=str(op.sequence)))
+        return out
+
+    def _with_overflow(self, row: CompareRow, dump: Any, header: Any) -> CompareRow:
+        if not self.columns.overflow:
+            return row
+        import dataclasses
+
+        from precision_tool.formats.npu.dump_types import numpy_dtype_of
+
+        def read() -> Any:
+            if header.element_count > LEAF_ELEMENTS:
+                return FileSource(str(dump.path), header.offset, numpy_dtype_of(header.data_type),
+                                  header.element_count)
+            return self.read_tensor(dump, header).reshape(-1)
+
+        try:
+            return dataclasses.replace(row, overflow=overflow_text(header, read))
+        except (PrecisionToolError, ValueError, OSError):
+            return row  # the row already says why the tensor could not be read
+
+    def _plain_op_rows(self, group: GroupPlan, op: OpPlan) -> list[CompareRow]:
+        from precision_tool.formats.npu.npu_dump import read_dump_header
+
+        if op.skip_reason is not None:  # a group of inner nodes: msaccucmp skips them, dumped or not
+            return [self._nan_row(group, op, op.skip_reason)]
+        if op.dump_path is None:
+            return [self._nan_row(
+                group, op, f'[{op.name}] There is no dump file for my output operator "{op.name}". '
+                           f"The type is {op.op_type}.")]
+        if self.npu_vs_npu and op.right_dump_path is None:
+            # msaccucmp's single row for an op the other run did not dump
+            return [CompareRow(
+                index=group.index, op_type=NAN_TEXT, npu_dump=group.npu_text, npu_dtype=NAN_TEXT,
+                npu_address=NAN_TEXT, ground_truth=group.ground_truth_text, golden_dtype=NAN_TEXT,
+                tensor_index=NAN_TEXT, shape=NAN_TEXT,
+                metrics=not_compared(f'[{op.name}] There is no the ground truth dump file for the op "{op.name}".'))]
+        try:
+            dump = read_dump_header(op.dump_path)
+        except PrecisionToolError as exc:
+            self.note_unreadable(exc, op.dump_path)
+            return [self._nan_row(group, op, f"[{op.name}] {exc}")]
+        right = None
+        if self.npu_vs_npu and op.right_dump_path is not None:
+            try:
+                right = read_dump_header(op.right_dump_path)
+            except PrecisionToolError as exc:
+                self.note_unreadable(exc, op.right_dump_path)
+                return [self._nan_row(group, op, f"[{op.name}] {exc}")]
+        rows = []
+        for header in () if op.skip_inputs else dump.inputs:
+            rows.append(self._with_overflow(self._tensor_row(group, op, dump, header, right), dump, header))
+        for header in () if op.skip_outputs else dump.outputs:
+            rows.append(self._with_overflow(self._tensor_row(group, op, dump, header, right), dump, header))
+        if not rows and (op.skip_inputs or op.skip_outputs):
+            return [self._nan_row(group, op, "")]  # msaccucmp's row for a quant op with nothing compared
+        if not rows:
+            rows.append(self._nan_row(group, op, f"[{op.name}] the dump {op.dump_path} holds no tensors"))
+        return rows
+
+    def _tensor_row(self, group: GroupPlan, op: OpPlan, dump: Any, header: Any, right: Any) -> CompareRow:
+        tensor_id = f"{op.name}:{header.kind}:{header.index}"
+        base = dict(
+            index=group.index, op_type=op.op_type, npu_dump=group.npu_text,
+            npu_address=str(header.address), ground_truth=group.ground_truth_text, tensor_index=tensor_id,
+        )
+        npu_dtype = _dtype_text(header)
+        try:
+            if self.npu_vs_npu:
+                return self._npu_pair(base, op, dump, header, right, npu_dtype)
+            match = op.input_match(header.index) if header.kind == "input" else op.output_match(header.index)
+            return self._golden_pair(base, op, dump, header, match, npu_dtype, tensor_id)
+        except PrecisionToolError as exc:
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT,
+                              shape=shape_text(header.shape), metrics=not_compared(f"[{op.name}] {exc}"))
+        except (ValueError, MemoryError) as exc:
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT,
+                              shape=shape_text(header.shape),
+                              metrics=not_compared(f"[{op.name}] {dump.path}: {header.label}: {exc}"))
+
+    def _npu_pair(self, base: dict, op: OpPlan, dump: Any, header: Any, right: Any, npu_dtype: str) -> CompareRow:
+        if right is None:
+            return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=not_compared(f"[{op.name}] There is no dump file of {op.name} in the other run."))
+        tensors = right.inputs if header.kind == "input" else right.outputs
+        if header.index >= len(tensors):
+            return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=not_compared(f"[{op.name}] {right.path} has no {header.label}."))
+        other = tensors[header.index]
+        x, y = _without_padding(self.read_tensor(dump, header), header, self.read_tensor(right, other), other)
+        x, y = as_compared(x), as_compared(y)
+        self.bytes_read += header.size + other.size
+        metrics = self.measure(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), tuple(header.shape),
+                               str(dump.path), str(right.path))
+        # msaccucmp shows the dump's own (device) shape in NPU-vs-NPU results
+        return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=_dtype_text(other),
+                          golden_address=str(other.address), shape=shape_text(header.shape), metrics=metrics)
+
+    def _golden_pair(
+        self, base: dict, op: OpPlan, dump: Any, header: Any, match: TensorMatch, npu_dtype: str, tensor_id: str
+    ) -> CompareRow:
+        from precision_tool.formats.npu.dump_types import format_name
+
+        golden_path = self.golden_files.get(match.golden.key) if match.golden is not None else None
+        if golden_path is None:
+            reasons = [f"[{op.name}] There is no the ground truth dump file for {tensor_id}."]
+            if match.problem:
+                reasons.append(f"[{op.name}] {match.problem}")
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=not_compared(*reasons))
+        golden, golden_shape, golden_dtype = self.golden(golden_path)
+        npu_format = format_name(header.format)
+        layout = (match.golden.layout or npu_format).upper()
+        if match.golden.guess_layout:
+            layout = _usual_host_layout(npu_format, len(golden_shape))
+        # msaccucmp converts unless the target is ND from a plain layout, or the NPU shape is scalar-like
+        convert = not (layout == "ND" and npu_format not in ("FRACTAL_NZ", "NDC1HWC0")) \
+            and not is_scalar_shape(header.shape)
+        if not convert and header.element_count > LEAF_ELEMENTS and header.data_type not in (27,):
+            # big and flat: stream from the file, never hold it
+            from precision_tool.formats.npu.dump_types import numpy_dtype_of
+
+            x_source: Any = FileSource(str(dump.path), header.offset, numpy_dtype_of(header.data_type),
+                                       header.element_count)
+            shape: tuple[int, ...] = (header.element_count,)
+        else:
+            array = self.read_tensor(dump, header)
+            self.bytes_read += header.size
+            if convert:
+                array = _convert(array, npu_format, layout, header, match, golden_shape, dump.path)
+            shape = tuple(array.shape) if convert else (array.size,)
+            x_source = ArraySource(as_compared(array).reshape(-1))
+        y_source = golden if isinstance(golden, (FileSource, ArraySource)) else ArraySource(golden.reshape(-1))
+        if x_source.size != y_source.size:
+            metrics = not_compared(
+                f"[{op.name}] Due to the different shapes on the left and right,the left dump data({x_source.size}) "
+                f"can not be compared to the right dump data({y_source.size}). Please check the batch of the dump "
+                "data or the shape may be changed due to optimization."
+            )
+            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
+                              metrics=metrics)
+        if x_source.size == 0:
+            # msaccucmp keeps the dump shape of an empty tensor and decodes it as float64 on both sides
+            shape, npu_dtype, golden_dtype = tuple(header.shape), "float64", "float64"
+        metrics = self._metrics(x_source, y_source, shape, str(dump.path), golden_path)
+        return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=golden_dtype, shape=shape_text(shape),
+                          metrics=metrics)
+
+    def _metrics(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
+        """Metrics, reused when this golden was just compared with identical NPU values (output → next input)."""
+        key = (golden_file, shape)
+        small = isinstance(x, ArraySource)
+        if small:
+            seen = self.recent.get(key)
+            if seen is not None and _same_bytes(seen[0], x.array):
+                return seen[1]
+        metrics = self.measure(x, y, shape, npu_file, golden_file)
+        if small and not any(npu_file in reason for reason in metrics.reasons):
+            self.recent[key] = (x.array, metrics)
+            while len(self.recent) > 8:
+                self.recent.popitem(last=False)
+        return metrics
+
+    def measure(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
+        """The ten metrics of one pair of tensors as compared (NPU side in the golden layout, padding cut);
+        the one place a subclass (the report's statistics) sees both sides of every pair."""
+        return compare_sources(x, y, shape=shape, npu_file=npu_file, golden_file=golden_file)
+
+
+def _same_bytes(a: Any, b: Any) -> bool:
+    """Same dtype, shape and bytes (so the metrics are the same too; NaN included, unlike np.array_equal,
+    and an order of magnitude faster than it on float16)."""
+    import numpy as np
+
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a is b:
+        return True
+    if not (a.flags.c_contiguous and b.flags.c_contiguous) or a.dtype.hasobject:
+        return bool(np.array_equal(a, b))
+    if a.nbytes % 8 == 0:
+        return bool(np.array_equal(a.reshape(-1).view(np.uint64), b.reshape(-1).view(np.uint64)))
+    return bool(np.array_equal(a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)))
+
+
+def _usual_host_layout(npu_format: str, golden_dims: int) -> str:
+    """Without a graph: where a device layout usually comes from (the .npy shape then picks NCHW/NHWC)."""
+    if npu_format in ("NC1HWC0", "NC1HWC0_C04", "FRACTAL_Z") and golden_dims == 4:
+        return "NCHW"
+    if npu_format == "NDC1HWC0" and golden_dims == 5:
+        return "NCDHW"
+    if npu_format == "FRACTAL_NZ":
+        return "ND"
+    return npu_format if npu_format not in ("NC1HWC0", "NC1HWC0_C04", "FRACTAL_Z", "NDC1HWC0") else "ND"
+
+
+def _dtype_text(header: Any) -> str:
+    """The numpy name msaccucmp shows; bf16 is decoded to float32 there."""
+    from precision_tool.formats.npu.dump_types import DataType
+
+    if header.data_type == DataType.BF16:
+        return "float32"
+    try:
+        return header.numpy_dtype.name
+    except ValueError:
+        return NAN_TEXT
+
+
+def as_compared(array: Any) -> Any:
+    """bf16/fp8 (ml_dtypes) as float32, the rest unchanged (metrics cast to float32 themselves)."""
+    import numpy as np
+
+    if array.dtype.kind == "V" or array.dtype.name in ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu"):
+        return array.astype(np.float32)
+    return array
+
+
+def _convert(array: Any, npu_format: str, layout: str, header: Any, match: TensorMatch,
+             golden_shape: tuple[int, ...], dump_path: Path) -> Any:
+    """Device layout → the golden layout, padding cut to the golden .npy's shape (compare.md §1)."""
+    from precision_tool.formats.npu.layouts import LayoutError, from_device, is_kept_as_dumped
+
+    if is_kept_as_dumped(npu_format, array.ndim):
+        # ND (or NCHW on a 1-D bias): no axes to reorder; compared as dumped, sliced below if padded
+        return _sliced_to(array, golden_shape)
+    target = header.original_shape or (match.golden.origin_shape if match.golden else None) or ()
+    # The original shape is written in the graph's origin layout; naming it lets small weights whose
+    # shape fits several readings (3x3x3x16 FRACTAL_Z) convert instead of being refused as ambiguous.
+    original_format = match.golden.layout if match.golden and not match.golden.guess_layout else None
+    if layout in ("NCHW", "NHWC") and len(golden_shape) == 4 and len(target) == 4 \
+            and tuple(golden_shape) != tuple(target):
+        swapped = (target[0], target[2], target[3], target[1]) if layout == "NCHW" \
+            else (target[0], target[3], target[1], target[2])
+        if tuple(golden_shape) == swapped:
+            layout = "NHWC" if layout == "NCHW" else "NCHW"
+    try:
+        converted = from_device(array, npu_format, layout, target or None,
+                                original_format=original_format, sub_format=header.sub_format)
+    except LayoutError as exc:
+        raise FormatError(dump_path, f"{header.label}: cannot convert {npu_format} to {layout}: {exc}") from None
+    return _sliced_to(converted, golden_shape)
+
+
+def _sliced_to(converted: Any, golden_shape: tuple[int, ...]) -> Any:
+    """Cut what is left of the padding: slice to the golden shape where it is smaller in every dim."""
+    if converted.ndim == len(golden_shape) and converted.shape != tuple(golden_shape) and all(
+        c >= g for c, g in zip(converted.shape, golden_shape)
+    ):
+        converted = converted[tuple(slice(0, g) for g in golden_shape)]
+    return converted
+
+
+HOST_CANDIDATES: dict[str, tuple[str, ...]] = {
+    "NC1HWC0": ("NCHW", "NHWC"),
+    "NC1HWC0_C04": ("NCHW", "NHWC"),
+    "FRACTAL_Z": ("NCHW", "NHWC", "HWCN"),
+    "FRACTAL_NZ": ("ND",),
+    "NDC1HWC0": ("NCDHW", "NDHWC"),
+}
+"""Host layouts a device layout can come from, the usual one first (what `cp` converts to)."""
+
+
+
+def _without_padding(x: Any, x_header: Any, y: Any, y_header: Any) -> tuple[Any, Any]:
+    """Two NPU tensors in the same device layout, with its zero padding cut the same way on both sides
+    (so means and deviations are those of the real values); unchanged when the shapes do not decide it."""
+    from precision_tool.formats.npu.layouts import LayoutError, format_label, from_device
+
+    layout = format_label(x_header.format)
+    if (layout not in HOST_CANDIDATES or format_label(y_header.format) != layout or not x_header.original_shape
+            or tuple(x_header.original_shape) != tuple(y_header.original_shape)):
+        return x, y
+    host = HOST_CANDIDATES[layout][0]
+    try:
+        return (from_device(x, layout, host, x_header.original_shape, sub_format=x_header.sub_format),
+                from_device(y, layout, host, y_header.original_shape, sub_format=y_header.sub_format))
+    except LayoutError:
+        return x, y
+
+
+
+# --- what an executor runs in a worker process ------------------------------------------------------
+@dataclass(frozen=True)
+class WorkerSetup:
+    """Everything a worker needs besides the groups themselves; sent to each worker once (picklable: paths
+    and flags, never arrays)."""
+
+    golden_files: dict[str, str]
+    npu_vs_npu: bool
+    columns: Columns = Columns()
+    token: str = ""
+    """Names this setup across processes (a Dask worker keeps one GroupWorker per token)."""
+
+
+GroupResult = tuple[list[CompareRow], int, dict[str, str]]
+"""One group's rows, the bytes its worker read, and the files it could not read (file → problem)."""
+
+from threading import local as _thread_local  # noqa: E402 (kept in this section: the executor side)
+
+_CURRENT = _thread_local()
+"""Per thread (a Dask worker runs several tasks at once in threads; a GroupWorker's caches are not shared)."""
+
+
+def worker_for(setup: WorkerSetup) -> GroupWorker:
+    """This thread's worker for `setup`: made on first use and kept while groups of the same setup (same
+    token) arrive, so its caches carry from one group to its neighbour."""
+    current = getattr(_CURRENT, "worker", None)
+    if current is None or not setup.token or current[0] != setup.token:
+        current = _CURRENT.worker = (setup.token, GroupWorker(setup.golden_files, setup.npu_vs_npu, setup.columns))
+    return current[1]
+
+
+def run_group(worker: GroupWorker, group: GroupPlan) -> GroupResult:
+    before = worker.bytes_read
+    rows = worker.run_group(group)
+    unreadable, worker.unreadable = worker.unreadable, {}
+    return rows, worker.bytes_read - before, unreadable
+
+
+def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> list[GroupResult]:
+    """A batch of neighbouring groups in one worker process, in order (a Dask task)."""
+    worker = worker_for(setup)
+    return [run_group(worker, group) for group in groups]

@@ -1,0 +1,225 @@
+"""Finding NPU dump files in the workspace, the one way every command does it (`ls dump`, `dc NAME`, the
+dumps `ni` shows, the tensor spellings of `pt`/`cp`/`dc` in tensor_ref, the overflow check).
+
+Names are read from file names only (plus mapping.csv for numbered files); headers are read for the
+`ls dump` counts and to tell apart two ops that share a dump spelling. Nothing here prints.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+from precision_tool.errors import FormatError
+from precision_tool.formats.npu.npu_dump import (
+    MAPPING_FILE, DumpName, count_dump_tensors, parse_dump_name, read_mapping, sanitize_op_name,
+)
+
+if TYPE_CHECKING:
+    from precision_tool.workspace import Workspace
+
+# Files in dump folders that are not dumps (decoded output, mapping tables, logs, failure lists ...).
+NOT_DUMP_SUFFIXES = (".npy", ".csv", ".tsv", ".txt", ".json", ".log", ".pb", ".bin", ".pkl", ".part", ".py", ".md")
+
+
+@dataclass(frozen=True)
+class DumpEntry:
+    """A file in a dump folder whose name says it is a dump (headers not read yet; paths kept as text
+    because building 20,000 Path objects costs more than reading their headers)."""
+
+    folder: str
+    file_name: str
+    name: DumpName
+    real: str = ""  # the name mapping.csv gives a numbered file; "" when the file carries its real name
+
+    @property
+    def real_name(self) -> str:
+        """The name `pt`, `cp` and `dc` take (a numbered file's real name is found through mapping.csv)."""
+        return self.real or self.file_name
+
+    @property
+    def path(self) -> Path:
+        return Path(self.folder, self.file_name)
+
+    @property
+    def path_text(self) -> str:
+        return os.path.join(self.folder, self.file_name)
+
+
+def is_candidate_dump(path: Path) -> bool:
+    """Files a folder decode tries: everything but hidden files, mapping.csv and known non-dump suffixes."""
+    base = path.name
+    return not base.startswith(".") and base != MAPPING_FILE and not base.lower().endswith(NOT_DUMP_SUFFIXES)
+
+
+def scan_dump_folder(folder: Path) -> list[DumpEntry]:
+    """Files below `folder` whose names parse as dump names (numbered names resolved via mapping.csv)."""
+    entries: list[DumpEntry] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        dirnames.sort()
+        mapping: dict[str, str] | None = None
+        if MAPPING_FILE in filenames:
+            try:
+                mapping = read_mapping(dirpath)
+            except FormatError:
+                mapping = {}
+        for base in sorted(filenames):
+            if base.startswith(".") or base.endswith(NOT_DUMP_SUFFIXES):
+                continue
+            name = parse_dump_name(base)
+            real = ""
+            if name is None and mapping:
+                real = mapping.get(base, "")
+                name = parse_dump_name(real) if real else None
+            if name is not None:
+                entries.append(DumpEntry(dirpath, base, name, real))
+    return entries
+
+
+def scan_stats_folder(folder: Path) -> list[DumpEntry]:
+    """Statistics CSVs below `folder` (`dump_data="stats"`: the dump name plus `.csv`, formats.md §5)."""
+    from precision_tool.formats.npu.stats_dump import stats_name_of
+
+    entries: list[DumpEntry] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+        dirnames.sort()
+        for base in sorted(filenames):
+            if base.startswith(".") or base == MAPPING_FILE or not base.lower().endswith(".csv"):
+                continue
+            name, real = stats_name_of(os.path.join(dirpath, base))
+            if name is not None:
+                entries.append(DumpEntry(dirpath, base, name, real if real != base else ""))
+    return entries
+
+
+def workspace_dump_folders(workspace: "Workspace") -> list[Path]:
+    """Where the workspace's NPU dumps are: the newest dump folder of each debug run."""
+    return [folder for _, folder in workspace_dump_runs(workspace)]
+
+
+def workspace_dump_runs(workspace: "Workspace") -> list[tuple[int, Path]]:
+    """(N, newest dump folder of npu/debug_N) for every run that has dumps, debug_0 first."""
+    runs = []
+    for debug_id in workspace.debug_ids():
+        folder = workspace.newest_dump_dir(debug_id)
+        if folder is not None:
+            runs.append((debug_id, folder))
+    return runs
+
+
+def scan_runs(runs: Iterable[tuple[int, Path]]) -> list[tuple[int, list[DumpEntry]]]:
+    """(N, the dump entries of its folder) for each (N of debug_N, folder) of `runs`."""
+    return [(debug_id, scan_dump_folder(folder)) for debug_id, folder in runs]
+
+
+def dumps_of_op(scanned: Iterable[tuple[int, list[DumpEntry]]], op_name: str) -> list[tuple[int, list[DumpEntry]]]:
+    """The dumps of op `op_name` (graph spelling `a/b` or dump spelling `a_b`) in each run of `scanned` that
+    has any, in the order given, each run's oldest first (Opdebug files left out). Two ops can share a dump
+    spelling (`a/b_c` and `a_b/c`): a graph spelling keeps the files whose header names that op, when any does."""
+    wanted = sanitize_op_name(op_name)
+    found = []
+    for debug_id, entries in scanned:
+        matches = [e for e in entries if e.name.op_name == wanted and not e.name.is_opdebug]
+        if not matches:
+            continue
+        if wanted != op_name:
+            matches = _named_in_header(matches, op_name) or matches
+        matches.sort(key=lambda e: (e.name.timestamp_us, e.file_name))
+        found.append((debug_id, matches))
+    return found
+
+
+def stats_of_op(runs: Iterable[tuple[int, Path]], op_name: str) -> list[tuple[int, list[DumpEntry]]]:
+    """The statistics CSVs of op `op_name` in each run (N of debug_N, folder) that has any, oldest first."""
+    wanted = sanitize_op_name(op_name)
+    found = []
+    for debug_id, folder in runs:
+        matches = [e for e in scan_stats_folder(folder) if e.name.op_name == wanted and not e.name.is_opdebug]
+        if matches:
+            matches.sort(key=lambda e: (e.name.timestamp_us, e.file_name))
+            found.append((debug_id, matches))
+    return found
+
+
+def _named_in_header(entries: list[DumpEntry], op_name: str) -> list[DumpEntry]:
+    from precision_tool.errors import PrecisionToolError
+    from precision_tool.formats.npu.npu_dump import read_dump_header
+
+    same = []
+    for entry in entries:
+        try:
+            if read_dump_header(entry.path).op_name == op_name:
+                same.append(entry)
+        except (PrecisionToolError, OSError):
+            continue  # an unreadable file: the command that reads it says why
+    return same
+
+
+# --- listing ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class DumpListing:
+    """One row of `ls dump`."""
+
+    run: str  # "debug_0"
+    file_name: str  # the real dump name: what `pt`, `cp` and `dc` take
+    path: str
+    op_type: str
+    op_name: str
+    task_id: int
+    stream_id: int | None
+    timestamp_us: int
+    input_count: int | None  # None when the header could not be read
+    output_count: int | None
+    problem: str | None = None
+    statistics: bool = False  # a statistics CSV (dump_data="stats"): max/min/mean per tensor, no tensor data
+    rank: int | None = None  # the rank (<device_id> folder) of a multi-device dump; None for one device
+
+
+def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None,
+                    op_type: str | None = None, rank: int | None = None) -> list[DumpListing]:
+    """Dumps whose op name / type contain the filters, with their input/output counts (headers only);
+    run by run (debug_0 first), rank by rank, each in time order. `runs`: (N of debug_N, folder);
+    `rank`: only that rank's files of a multi-device dump."""
+    from precision_tool.analysis.ranks import rank_dirs
+
+    runs = list(runs)
+    entries: list[tuple[int, DumpEntry, int | None]] = []
+    for debug_id, folder in runs:
+        ranks = rank_dirs(folder)
+        parts = [(r.rank, r.path) for r in ranks if rank is None or r.rank == rank] if ranks else \
+            ([] if rank is not None else [(None, folder)])
+        for rank_id, where in parts:
+            entries += [(debug_id, e, rank_id) for e in scan_dump_folder(where)]
+            entries += [(debug_id, e, rank_id) for e in scan_stats_folder(where)]
+    if name:
+        needle = sanitize_op_name(name).lower()
+        entries = [(d, e, r) for d, e, r in entries if needle in e.name.op_name.lower()]
+    if op_type:
+        type_needle = op_type.lower()
+        entries = [(d, e, r) for d, e, r in entries if type_needle in e.name.op_type.lower()]
+    # One process: header reads cost ~20 µs each, less than shipping the rows back from workers.
+    rows = _list_entries(entries)
+    rows.sort(key=lambda r: (int(r.run.removeprefix("debug_")), -1 if r.rank is None else r.rank, r.timestamp_us,
+                             r.path))
+    return rows
+
+
+def _list_entries(entries: list[tuple[int, DumpEntry, int | None]]) -> list[DumpListing]:
+    from precision_tool.formats.npu.stats_dump import count_stats_tensors
+
+    rows = []
+    for debug_id, entry, rank in entries:
+        n = entry.name
+        text = entry.path_text
+        statistics = entry.file_name.lower().endswith(".csv")  # scan_dump_folder never lists a .csv
+        try:
+            inputs, outputs = count_stats_tensors(text) if statistics else count_dump_tensors(text)
+            counts: tuple[int | None, int | None] = (inputs, outputs)
+            problem = None
+        except FormatError as exc:
+            counts, problem = (None, None), exc.problem
+        rows.append(DumpListing(f"debug_{debug_id}", entry.real_name, text, n.op_type, n.op_name, n.task_id,
+                                n.stream_id, n.timestamp_us, counts[0], counts[1], problem, statistics, rank))
+    return rows

@@ -1,0 +1,506 @@
+"""The workspace's GE graphs as a small, cached index of ops; full op details parsed on demand.
+
+Why: a Build graph has 20,000-100,000 ops and takes seconds to parse, but `ls`, completion and `ni`
+need only a summary of every op and the details of a few. The first use parses each graph file once
+and writes a summary (name, type, fusion pass, kernel, original ops, inputs, and where the op's text
+block starts and ends in the file) to temp/cache/graphs/ as JSON keyed by path, size and mtime.
+Later runs read that summary in milliseconds and parse only the blocks of the ops a command shows.
+Nothing here runs at start-up: the index is built the first time something asks for it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from precision_tool.atomic import write_atomic
+from precision_tool.errors import FormatError, WorkspaceError
+from precision_tool.formats.ge.ge_graph import Graph, Model, Op, data_edges, load_graph
+from precision_tool.workspace import Workspace
+
+CACHE_VERSION = 4  # 3: fusion_pass holds the UB fusion pass too; 4: list attributes as names, never a repr
+
+
+@dataclass(frozen=True)
+class OpEntry:
+    """One op of one graph file, as `ls`, completion and `ni` need it."""
+
+    debug_id: int
+    file: Path
+    graph: str
+    name: str
+    type: str
+    id: int
+    stream_id: int
+    fusion_pass: str | None  # 'GraphPass + UbPass' (fusion_pass_text): every pass that made the op
+    kernel_name: str | None
+    kernel_lib: str | None
+    original_names: tuple[str, ...] | None
+    inputs: tuple[str, ...]
+    offset: int  # byte offset of the op's `  op {` block in a text graph; -1 when unknown (JSON)
+    length: int
+    subgraphs: tuple[str, ...] = ()  # the graphs this op owns (subgraph_name, e.g. of a PartitionedCall)
+
+    @property
+    def has_block(self) -> bool:
+        return self.offset >= 0
+
+
+@dataclass(frozen=True)
+class GraphFile:
+    """The summary of one graph file."""
+
+    debug_id: int
+    path: Path
+    is_build: bool
+    graph_names: tuple[str, ...]
+    ops: tuple[OpEntry, ...]
+    warnings: tuple[str, ...]
+    from_cache: bool
+
+
+def _cache_path(workspace: Workspace, path: Path) -> Path:
+    digest = hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return workspace.cache_dir / "graphs" / f"{digest}.json"
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+def op_blocks(data: bytes, op_count: int) -> list[tuple[int, int]] | None:
+    """(offset, length) of each top-level op block in a one-field-per-line text graph, or None.
+    A loop of bytes.find (C speed, ~50 ms on 70 MB), not a line-anchored regex (~1 s)."""
+    if not (data.startswith(b"graph {\n") or b"\ngraph {\n" in data):
+        return None
+    blocks = []
+    find = data.find
+    position = 0
+    while True:
+        found = find(b"\n  op {\n", position)
+        if found < 0:
+            break
+        start = found + 1
+        end = find(b"\n  }\n", start + 6)
+        if end < 0:
+            return None
+        blocks.append((start, end + 5 - start))
+        position = end + 4
+    return blocks if len(blocks) == op_count else None
+
+
+def fusion_passes(op: Op) -> tuple[str, ...]:
+    """The fusion passes that made an op: its graph passes (attr pass_name), then its UB passes
+    (pass_name_ub); each may be a string or a list of strings (real atc JSON)."""
+    return op.fusion_passes
+
+
+def fusion_pass_text(op: Op) -> str | None:
+    """'AABiasaddConvFusion + TbeConvElemwiseFusionPass', as `ls` and `ni` show it; None for no pass."""
+    return " + ".join(fusion_passes(op)) or None
+
+
+def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool) -> GraphFile:
+    """The summary of a parsed model; `data` (the text file's bytes) gives the op block offsets."""
+    total = sum(len(g.ops) for g in model.graphs)
+    blocks = op_blocks(data, total) if data is not None else None
+    entries = []
+    position = 0
+    for graph in model.graphs:
+        for op in graph.ops:
+            offset, length = blocks[position] if blocks else (-1, 0)
+            position += 1
+            names = op.original_op_names
+            entries.append(OpEntry(debug_id, model.path, graph.name, op.name, op.type, op.id, op.stream_id,
+                                   fusion_pass_text(op), op.kernel_name, op.kernel_lib,
+                                   tuple(names) if names is not None else None, tuple(op.inputs),
+                                   offset, length, tuple(op.subgraph_names)))
+    return GraphFile(debug_id, model.path, is_build, tuple(g.name for g in model.graphs), tuple(entries),
+                     tuple(model.warnings), False)
+
+
+def _to_json(summary: GraphFile, size: int, mtime_ns: int) -> dict[str, Any]:
+    graph_numbers = {name: i for i, name in enumerate(summary.graph_names)}
+    return {
+        "version": CACHE_VERSION, "path": str(summary.path), "size": size, "mtime_ns": mtime_ns,
+        "graphs": list(summary.graph_names), "warnings": list(summary.warnings),
+        "ops": [[graph_numbers.get(e.graph, 0), e.name, e.type, e.id, e.stream_id, e.fusion_pass,
+                 e.kernel_name, e.kernel_lib, list(e.original_names) if e.original_names is not None else None,
+                 list(e.inputs), e.offset, e.length, list(e.subgraphs)] for e in summary.ops],
+    }
+
+
+def _from_json(tree: dict[str, Any], path: Path, debug_id: int, is_build: bool) -> GraphFile:
+    graphs = tuple(tree["graphs"])
+    ops = tuple(
+        OpEntry(debug_id, path, graphs[g], name, op_type, op_id, stream, fusion, kernel, lib,
+                tuple(orig) if orig is not None else None, tuple(inputs), offset, length, tuple(subgraphs))
+        for g, name, op_type, op_id, stream, fusion, kernel, lib, orig, inputs, offset, length, subgraphs
+        in tree["ops"]
+    )
+    return GraphFile(debug_id, path, is_build, graphs, ops, tuple(tree["warnings"]), True)
+
+
+def read_cached(workspace: Workspace, path: Path, debug_id: int, is_build: bool) -> GraphFile | None:
+    """The cached summary when it matches the file's path, size and mtime; None otherwise."""
+    cache = _cache_path(workspace, path)
+    try:
+        size, mtime_ns = _stamp(path)
+        tree = json.loads(cache.read_text(encoding="utf-8"))
+        if (tree.get("version"), tree.get("path"), tree.get("size"), tree.get("mtime_ns")) != (
+                CACHE_VERSION, str(path), size, mtime_ns):
+            return None
+        return _from_json(tree, path, debug_id, is_build)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None  # no cache, or a stale/damaged one: parse again
+
+
+def write_cache(workspace: Workspace, summary: GraphFile, size: int, mtime_ns: int) -> None:
+    cache = _cache_path(workspace, summary.path)
+    try:
+        Workspace.ensure_dir(cache.parent)
+        text = json.dumps(_to_json(summary, size, mtime_ns), separators=(",", ":"))
+        write_atomic(cache, [text.encode("utf-8", errors="surrogateescape")])
+    except OSError:
+        pass  # a read-only workspace still works, just without the cache
+
+
+def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool,
+               full: bool = False) -> tuple[GraphFile, Model | None]:
+    """The summary of one graph file (from the cache, or by parsing it and writing the cache); `full`: parse
+    a text graph whole and return its model too (the caller reads every op next)."""
+    cached = read_cached(workspace, path, debug_id, is_build)
+    if cached is not None:
+        return cached, None
+    size, mtime_ns = _stamp(path)
+    is_json = _is_json(path)
+    # a text graph gets a light parse (no descriptors): `ni` later parses just the op's own block
+    model = load_graph(path, light=not (is_json or full))
+    summary = summarize(model, path.read_bytes() if not is_json else None, debug_id, is_build)
+    write_cache(workspace, summary, size, mtime_ns)
+    return summary, model if is_json or full else None
+
+
+def _is_json(path: Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(4096).lstrip()[:1] in (b"{", b"[")
+
+
+_INDEXES: dict[str, "GraphIndex"] = {}
+
+
+def index_for(workspace: Workspace) -> "GraphIndex":
+    """One index per workspace root per process, shared by commands and completion."""
+    key = str(workspace.root.resolve())
+    index = _INDEXES.get(key)
+    if index is None:
+        index = _INDEXES[key] = GraphIndex(workspace)
+    return index
+
+
+class GraphIndex:
+    """Every graph of the workspace, loaded on first use; thread-safe so completion can warm it up."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._lock = threading.RLock()
+        self._files: dict[Path, GraphFile] = {}
+        self._models: dict[Path, Model] = {}
+        self._names: list[str] | None = None
+        self._spellings: list[str] = []
+        self._aliases: tuple[dict[str, set[str]], dict[str, set[str]]] = ({}, {})
+        self._by_name: dict[str, list[OpEntry]] | None = None
+        self._consumers: dict[tuple[Path, str, str], list[tuple[str, int, int]]] | None = None
+        self._owners: dict[tuple[Path, str], OpEntry] | None = None
+        self.failures: list[str] = []
+        self._warming: threading.Thread | None = None
+
+    # --- which files ----------------------------------------------------------------------------
+    def graph_files(self, debug_id: int, graph_filter: str | None = None) -> list[tuple[Path, bool]]:
+        """(file, is_build) to use for one debug id: its Build graphs, or with -g the files whose name
+        (or graph name, checked later) matches, Build or not."""
+        files = self.workspace.graph_files(debug_id)
+        # the Build graphs (GE's ONNX-style ge_onnx_*_Build.pbtxt only when there is no ge_proto/JSON one);
+        # with -g any graph file whose name matches, ONNX-style ones included
+        chosen = [(p, True) for p in self.workspace.build_graph_files(debug_id)]
+        if graph_filter:
+            needle = graph_filter.lower()
+            taken = {p for p, _ in chosen}
+            chosen += [(p, False) for p in files if p not in taken and needle in p.name.lower()]
+        # a Build graph given both as .txt and .json: keep the text one (it has op offsets)
+        stems = {p.stem for p, _ in chosen if p.suffix == ".txt"}
+        return [(p, b) for p, b in chosen if not (p.suffix == ".json" and p.stem in stems)]
+
+    def load(self, graph_filter: str | None = None, progress: Callable[[str], None] | None = None,
+             full: bool = False) -> list[GraphFile]:
+        """Summaries of the graphs `ls`/`ni` use, in debug-id order. Bad files are recorded in
+        `failures` (one line each) and skipped; the rest stays usable. `full`: a graph parsed now is parsed
+        whole and kept (`model`), for a caller that reads every op next (the report)."""
+        result = []
+        with self._lock:
+            for debug_id in self.workspace.debug_ids():
+                for path, is_build in self.graph_files(debug_id, graph_filter):
+                    summary = self._files.get(path)
+                    if summary is None:
+                        if (progress is not None and path.stat().st_size > 5_000_000
+                                and read_cached(self.workspace, path, debug_id, is_build) is None):
+                            progress(f"parsing {path.name} (once; cached under temp/cache/graphs)")
+                        try:
+                            summary, model = index_file(self.workspace, path, debug_id, is_build, full)
+                        except FormatError as exc:
+                            message = str(exc)
+                            if message not in self.failures:
+                                self.failures.append(message)
+                            continue
+                        self._files[path] = summary
+                        if model is not None:
+                            self._models[path] = model
+                        self._names = self._by_name = self._consumers = self._owners = None
+                    result.append(summary)
+        return result
+
+    def missing_build_message(self) -> str | None:
+        """When no debug folder has a Build graph: what was found instead and what to do."""
+        ids = self.workspace.debug_ids()
+        if any(self.workspace.build_graph_files(i) for i in ids):
+            return None
+        found = [p.name for i in ids for p in self.workspace.graph_files(i)]
+        where = self.workspace.graph_dir(0)
+        if not found:
+            return (f"no GE graphs in {where}; run the NPU training with DUMP_GE_GRAPH=2 "
+                    f"(tf_config sets it) to get ge_proto_*_Build.txt (or ge_onnx_*_Build.pbtxt)")
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        return (f"no *_Build.txt graph in the graph folders; found {shown}. Use -g to pick one, or dump "
+                f"with DUMP_GRAPH_LEVEL=3 so the compiled graph is written")
+
+    # --- lookups ----------------------------------------------------------------------------------
+    def entries(self, graph_filter: str | None = None) -> list[OpEntry]:
+        needle = graph_filter.lower() if graph_filter else None
+        out: list[OpEntry] = []
+        for summary in self.load(graph_filter):
+            if needle is None or needle in summary.path.name.lower():
+                out.extend(summary.ops)
+            else:
+                out.extend(e for e in summary.ops if needle in e.graph.lower())
+        return out
+
+    def graph_names(self, graph_filter: str | None = None) -> list[str]:
+        """Names of the loaded graphs (and their files) that `graph_filter` selects, as -g matches them:
+        a file whose name contains it selects all its graphs. Without a filter: every graph."""
+        needle = graph_filter.lower() if graph_filter else None
+        out: list[str] = []
+        for summary in self.load(graph_filter):
+            for graph in summary.graph_names:
+                if needle is None or needle in summary.path.name.lower() or needle in graph.lower():
+                    if graph not in out:
+                        out.append(graph)
+        return out
+
+    def graph_choices(self) -> list[str]:
+        """What -g can be given: graph names and graph file names of every debug id (for hints and
+        completion), without parsing anything for the file names."""
+        names = self.graph_names()
+        for debug_id in self.workspace.debug_ids():
+            for path in self.workspace.graph_files(debug_id):
+                if path.name not in names:
+                    names.append(path.name)
+        return names
+
+    def _build_names(self) -> None:
+        with self._lock:
+            if self._by_name is None:
+                by_name: dict[str, list[OpEntry]] = {}
+                for summary in self._files.values():
+                    for entry in summary.ops:
+                        by_name.setdefault(entry.name, []).append(entry)
+                self._aliases = _aliases(by_name)
+                self._by_name = by_name
+                self._names = sorted(by_name)
+                self._spellings = sorted(set(self._names).union(*(set(a) for a in self._aliases)))
+
+    def names(self) -> list[str]:
+        """Every op name of the loaded graphs, sorted."""
+        self._build_names()
+        return list(self._names or [])
+
+    def names_set(self) -> Any:
+        """The op names of the loaded graphs, for fast `in` tests."""
+        self._build_names()
+        return (self._by_name or {}).keys()
+
+    def aliases(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """(dump-file spelling → op names, fused-away TF name → op names), see `_aliases`."""
+        self._build_names()
+        return self._aliases
+
+    def find(self, name: str, graph_filter: str | None = None) -> list[OpEntry]:
+        """Every op with exactly this name (one per debug id and graph)."""
+        self.entries(graph_filter)
+        self._build_names()
+        assert self._by_name is not None
+        found = self._by_name.get(name, [])
+        if graph_filter:
+            needle = graph_filter.lower()
+            found = [e for e in found if needle in e.graph.lower() or needle in e.file.name.lower()]
+        return found
+
+    def complete(self, prefix: str, limit: int = 200) -> list[str]:
+        """Names starting with `prefix` (a binary search: fast on 100,000 names), including the other
+        spellings `ni` accepts: dump-file names and the TF names of ops fused away."""
+        self._build_names()
+        names = self._spellings
+        start = bisect.bisect_left(names, prefix)
+        out = []
+        for name in names[start:start + limit]:
+            if not name.startswith(prefix):
+                break
+            out.append(name)
+        return out
+
+    def ready_for_completion(self) -> bool:
+        """True when names can be listed without parsing (loaded, or every summary is cached)."""
+        with self._lock:
+            if self._names is not None:
+                return True
+        for debug_id in self.workspace.debug_ids():
+            for path, is_build in self.graph_files(debug_id):
+                if path not in self._files and read_cached(self.workspace, path, debug_id, is_build) is None:
+                    return False
+        return True
+
+    def warm_up(self) -> None:
+        """Parse in a background thread (used by completion so typing never waits)."""
+        with self._lock:
+            if self._warming is not None and self._warming.is_alive():
+                return
+
+            def run() -> None:
+                self.load()
+                self._build_names()
+
+            self._warming = threading.Thread(target=run, name="graph-index", daemon=True)
+            self._warming.start()
+
+    def consumers(self, entry: OpEntry) -> list[tuple[str, int, int]]:
+        """(consumer name, output index of `entry`, consumer input index) within the same graph."""
+        with self._lock:
+            if self._consumers is None:
+                index: dict[tuple[Path, str, str], list[tuple[str, int, int]]] = {}
+                for summary in self._files.values():
+                    for op in summary.ops:
+                        for producer, out_idx, position in data_edges(op.inputs):
+                            index.setdefault((summary.path, op.graph, producer), []).append(
+                                (op.name, out_idx, position))
+                self._consumers = index
+            return list(self._consumers.get((entry.file, entry.graph, entry.name), ()))
+
+    def subgraph_owner(self, file: Path, graph: str) -> OpEntry | None:
+        """The op of the same file whose subgraph_name lists `graph` (e.g. its PartitionedCall)."""
+        with self._lock:
+            if self._owners is None:
+                owners: dict[tuple[Path, str], OpEntry] = {}
+                for summary in self._files.values():
+                    for op in summary.ops:
+                        for name in op.subgraphs:
+                            owners.setdefault((summary.path, name), op)
+                self._owners = owners
+            return self._owners.get((file, graph))
+
+    def graph_op_count(self, file: Path, graph: str) -> int | None:
+        """How many ops a graph of an indexed file has; None when the file has no such graph."""
+        summary = self._files.get(file)
+        if summary is None or graph not in summary.graph_names:
+            return None
+        return sum(1 for op in summary.ops if op.graph == graph)
+
+    # --- details ----------------------------------------------------------------------------------
+    def model(self, path: Path) -> Model:
+        """The whole parsed model of one file (parsed once per process)."""
+        with self._lock:
+            model = self._models.get(path)
+            if model is None:
+                model = load_graph(path)
+                self._models[path] = model
+            return model
+
+    def op(self, entry: OpEntry) -> Op:
+        """The full op: from the model when this process has parsed it already (a whole-graph reader ran),
+        else parsed from its own text block when the offset is known, else from the model."""
+        parsed = self._models.get(entry.file)
+        if parsed is not None:
+            graph = next((g for g in parsed.graphs if g.name == entry.graph), None)
+            found = graph.op(entry.name) if graph is not None else None
+            if found is not None:
+                return found
+        if entry.has_block:
+            op = _parse_block(entry)
+            if op is not None:
+                return op
+        graph = self.graph(entry)
+        found = graph.op(entry.name) if graph else None
+        if found is None:
+            raise WorkspaceError(f"{entry.file}: op {entry.name} is no longer in the graph; the file changed "
+                                 f"since it was indexed — run the command again")
+        return found
+
+    def graph(self, entry: OpEntry) -> Graph | None:
+        model = self.model(entry.file)
+        for graph in model.graphs:
+            if graph.name == entry.graph:
+                return graph
+        return None
+
+    def entry(self, file: Path, graph: str, name: str) -> OpEntry | None:
+        summary = self._files.get(file)
+        if summary is None:
+            return None
+        for candidate in self.find(name):
+            if candidate.file == file and candidate.graph == graph:
+                return candidate
+        return None
+
+
+def _aliases(by_name: dict[str, list[OpEntry]]) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """Other spellings of op names that the tool prints and `ni` accepts back:
+    the dump-file spelling ('/' and '.' → '_', as in dump and golden file names) → op names, and
+    the TF names listed in `_datadump_original_op_names` of an op they were fused into → op names."""
+    from precision_tool.formats.tf.golden import safe_node_name
+    from precision_tool.formats.npu.npu_dump import sanitize_op_name
+
+    spelled: dict[str, set[str]] = {}
+    fused: dict[str, set[str]] = {}
+    for name, entries in by_name.items():
+        for spelling in {sanitize_op_name(name), safe_node_name(name)} - {name}:
+            spelled.setdefault(spelling, set()).add(name)
+        for original in {o for e in entries for o in e.original_names or ()}:
+            if original == name or original in by_name:
+                continue  # an op of its own: its name finds it
+            for spelling in {original, sanitize_op_name(original), safe_node_name(original)}:
+                fused.setdefault(spelling, set()).add(name)
+    return spelled, fused
+
+
+def _parse_block(entry: OpEntry) -> Op | None:
+    from precision_tool.formats.ge.ge_text import parse_text
+
+    try:
+        with open(entry.file, "rb") as handle:
+            handle.seek(entry.offset)
+            block = handle.read(entry.length)
+    except OSError:
+        return None
+    text = "graph {\n" + block.decode("utf-8", "surrogateescape") + "}\n"
+    try:
+        model = parse_text(text, entry.file)
+    except FormatError:
+        return None
+    ops = model.graphs[0].ops if model.graphs else []
+    if len(ops) != 1 or ops[0].name != entry.name:
+        return None  # the file changed; fall back to a full parse
+    return ops[0]

@@ -1,0 +1,84 @@
+"""How comparison output names an op: its id and name in the Build graph, the ones `ni` shows.
+
+A result CSV names ops as its run saw them: NPU-vs-golden rows carry the graph name and msaccucmp's
+Index (a fusion-group counter), NPU-vs-NPU rows the dump-file spelling (`bn2_FusedBatchNormV3`) and
+their own counter. Shown as they are, one op gets two numbers and two spellings in one `ac`. When the
+run's dumps belong to a workspace run whose Build graph is known, every panel and line uses the op's
+graph id and graph name instead; otherwise the CSV's own Index and name are kept.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from precision_tool.errors import PrecisionToolError
+
+
+@dataclass(frozen=True)
+class OpLabel:
+    index: str
+    """The op's id in the Build graph (`ni` shows it as Id)."""
+    name: str
+    """The op's name in the Build graph."""
+
+
+@dataclass
+class OpLabels:
+    """Graph id and name of each op of one run, found by graph name or by dump-file spelling."""
+
+    source: str
+    """Which graph file(s) the labels come from (for notes)."""
+    by_name: dict[str, OpLabel] = field(default_factory=dict)
+
+    def get(self, name: str) -> OpLabel | None:
+        return self.by_name.get(name)
+
+
+def labels_for_run(workspace: Any, npu_dir: str | None, graph_path: str | None = None,
+                   graph_name: str | None = None) -> OpLabels | None:
+    """Labels for a run over the dump folder `npu_dir`, when it lies in the workspace's npu/debug_N/dump and
+    that run has a Build graph (restricted to `graph_path`/`graph_name` when the run used one); else None."""
+    from precision_tool.analysis.graphs.graph_index import index_for
+    from precision_tool.formats.npu.npu_dump import sanitize_op_name
+
+    if not npu_dir:
+        return None
+    debug_id = workspace.run_of(workspace.relocate(npu_dir))  # a copied workspace: its own dumps
+    if debug_id is None:
+        return None
+    try:
+        index = index_for(workspace)
+        entries = [e for e in index.entries() if e.debug_id == debug_id]
+    except (PrecisionToolError, OSError):
+        return None  # no usable graph: the CSV's own names and numbers are shown
+    if graph_path is not None:
+        wanted = _resolved(str(workspace.relocate(graph_path)))
+        entries = [e for e in entries if _resolved(str(e.file)) == wanted]
+    if graph_name is not None:
+        entries = [e for e in entries if e.graph == graph_name]
+    if not entries:
+        return None
+    labels = OpLabels(", ".join(sorted({e.file.name for e in entries})))
+    clashes: set[str] = set()
+    for entry in entries:
+        label = OpLabel(str(entry.id), entry.name)
+        for key in {entry.name, sanitize_op_name(entry.name)}:
+            seen = labels.by_name.get(key)
+            if seen is not None and seen != label:
+                clashes.add(key)  # two graphs hold this name: no single id to show
+            labels.by_name.setdefault(key, label)
+    for key in clashes:
+        del labels.by_name[key]
+    return labels
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(path: str) -> str:
+    """Cached: a run's 20,000 ops live in a handful of files."""
+    try:
+        return str(Path(path).resolve())
+    except OSError:
+        return path

@@ -1,0 +1,491 @@
+"""Result CSVs (compare.md §3): writing ours as msaccucmp writes its, reading any version's, summarising.
+
+A run writes `result_<stamp>.csv.partial` row group by row group (each group one write, flushed), in
+graph order, and renames it to `result_<stamp>.csv` only when every group is done: a finished name is a
+complete result, and an interrupted run leaves a valid CSV (`.partial`) that `vc --resume` continues.
+Readers find columns by header name, so msaccucmp CSVs of any version read the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Sequence
+
+from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT, TensorMetrics
+from precision_tool.errors import FormatError
+
+if TYPE_CHECKING:
+    from precision_tool.analysis.graphs.op_labels import OpLabel, OpLabels
+
+PARTIAL_SUFFIX = ".partial"
+GOLDEN_HEADER: tuple[str, ...] = (
+    "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "TensorIndex", "Shape",
+    *METRIC_NAMES, "CompareFailReason",
+)
+NPU_VS_NPU_HEADER: tuple[str, ...] = (
+    "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "Address", "TensorIndex",
+    "Shape", *METRIC_NAMES, "CompareFailReason",
+)
+
+
+OVERFLOW_COLUMN = "OverFlow"
+"""msaccucmp -overflow_detection: YES/NO for fp16 NPU tensors, NaN otherwise; right after Shape."""
+SEQUENCE_COLUMN = "OpSequence"
+"""msaccucmp -r/-s: the graph op's id, right after Index."""
+
+
+def header_for(npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> tuple[str, ...]:
+    """The header msaccucmp writes, with its optional columns where it puts them."""
+    header = list(NPU_VS_NPU_HEADER if npu_vs_npu else GOLDEN_HEADER)
+    if overflow:
+        header.insert(header.index("Shape") + 1, OVERFLOW_COLUMN)
+    if sequence:
+        header.insert(1, SEQUENCE_COLUMN)
+    return tuple(header)
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One CSV row: one tensor of one op (or one NaN row for an op that could not be compared)."""
+
+    index: int
+    """Fusion-group number in graph order (msaccucmp's Index)."""
+    op_type: str
+    npu_dump: str
+    npu_dtype: str
+    npu_address: str
+    ground_truth: str
+    golden_dtype: str
+    tensor_index: str
+    """'<npu op>:input:0' / '<npu op>:output:1'; 'NaN' on a row for an op without dump."""
+    shape: str
+    metrics: TensorMetrics
+    golden_address: str = NAN_TEXT
+    """Only written in NPU-vs-NPU results."""
+    overflow: str = NAN_TEXT
+    """YES/NO/NaN, written when the run detects overflow (OVERFLOW_COLUMN)."""
+    op_sequence: str = "0"
+    """The graph op's id, written when the run compares a range or selection of ops (SEQUENCE_COLUMN)."""
+
+    def cells(self, npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> list[str]:
+        head = [str(self.index)] + ([self.op_sequence] if sequence else []) + [
+            self.op_type, self.npu_dump, self.npu_dtype, self.npu_address, self.ground_truth, self.golden_dtype]
+        if npu_vs_npu:
+            head.append(self.golden_address)
+        return head + [self.tensor_index, self.shape] + ([self.overflow] if overflow else []) + [
+            *self.metrics.values, self.metrics.reason_text]
+
+
+def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)  # excel dialect: CRLF, minimal quoting — as msaccucmp writes
+    for row in rows:
+        writer.writerow(row)
+    return buffer.getvalue()
+
+
+class ResultWriter:
+    """Streams row groups to `<final>.partial` (mode 0600); `finish()` renames it to the final name."""
+
+    def __init__(self, final_path: Path, npu_vs_npu: bool, *, resume: bool = False, overflow: bool = False,
+                 sequence: bool = False) -> None:
+        self.final_path = Path(final_path)
+        self.partial_path = self.final_path.with_name(self.final_path.name + PARTIAL_SUFFIX)
+        self.npu_vs_npu = npu_vs_npu
+        self.columns = {"overflow": overflow, "sequence": sequence}
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resume else os.O_TRUNC)
+        fd = os.open(self.partial_path, flags, 0o600)
+        os.fchmod(fd, 0o600)
+        empty = os.fstat(fd).st_size == 0
+        self._file = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        if empty:
+            self._write(_encode_rows([header_for(npu_vs_npu, overflow, sequence)]))
+
+    def _write(self, text: str) -> None:
+        self._file.write(text)
+        self._file.flush()
+
+    def write_group(self, rows: Sequence[CompareRow]) -> None:
+        """All rows of one group in one write, so an interruption never splits a group (but see resume)."""
+        self._write(_encode_rows(row.cells(self.npu_vs_npu, **self.columns) for row in rows))
+
+    def finish(self) -> Path:
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self.partial_path, self.final_path)
+        return self.final_path
+
+    def close(self) -> None:
+        """Stop without completing (interrupted): the .partial stays, valid, for --resume."""
+        if not self._file.closed:
+            self._file.flush()
+            self._file.close()
+
+
+def prepare_resume(partial_path: Path) -> set[int]:
+    """Make an interrupted `.partial` end on a whole group and return the group Indexes it holds.
+
+    A hard kill can leave half a line, or half of a group's rows: both are cut, and that group is redone.
+    """
+    data = partial_path.read_bytes()
+    end = data.rfind(b"\r\n")
+    data = data[: end + 2] if end >= 0 else b""
+    lines = data.split(b"\r\n")[:-1] if data else []
+    if len(lines) <= 1:
+        keep = data if lines else b""
+        done: set[int] = set()
+    else:
+        table = read_result_text(data.decode("utf-8"), partial_path)
+        indexes = [r.index_number for r in table.rows]
+        last = indexes[-1] if indexes else None
+        kept_rows = [i for i, value in enumerate(indexes) if value != last]
+        # rows are CSV records; re-encode header + kept rows exactly as they were written
+        records = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+        keep = _encode_rows([records[0]] + [records[i + 1] for i in kept_rows]).encode("utf-8")
+        done = {indexes[i] for i in kept_rows}
+    fd = os.open(partial_path, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, keep)
+    finally:
+        os.close(fd)
+    return done
+
+
+# --- reading ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TensorRecord:
+    """One row of a result CSV, whichever tool and version wrote it."""
+
+    index: str
+    op_type: str
+    npu_op: str
+    golden_op: str
+    tensor_index: str
+    shape: str
+    cosine: float
+    values: dict[str, str]
+    reason: str
+    overflow: str = ""
+    """The OverFlow cell (YES/NO/NaN); empty when the CSV has no such column."""
+    op_sequence: str = ""
+    """The OpSequence cell (the graph op's id); empty when the CSV has no such column."""
+
+    @property
+    def index_number(self) -> int:
+        try:
+            return int(self.index)
+        except ValueError:
+            return -1
+
+    @property
+    def kind(self) -> str:
+        """'input', 'output', or '' for a row without a tensor."""
+        parts = self.tensor_index.rsplit(":", 2)
+        return parts[1] if len(parts) == 3 and parts[1] in ("input", "output") else ""
+
+    @property
+    def tensor_op(self) -> str:
+        parts = self.tensor_index.rsplit(":", 2)
+        return parts[0] if len(parts) == 3 else self.npu_op
+
+
+@dataclass(frozen=True)
+class ResultTable:
+    path: Path
+    header: tuple[str, ...]
+    rows: tuple[TensorRecord, ...]
+    problems: tuple[str, ...] = ()
+    """One message per malformed row or value ('line 7: CosineSimilarity is 'abc', not a number'); such
+    rows are kept with NaN values, and the summary warns instead of silently trusting them."""
+
+    @property
+    def complete(self) -> bool:
+        return not self.path.name.endswith(PARTIAL_SUFFIX)
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def read_result_text(text: str, path: Path) -> ResultTable:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    records: list[list[str]] = []
+    lines: list[int] = []
+    try:
+        for record in reader:
+            records.append(record)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise FormatError(path, f"line {reader.line_num}: not valid CSV ({exc})") from None
+    if not records:
+        raise FormatError(path, "the file is empty; it is not a comparison result")
+    header = tuple(h.strip() for h in records[0])
+    positions: dict[str, list[int]] = {}
+    for i, name in enumerate(header):
+        positions.setdefault(name, []).append(i)
+
+    def first(*names: str) -> int | None:
+        for name in names:
+            if name in positions:
+                return positions[name][0]
+        return None
+
+    tensor_col = first("TensorIndex")
+    cosine_col = first("CosineSimilarity")
+    if tensor_col is None or cosine_col is None:
+        raise FormatError(
+            path, "has no TensorIndex or CosineSimilarity column; it is not an msaccucmp/vc result CSV"
+        )
+    cols = {
+        "index": first("Index"), "op_type": first("OpType"), "npu": first("NPUDump", "LeftOp"),
+        "golden": first("GroundTruth", "RightOp"), "shape": first("Shape"), "reason": first("CompareFailReason"),
+        "overflow": first(OVERFLOW_COLUMN), "sequence": first(SEQUENCE_COLUMN),
+    }
+    metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
+    rows = []
+    problems: list[str] = []
+    numeric = [(n, c) for n, c in metric_cols.items() if n != "StandardDeviation"]
+    for line, record in zip(lines[1:], records[1:]):
+        if not record:
+            continue
+        if len(record) != len(header):
+            problems.append(f"line {line}: has {len(record)} fields but the header has {len(header)} "
+                            "(a cut or corrupt row)")
+        for name, col in numeric:
+            value = record[col] if col < len(record) else ""
+            if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
+                problems.append(f"line {line}: {name} is {value!r}, not a number")
+
+        def cell(col: int | None) -> str:
+            return record[col] if col is not None and col < len(record) else ""
+
+        rows.append(TensorRecord(
+            index=cell(cols["index"]), op_type=cell(cols["op_type"]), npu_op=cell(cols["npu"]),
+            golden_op=cell(cols["golden"]), tensor_index=cell(tensor_col), shape=cell(cols["shape"]),
+            cosine=_float(cell(cosine_col)), values={n: cell(c) for n, c in metric_cols.items()},
+            reason=cell(cols["reason"]), overflow=cell(cols["overflow"]).strip(),
+            op_sequence=cell(cols["sequence"]).strip(),
+        ))
+    return ResultTable(path=path, header=header, rows=tuple(rows), problems=tuple(problems))
+
+
+def read_result_csv(path: str | os.PathLike[str]) -> ResultTable:
+    """Read a result CSV of ours or of any msaccucmp version (columns found by header name)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise FormatError(path, f"cannot read ({exc.strerror})") from None
+    return read_result_text(text, path)
+
+
+def result_files(folder: Path) -> list[Path]:
+    """The result CSVs in a result folder: finished ones, then interrupted (.partial) ones, by name."""
+    if not folder.is_dir():
+        return []
+    done = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".csv")
+    partial = sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(".csv" + PARTIAL_SUFFIX))
+    return done + partial
+
+
+# --- summaries ----------------------------------------------------------------------------------
+def short_tensor(tensor_index: str, default: str | None = None) -> str:
+    """`op:input:0` → `in0`, `op:output:2` → `out2`, as panels, answers and tables name an op's tensors;
+    `default` (else the index itself) for a row without a tensor."""
+    parts = tensor_index.rsplit(":", 2)
+    if len(parts) == 3 and parts[1] in ("input", "output"):
+        return ("in" if parts[1] == "input" else "out") + parts[2]
+    return tensor_index if default is None else default
+
+
+NAN_DATA_TEXTS = ("nan", "-nan", "inf", "-inf")
+"""How a metric computed over NaN/Inf data is printed (not computed at all is 'NaN')."""
+
+
+@dataclass(frozen=True)
+class TensorCosine:
+    tensor_index: str
+    cosine: float
+    """NaN when not computed, or when the data holds NaN/Inf (then `nan_data`)."""
+    nan_data: bool = False
+    """The cosine is nan because the tensors hold NaN/Inf: it fails the threshold, it is not 'unknown'."""
+    max_abs_error: float = math.nan
+    """MaxAbsoluteError (0 when the two sides hold the same numbers); NaN when not computed."""
+
+    def fails(self, threshold: float) -> bool:
+        return self.nan_data or (not math.isnan(self.cosine) and self.cosine <= threshold)
+
+
+@dataclass(frozen=True)
+class OpResult:
+    """One op (or fusion group) of a result, in graph order."""
+
+    index: str
+    npu_op: str
+    golden_op: str
+    op_type: str
+    inputs: tuple[TensorCosine, ...]
+    outputs: tuple[TensorCosine, ...]
+    reasons: tuple[str, ...] = ()
+    overflowed: tuple[str, ...] = ()
+    """TensorIndex of each row whose OverFlow is YES ('<op>' for the op's row without a tensor)."""
+
+    def failing_outputs(self, threshold: float) -> list[TensorCosine]:
+        """Outputs at or below the threshold, and outputs whose data holds NaN/Inf."""
+        return [t for t in self.outputs if t.fails(threshold)]
+
+    def failing_inputs(self, threshold: float) -> list[TensorCosine]:
+        return [t for t in self.inputs if t.fails(threshold)]
+
+    @property
+    def nan_data_outputs(self) -> list[TensorCosine]:
+        return [t for t in self.outputs if t.nan_data]
+
+
+@dataclass(frozen=True)
+class FirstFailure:
+    """The first tensor (in graph order) whose cosine is at or below the threshold."""
+
+    op: OpResult
+    tensor: TensorCosine
+    is_graph_input: bool
+    """True when it is an op's input that no earlier failing output explains: the runs were fed
+    different data (inconsistent inputs), not an NPU operator error."""
+
+
+@dataclass(frozen=True)
+class CompareSummary:
+    """What `vcs` and `ac` show of one result CSV."""
+
+    path: Path
+    complete: bool
+    threshold: float
+    ops: tuple[OpResult, ...]
+    tensors_compared: int
+    tensors_not_compared: int
+    abnormal_ops: tuple[OpResult, ...] = field(default=())
+    """Ops with an output cosine ≤ threshold or an output holding NaN/Inf, in graph order."""
+    nan_data_outputs: int = 0
+    """Outputs whose cosine is nan because the data holds NaN/Inf (counted as failing)."""
+    first_divergent_op: OpResult | None = None
+    """The first op whose outputs fail while its inputs pass: where the error is born."""
+    first_failure: FirstFailure | None = None
+    min_output_cosine: float = math.nan
+    npu_vs_npu: bool = False
+    """Both sides are NPU dumps (the header has two Address columns): the right side is not golden."""
+    problems: tuple[str, ...] = ()
+    """Malformed rows/values of the CSV (ResultTable.problems): the verdict may be wrong when there are any."""
+    name_only: bool = False
+    """NPU matched to golden by op name alone (no graph): fused ops cannot be matched, so no op is named
+    as where the error is born (first_divergent_op and first_failure stay None)."""
+    labelled: bool = False
+    """Ops are named by their Build-graph id and name (op_labels.py), not the CSV's Index and spelling."""
+    overflow_column: bool = False
+    """The CSV has an OverFlow column (vc -overflow_detection, msaccucmp -overflow_detection)."""
+
+    @property
+    def overflow_ops(self) -> tuple[OpResult, ...]:
+        """Ops with a tensor marked OverFlow YES, in graph order."""
+        return tuple(op for op in self.ops if op.overflowed)
+
+    @property
+    def tensors_total(self) -> int:
+        return self.tensors_compared + self.tensors_not_compared
+
+
+def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpResult]:
+    """Rows → ops, keeping file order (which is graph order for both tools). With `labels`, ops of the
+    Build graph are named by their graph id and graph name (see op_labels.py)."""
+    ops: list[OpResult] = []
+    current: dict[tuple[str, str], dict] = {}  # type: ignore[type-arg]
+    order: list[tuple[str, str]] = []
+    for row in table.rows:
+        key = (row.index, row.tensor_op)
+        if key not in current:
+            current[key] = {"row": row, "inputs": [], "outputs": [], "reasons": []}
+            order.append(key)
+        entry = current[key]
+        nan_data = row.values.get("CosineSimilarity", "").strip().lower() in NAN_DATA_TEXTS \
+            and row.values.get("CosineSimilarity", "").strip() != NAN_TEXT
+        if row.kind:
+            error = _float(row.values.get("MaxAbsoluteError", ""))
+            entry["inputs" if row.kind == "input" else "outputs"].append(
+                TensorCosine(row.tensor_index, row.cosine, nan_data, error))
+        if row.reason:
+            entry["reasons"].append(row.reason)
+        if row.overflow.upper() == "YES":
+            entry.setdefault("overflowed", []).append(row.tensor_index if row.kind else row.npu_op)
+    for key in order:
+        entry = current[key]
+        row = entry["row"]
+        op = OpResult(
+            index=row.index, npu_op=row.tensor_op if row.kind else row.npu_op, golden_op=row.golden_op,
+            op_type=row.op_type, inputs=tuple(entry["inputs"]), outputs=tuple(entry["outputs"]),
+            reasons=tuple(entry["reasons"]), overflowed=tuple(entry.get("overflowed", ())),
+        )
+        label = labels.get(op.npu_op) if labels is not None else None
+        if label is not None:
+            op = _relabelled(op, label)
+        elif labels is not None:
+            # not a graph op (a group's NaN row naming several ops): its number is the CSV's, not a graph id
+            op = dataclasses.replace(op, index=f"Index {op.index}")
+        ops.append(op)
+    return ops
+
+
+def _relabelled(op: OpResult, label: "OpLabel") -> OpResult:
+    """`op` under its graph id and name; the other side keeps its name unless it is the same op (NPU vs NPU)."""
+    # built directly, not with dataclasses.replace: a 20,000-op result relabels every op and tensor
+    prefix = op.npu_op + ":"
+
+    def tensor(t: TensorCosine) -> TensorCosine:
+        if t.tensor_index.startswith(prefix):
+            return TensorCosine(label.name + t.tensor_index[len(op.npu_op):], t.cosine, t.nan_data, t.max_abs_error)
+        return t
+
+    return OpResult(label.index, label.name, label.name if op.golden_op == op.npu_op else op.golden_op,
+                    op.op_type, tuple(map(tensor, op.inputs)), tuple(map(tensor, op.outputs)), op.reasons,
+                    op.overflowed)
+
+
+def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = False,
+              labels: "OpLabels | None" = None) -> CompareSummary:
+    """Abnormal ops, the first divergent op and the first failing tensor of one result (not named when the
+    match was by name only: an unsound match makes a confident wrong verdict). `labels`: show ops under
+    their Build-graph id and name."""
+    ops = group_ops(table, labels)
+    compared = sum(1 for r in table.rows if not math.isnan(r.cosine))
+    abnormal = tuple(op for op in ops if op.failing_outputs(threshold))
+    divergent = next((op for op in abnormal if not op.failing_inputs(threshold)), None)
+    first_failure: FirstFailure | None = None
+    if name_only:
+        divergent = None
+    for op in () if name_only else ops:
+        bad_inputs = op.failing_inputs(threshold)
+        if bad_inputs:
+            first_failure = FirstFailure(op, bad_inputs[0], is_graph_input=True)
+            break
+        bad_outputs = op.failing_outputs(threshold)
+        if bad_outputs:
+            first_failure = FirstFailure(op, bad_outputs[0], is_graph_input=False)
+            break
+    outputs = [t.cosine for op in ops for t in op.outputs if not math.isnan(t.cosine)]
+    return CompareSummary(
+        path=table.path, complete=table.complete, threshold=threshold, ops=tuple(ops),
+        tensors_compared=compared, tensors_not_compared=len(table.rows) - compared,
+        abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
+        nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
+        min_output_cosine=min(outputs) if outputs else math.nan,
+        npu_vs_npu=table.header.count("Address") == 2, name_only=name_only, problems=table.problems,
+        labelled=labels is not None, overflow_column=OVERFLOW_COLUMN in table.header,
+    )

@@ -1,0 +1,155 @@
+"""`demo [DIR]`: build a complete example workspace (real TF network, simulated NPU run) and check it;
+`demo --fixed [DIR]`: re-run its NPU step with fix/ops_info.json's block list in float32 and compare.
+
+TensorFlow is loaded only in the child process the build starts; this module imports argparse only.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
+from precision_tool.shell.commands.demo.demo_steps import open_command, run_checks, tool_command, unused_workspace
+
+_DESCRIPTION = """\
+Build a complete workspace from a small TensorFlow network (conv, batch-norm, relu, pool, dense,
+softmax cross-entropy with a static loss scale of 2^17, one SGD step): the golden CPU run dumped by
+tf_config.sess_dump and extracted by tf_dump, and a simulated NPU run computed in float16 (GE Build
+graph with fused ops, Cast and TransData, NC1HWC0 / FRACTAL_Z / FRACTAL_NZ dumps) with two problems: a
+planted kernel fault, and float16 weight gradients that overflow to inf. Also an overflow-detection
+run, fusion_result.json and a second NPU run with the kernel fixed (debug_1). Then runs `ac -c --report`
+on it: the checks, and the HTML report of what they found.
+
+--fixed: on a demo workspace, read fix/ops_info.json (the mixed-precision list CANN's modify_mixlist
+option reads, {"black-list": {"to-add": ["MatMulV2"]}}; `ac -c` writes it when a replay finds a float16
+precision problem), run the NPU step again with those op types kept in float32 and the vendor's fixed
+kernel into npu/debug_2 (replacing an earlier one; tf/ is reused), and compare it with the golden run.
+
+--ranks N: the same network trained data-parallel on N ranks (N from 2 to 64), each rank its own batch,
+the gradients all-reduced (HcomAllReduce, reduction "sum", then a RealDiv by N) before the weight update;
+the single demo's two problems are off, and one planted fault is in: on one rank (rank 3 from 4 ranks on)
+the input of fc1's kernel all-reduce is corrupted. NPU dumps per rank in npu/debug_0/dump/<time>/<rank>/,
+one Build graph for all ranks, golden per rank in tf/tf_debug/rank_<r> and (tf_dump) tf/dump/rank_<r>.
+
+examples:
+  demo                       build ./precision_data_demo and run `ac -c --report`
+  demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/, fix/)
+  demo --no-check            build only
+  demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
+  demo --ranks 8             build the 8-rank demo in ./precision_data_demo_ranks and run `ac -c --report`
+"""
+
+
+def _parser(parser: CommandParser) -> None:
+    parser.add_argument("dir", nargs="?", default=None, metavar="DIR",
+                        help="folder for the demo workspace (default: the --data folder when it does not exist "
+                             "yet or is empty, else ./precision_data_demo)")
+    parser.add_argument("--no-check", action="store_true",
+                        help="build only; do not run `ac -c --report` afterwards (with --fixed: no `vc`)")
+    parser.add_argument("--force", action="store_true",
+                        help="rebuild when DIR already holds a workspace (removes only the demo's folders)")
+    parser.add_argument("--fixed", action="store_true",
+                        help="on a demo workspace (default: the --data folder when it holds one, else "
+                             "./precision_data_demo): run its NPU step again with DIR/fix/ops_info.json's block "
+                             "list kept in float32 and the fixed kernel, into npu/debug_2, and `vc` it against the "
+                             "golden run (`ac -c` writes that file)")
+    parser.add_argument("--ranks", metavar="N", default=None,
+                        help="build the N-rank data-parallel demo instead (N from 2 to 64; default DIR "
+                             "./precision_data_demo_ranks): each rank its own batch, an HcomAllReduce per gradient, "
+                             "one rank's all-reduce input corrupted; golden per rank in tf/dump/rank_<r>")
+
+
+def _kept_in_float32(path: Any) -> list[str]:
+    """The op types fix/ops_info.json keeps in float32; none when it is missing or unreadable."""
+    from precision_tool.errors import WorkspaceError
+    from precision_tool.shell.commands.demo.demo_fixed import kept_types
+
+    try:
+        return sorted(kept_types(path))
+    except WorkspaceError:
+        return []
+
+
+def _demo(args: argparse.Namespace, ctx: Context) -> Any:
+    if args.ranks is not None:
+        from precision_tool.shell.commands.demo.demo_ranks import run_ranks
+
+        return run_ranks(args, ctx)
+    if args.fixed:
+        from precision_tool.shell.commands.demo.demo_fixed import run_fixed
+
+        return run_fixed(args, ctx)
+    import dataclasses
+    import time
+    from pathlib import Path
+
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from precision_tool.demo.build import DEFAULT_DIR, WRITE_HINT, fused_ops, prepare_folder, run_network
+    from precision_tool.demo.npu_sim import PLANTED_FAULT, PRECISION_PROBLEM
+    from precision_tool.errors import WorkspaceError
+    from precision_tool.render.messages import note_line
+    from precision_tool.workspace import Workspace
+
+    started = time.perf_counter()
+    dir_text = args.dir or unused_workspace(ctx) or DEFAULT_DIR
+    root = Path(dir_text).expanduser().resolve()
+    if root.is_dir():  # someone else's or a read-only folder: say so before --force removes anything
+        Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
+    try:
+        prepare_folder(root, force=args.force)
+    except WorkspaceError:
+        raise
+    except OSError as exc:  # --force could not remove a part of the old workspace
+        raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
+                             f"({exc.filename}); {WRITE_HINT}") from None
+    ctx.note(note_line(f"building the demo workspace in {root} (TensorFlow golden step, simulated NPU run)"))
+    build = run_network(root)
+    for line in build.log.splitlines():
+        ctx.note(note_line(line))
+    # what the checks below should find, said before they run
+    held = Text("What it holds:", style="bold")
+    held.append("\n  planted fault: ", style="bold")
+    held.append(PLANTED_FAULT + ".")
+    held.append("\n  float16 problem: ", style="bold")
+    held.append(PRECISION_PROBLEM + ".")
+    fused = fused_ops(root)
+    if fused:
+        held.append("\n  fused by the NPU compiler:", style="bold")
+        for op in fused:
+            held.append(f"\n    {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]")
+    ctx.note(held)
+    demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
+                       console=ctx.console, table=ctx.table)
+    answer = run_checks(demo_ctx, root, check=not args.no_check)
+    seconds = time.perf_counter() - started
+    text = Text()
+    text.append(f"Demo workspace ready in {seconds:.0f} s: ", style="bold")
+    text.append(str(root), style="path")
+    ops_info = Workspace(root).ops_info_file
+    kept = _kept_in_float32(ops_info)
+    if kept:  # `ac -c`'s replay wrote the fix: say how to see it applied
+        text.append(f"\nApply the fix ({ops_info.relative_to(root)}: {', '.join(kept)} in float32) with the vendor's fixed "
+                    "kernel:\n  ", style="bold")
+        text.append(tool_command("demo", "--fixed", dir_text), style="bold green")
+    text.append("\nOpen the shell on it:\n  ", style="bold")
+    text.append(open_command(dir_text), style="bold green")
+    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]
+
+
+def _complete(request: CompletionRequest) -> list[str]:
+    from precision_tool.shell.completion import complete_paths
+
+    if request.option is None and not request.current.startswith("-"):
+        return list(complete_paths(request.current))
+    return []
+
+
+COMMANDS = [
+    Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault and a float16 "
+                    "overflow), run ac -c --report; --fixed: re-run its NPU step with fix/ops_info.json; "
+                    "--ranks N: an N-rank data-parallel demo with one faulty rank",
+            _parser, _demo, completer=_complete, description=_DESCRIPTION),
+]

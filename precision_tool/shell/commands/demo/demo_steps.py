@@ -1,0 +1,75 @@
+"""Steps the demo commands share (`demo`, `demo --ranks N`): the command lines to show, the default folder,
+and running `tf_dump` and `ac -c --report` on the built workspace with ac's answer block kept for last.
+
+Light at import (argparse only): the shell's command table imports the demo modules at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from precision_tool.shell.command import Context
+
+
+def open_command(dir_text: str) -> str:
+    """The command line that opens the shell on the demo workspace."""
+    return tool_command("--data", dir_text)
+
+
+def tool_command(*words: str) -> str:
+    """A command line of this tool as the user can type it (`precision-tool` when installed)."""
+    import shlex
+    import shutil
+    from pathlib import Path
+
+    tail = " ".join(shlex.quote(word) for word in words)
+    if shutil.which("precision-tool"):
+        return f"precision-tool {tail}"
+    cli = Path(__file__).resolve().parents[3] / "cli.py"
+    try:
+        shown = str(cli.relative_to(Path.cwd()))
+    except ValueError:
+        shown = str(cli)
+    return f"python3 {shlex.quote(shown)} {tail}"
+
+
+def unused_workspace(ctx: Context) -> str | None:
+    """The workspace named with --data ($PRECISION_DATA, ROOT_DIR) when nothing is there yet, so that
+    `precision-tool --data DIR demo` builds in DIR; a workspace that holds anything is never the default."""
+    from precision_tool.config import Settings
+
+    root = ctx.workspace.root
+    if ctx.settings.ROOT_DIR == Settings().ROOT_DIR:
+        return None
+    if root.is_dir() and any(root.iterdir()):
+        return None
+    return str(root) if not root.exists() or root.is_dir() else None
+
+
+def run_checks(demo_ctx: Context, root: Any, *, check: bool = True) -> list[Any]:
+    """`tf_dump`, then (`check`) `ac -c --report` on the demo workspace, each under a rule; returns ac's answer
+    block, which the demo shows last, right above the prompt."""
+    from rich.rule import Rule
+
+    from precision_tool.errors import CommandFailed
+    from precision_tool.shell.dispatch import execute
+
+    held: dict[str, Any] = {}
+
+    def defer_answer(args: argparse.Namespace) -> None:
+        args.defer_answer = True
+        held["args"] = args
+
+    for line in (["tf_dump"] + (["ac -c --report"] if check else [])):
+        demo_ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
+        prepare = defer_answer if line.startswith("ac ") else None
+        if not execute(line, demo_ctx, passthrough=False, prepare=prepare).ok:
+            for part in _answer_block(held):  # what the checks that ran found, above the failure
+                demo_ctx.note(part)
+            raise CommandFailed(f"demo: `{line}` failed on {root}")
+    return _answer_block(held)
+
+
+def _answer_block(held: dict[str, Any]) -> list[Any]:
+    return list(getattr(held.get("args"), "answer_block", None) or [])

@@ -1,5 +1,5 @@
-"""Graph commands: `ni` (node info), the op listing behind `ls`, op-name completion, and the fusion,
-cast and graph-similarity checks of `ac`.
+"""Graph commands: `ni` (node info), the op listing behind `ls`, and the fusion, cast and
+graph-similarity checks of `ac` (op names are resolved and completed by op_names.py).
 
 Only argparse/typing at top level: the graph index, rich and numpy are imported when a command runs.
 """
@@ -11,29 +11,9 @@ from typing import Any
 
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
-
-
-def _index(ctx_or_workspace: Any) -> Any:
-    from precision_tool.analysis.graphs.graph_index import index_for
-
-    workspace = getattr(ctx_or_workspace, "workspace", ctx_or_workspace)
-    return index_for(workspace)
-
-
-def load_index(ctx: Context, graph_filter: str | None) -> Any:
-    """The index with the graphs loaded; notes parsing progress and bad files as they happen."""
-    from precision_tool.render.messages import note_line, warning_line
-
-    index = _index(ctx)
-    files = index.load(graph_filter, progress=lambda message: ctx.note(note_line(message)))
-    for failure in index.failures:
-        ctx.note(warning_line(failure))
-    if not files:
-        message = index.missing_build_message()
-        if message is None and graph_filter:
-            message = f"no Build graph or graph file matches -g {graph_filter!r}"
-        raise WorkspaceError(message or f"no readable GE graphs in {ctx.workspace.npu_dir}")
-    return index
+from precision_tool.shell.commands.op_names import (
+    ambiguous_text, complete_graph_names, complete_op_names, index_of, load_index, no_graph_message, not_found_message,
+)
 
 
 def list_ops(args: argparse.Namespace, ctx: Context) -> Any:
@@ -75,36 +55,6 @@ def _no_match_hint(index: Any, args: argparse.Namespace, filters: list[tuple[str
         if needle and not any(needle.lower() in field(e).lower() for e in entries):
             return f"no op has a {labels[key]} containing {needle!r}"
     return "no op matches all the filters together" if entries else None
-
-
-def no_graph_message(index: Any, graph_filter: str) -> str:
-    choices = index.graph_choices()
-    shown = ", ".join(choices[:10]) + (f" and {len(choices) - 10} more" if len(choices) > 10 else "")
-    return f"no graph matches {graph_filter!r}; graphs: {shown or '(none)'}"
-
-
-def complete_op_names(request: CompletionRequest) -> list[str]:
-    """Op names starting with what is typed; never waits for a parse (warms the index up instead)."""
-    index = _index(request.workspace)
-    if not index.ready_for_completion():
-        index.warm_up()
-        return []
-    index.load()
-    return index.complete(request.current)
-
-
-def complete_graph_names(request: CompletionRequest) -> list[str]:
-    """Values for -g: graph names and graph file names starting with what is typed. File names need no
-    parse; graph names are added once the index is loaded (completion warms it up, never waits)."""
-    index = _index(request.workspace)
-    if index.ready_for_completion():
-        index.load()
-        choices = index.graph_choices()
-    else:
-        index.warm_up()
-        choices = [p.name for i in request.workspace.debug_ids() for p in request.workspace.graph_files(i)]
-    typed = request.current.lower()
-    return sorted({c for c in choices if c.lower().startswith(typed)})
 
 
 def _ni_complete(request: CompletionRequest) -> list[str]:
@@ -267,28 +217,6 @@ def _save_picture(index: Any, entry: Any, args: argparse.Namespace, ctx: Context
     return Text.assemble(note_line(f"saved {saved.gv_path}"), "\n", warning_line(saved.message or "no picture")), None
 
 
-def not_found_message(lookup: Any) -> str:
-    """One line: nothing is named so, and what is close."""
-    if lookup.problem:
-        return lookup.problem
-    if not lookup.close:
-        return f"no op is named {lookup.query!r} and none contains it; `ls` lists the ops"
-    more = lookup.close_total - len(lookup.close)
-    tail = f", and {more} more (`ls -n {lookup.query}` lists them)" if more > 0 else ""
-    return f"no op is named {lookup.query!r}; close matches: {', '.join(lookup.close)}{tail}"
-
-
-def ambiguous_text(lookup: Any) -> Any:
-    from rich.text import Text
-
-    text = Text(f"{lookup.note or repr(lookup.query)}; give one of these names:\n", style="yellow")
-    for candidate, place in zip(lookup.names, lookup.places or [""] * len(lookup.names)):
-        text.append(f"  {candidate}")
-        text.append(f"  {place}\n" if place else "\n", style="dim")
-    text.rstrip()
-    return text
-
-
 COMMANDS = [
     Command("ni", "node info: an op's type, pass, kernel, inputs/outputs, dumps and golden (-s saves a picture)",
             _ni_parser, _ni, completer=_ni_complete),
@@ -316,7 +244,7 @@ def _cast_check(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.graphs import cast_table
     from precision_tool.render.messages import note_line, warning_line
 
-    index = _index(ctx)
+    index = index_of(ctx)
     loaded = index.load()
     # a graph that could not be read is not checked: say so, or "no lossy Cast" would be a false all-clear
     unread = [warning_line(f"cast: not checked (cannot read the graph): {failure}") for failure in index.failures]

@@ -47,11 +47,11 @@ def _ls(args: argparse.Namespace, ctx: Context) -> object:
 
 def _complete(request: CompletionRequest) -> list[str]:
     if request.option in ("-n", "--name"):
-        from precision_tool.shell.commands.graphs import complete_op_names
+        from precision_tool.shell.commands.op_names import complete_op_names
 
         return complete_op_names(request)
     if request.option in ("-g", "--graph"):
-        from precision_tool.shell.commands.graphs import complete_graph_names
+        from precision_tool.shell.commands.op_names import complete_graph_names
 
         return complete_graph_names(request)
     if request.option is None and "dump" not in request.words:

@@ -56,7 +56,7 @@ def _replay(args: argparse.Namespace, ctx: Context) -> Any:
 def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, command: str = "replay") -> Any:
     """Resolve the op names as `ni` does, replay them in one child, show the verdicts."""
     from precision_tool.analysis.ops.op_lookup import resolve
-    from precision_tool.shell.commands.graphs import ambiguous_text, load_index, not_found_message
+    from precision_tool.shell.commands.op_names import ambiguous_text, load_index, not_found_message
 
     index = load_index(ctx, args.graph)
     entries = []
@@ -109,7 +109,7 @@ def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace,
 
 
 def _complete(request: CompletionRequest) -> list[str]:
-    from precision_tool.shell.commands.graphs import complete_graph_names, complete_op_names
+    from precision_tool.shell.commands.op_names import complete_graph_names, complete_op_names
 
     if request.option in ("-g", "--graph"):
         return complete_graph_names(request)

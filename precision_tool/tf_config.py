@@ -1,7 +1,7 @@
 """Hooks for training scripts: `import precision_tool.tf_config as npu_tf_config` (the original's API).
 
 This module's whole point is TensorFlow, so it imports it. Import it at the top of the training script,
-BEFORE tensorflow (and before npu_device). Importing:
+BEFORE tensorflow (and before npu_device). Importing it imports capture/tf_setup.py, which:
 - sets `TF_ENABLE_ONEDNN_OPTS=0` (oneDNN would fuse Conv2D+BiasAdd+Relu on CPU) and, when Huawei's
   npu_bridge is absent (a CPU/GPU golden run), turns grappler off for the sessions created afterwards, so
   the golden dump keeps every original tensor (formats.md §6.1);
@@ -15,167 +15,20 @@ prof (combined with '|'; dump and overflow never together) — docs/capture.md l
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import random
-import sys
-import warnings
 from pathlib import Path
 from typing import Any
 
-from precision_tool.capture import options as capture_options
-from precision_tool.capture.fusion_switch import fusion_switch_note, write_fusion_off, write_fusion_switch
-from precision_tool.config import load_settings
+# First: it sets the environment TensorFlow reads when it is imported, then imports it.
+from precision_tool.capture.tf_setup import (  # noqa: F401  (the original's API, re-exported)
+    ACTIONS, DEFAULT_SEED, DUMP_FLAG, FUSION_OFF_FILE, FUSION_SWITCH_FILE, NPU_ADAPTER_PRESENT, NPU_BRIDGE_PRESENT,
+    NPU_DEBUG_DIR, NPU_DUMP_DIR, NPU_GRAPH_DIR, OVERFLOW_DUMP_DIR, OVERFLOW_FLAG, PROFILING_DIR, TF_DEBUG_DUMP_DIR,
+    disable_graph_rewriter, golden_session_config, npu_device_dump_config, parse_actions, plan_for, prepare,
+    runs_as_written, say, seed_everything, session_dump_config, update_custom_op, want_op_determinism,
+)
 from precision_tool.errors import ConfigError, UsageError, WorkspaceError
-from precision_tool.workspace import Workspace
 
-_TF_ALREADY_IMPORTED = "tensorflow" in sys.modules
-if not _TF_ALREADY_IMPORTED:
-    os.environ["TF_ENABLE_ONEDNN_OPTS"] = "0"
-else:
-    warnings.warn("precision_tool.tf_config was imported after tensorflow: oneDNN still fuses "
-                  "Conv2D+BiasAdd on CPU, so the golden dump may lack tensors such as conv/Conv2D:0; "
-                  "import precision_tool.tf_config before tensorflow", stacklevel=2)
-
-ACTIONS = capture_options.ACTIONS
-DEFAULT_SEED = capture_options.DEFAULT_SEED
-DUMP_FLAG = capture_options.DUMP_ENV
-OVERFLOW_FLAG = capture_options.OVERFLOW_ENV
-
-_settings = load_settings()
-_workspace = Workspace(_settings.root_dir.resolve())
-TF_DEBUG_DUMP_DIR = str(_workspace.tf_debug_dir)
-NPU_DEBUG_DIR = str(_workspace.debug_dir(0))
-NPU_DUMP_DIR = str(_workspace.dump_root(0))
-NPU_GRAPH_DIR = str(_workspace.graph_dir(0))
-OVERFLOW_DUMP_DIR = str(_workspace.overflow_root)
-PROFILING_DIR = str(_workspace.profiling_dir(0))
-FUSION_OFF_FILE = str(_workspace.fusion_off_file)  # written by the fusion_off action, never shipped
-FUSION_SWITCH_FILE = str(_workspace.fusion_switch_file)  # a template of the run's passes; the user edits it
-NPU_BRIDGE_PRESENT = importlib.util.find_spec("npu_bridge") is not None
-# Either half of the CANN adapter means an NPU machine (a TF2-only install may ship npu_device alone)
-NPU_ADAPTER_PRESENT = NPU_BRIDGE_PRESENT or importlib.util.find_spec("npu_device") is not None
-
-
-def _say(text: str) -> None:
-    print(f"[PrecisionTool] {text}", file=sys.stderr, flush=True)  # noqa: T201 (a training-script hook)
-
-
-# Graph dumps: read by GE when the NPU session starts and by npu_device when it is imported (so now).
-_graph_env, _graph_warnings = capture_options.graph_dump_env(_workspace)
-os.environ.update(_graph_env)
-for _warning in _graph_warnings:
-    _say(_warning)
-_SEED = capture_options.seed_from_env()
-os.environ["PYTHONHASHSEED"] = str(_SEED)  # for child processes; this one's hashing is fixed at start-up
-
-import tensorflow as tf  # noqa: E402  (TensorFlow is the point of this module; env must be set first)
-
-
-def disable_graph_rewriter() -> None:
-    """Keep every original op in sessions created from now on (no grappler fusion, no constant folding)."""
-    tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
-
-
-if not NPU_ADAPTER_PRESENT:  # a CPU/GPU golden run; on the NPU the NpuOptimizer is itself a grappler pass
-    disable_graph_rewriter()
-
-
-def seed_everything(seed: int | None = None, op_determinism: bool | None = None) -> int:
-    """Same seed for python, numpy and TensorFlow (default $PRECISION_TOOL_SEED, else 2022) — eager and the
-    TF1 global graph alike; returns the seed. Op determinism (TF 2.9+): see `want_op_determinism`."""
-    import numpy as np
-
-    seed = capture_options.seed_from_env() if seed is None else seed
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise UsageError(f"seed_everything: seed must be an integer in 0..4294967295, not {seed!r}")
-    os.environ["PYTHONHASHSEED"] = str(seed)
-    random.seed(seed)
-    np.random.seed(seed)
-    if hasattr(tf.random, "set_seed"):
-        tf.random.set_seed(seed)
-    else:  # TensorFlow 1.15 (the NPU adapter's TF1)
-        tf.compat.v1.set_random_seed(seed)
-    tf.compat.v1.get_default_graph().seed = seed  # the graph TF1-style code builds in (no eager seed there)
-    enable = getattr(getattr(tf.config, "experimental", None), "enable_op_determinism", None)
-    if enable is not None and (want_op_determinism() if op_determinism is None else op_determinism):
-        enable()
-    return seed
-
-
-def want_op_determinism() -> bool:
-    """$PRECISION_TOOL_OP_DETERMINISM True/False decides; unset: on only when a GPU is visible.
-
-    Why not always: TensorFlow's nondeterminism lives in GPU kernels, while op determinism also changes the
-    graph (softmax cross-entropy, dense and sparse, is built from LogSoftmax instead of the fused op the
-    NPU graph has, so the loss's golden tensors lose their NPU counterparts) and makes every random op in a
-    graph without a seed raise. On CPU that is all cost and no gain."""
-    flag = capture_options.DETERMINISM_ENV
-    if os.environ.get(flag, "").strip():
-        return capture_options.env_flag(flag, os.environ)
-    listing = getattr(tf.config, "list_physical_devices", None) or tf.config.experimental.list_physical_devices
-    try:  # TF 1.15 (the NPU's TF1) has only the experimental listing
-        return bool(listing("GPU"))
-    except (RuntimeError, ValueError):  # no device listing on this build
-        return False
-
-
-seed_everything(_SEED)
-
-
-def parse_actions(action: str | None) -> set[str]:
-    """'dump|fusion_off' → {'dump', 'fusion_off'}; unknown words are an error naming the known ones."""
-    return set(capture_options.parse_actions(action))
-
-
-def _plan(action: str | None, dump_layer: str | None = None) -> capture_options.CapturePlan:
-    """The checked plan for `action`; then its folders and fusion file, in that order (a refused plan
-    writes nothing)."""
-    plan = capture_options.plan(_workspace, action, _settings.TF_DUMP_STEP, dump_layer)
-    if plan.selected_by:
-        _say(f"{plan.selected_by}=True: {', '.join(sorted(plan.actions))} on")
-    return plan
-
-
-def _prepare(plan: capture_options.CapturePlan) -> None:
-    for folder in plan.folders:
-        Workspace.ensure_dir(folder, "capture folder")
-    if os.environ.get("DUMP_GRAPH_PATH") == NPU_GRAPH_DIR:
-        Workspace.ensure_dir(Path(NPU_GRAPH_DIR), "graph folder")
-    if plan.fusion_file == "fusion_off":
-        _say(f"fusion switch file {write_fusion_off(_workspace)}: every fusion pass off")
-    elif plan.fusion_file == "fusion_switch":
-        _say(fusion_switch_note(write_fusion_switch(_workspace)))
-
-
-def _refuse_both_dumps(data_dump_on: bool, overflow_on: bool, plan: capture_options.CapturePlan, where: str) -> None:
-    """The caller's own config may already switch on the other dump: refuse that pair too."""
-    if ("dump" in plan.actions and overflow_on) or ("overflow" in plan.actions and data_dump_on):
-        raise UsageError(f"{where} already has {'enable_dump_debug' if overflow_on else 'enable_dump'} on: "
-                         + capture_options.BOTH_DUMPS)
-
-
-def golden_session_config(config: Any = None) -> Any:
-    """`config` (a tf.compat.v1.ConfigProto, default a new one) set to run the graph exactly as written, for
-    the golden session: grappler off and the classic graph optimizer off. Why both: without grappler,
-    TensorFlow's classic optimizer (opt_level L1, the default) folds constants and merges common
-    subexpressions into new names (`add/_0__cf__0`), so those golden tensors lose their NPU counterparts;
-    the context-wide switch set at import reaches only sessions made without a config, and only grappler.
-    Seen on TF 1.15 and 2.x."""
-    config = tf.compat.v1.ConfigProto() if config is None else config
-    graph = config.graph_options
-    graph.rewrite_options.disable_meta_optimizer = True
-    graph.optimizer_options.opt_level = tf.compat.v1.OptimizerOptions.L0
-    graph.optimizer_options.do_constant_folding = False
-    return config
-
-
-def _runs_as_written(config: Any) -> bool:
-    """Whether a session with this ConfigProto runs its graph unrewritten (see golden_session_config)."""
-    graph = config.graph_options
-    return bool(graph.rewrite_options.disable_meta_optimizer
-                and graph.optimizer_options.opt_level == tf.compat.v1.OptimizerOptions.L0
-                and not graph.optimizer_options.do_constant_folding)
+import tensorflow as tf  # noqa: E402,I001  (already imported by tf_setup, after the environment was set)
 
 
 def sess_dump(sess: Any) -> Any:
@@ -187,8 +40,8 @@ def sess_dump(sess: Any) -> Any:
         raise WorkspaceError(f"{root} already holds dumps; run tf_dump on them first, then move or delete "
                              "the folder before dumping again")
     config = getattr(sess, "_config", None)
-    if not NPU_ADAPTER_PRESENT and (config is None or not _runs_as_written(config)):
-        _say("sess_dump: TensorFlow's graph optimizers still rewrite this session's graph (folded constants "
+    if not NPU_ADAPTER_PRESENT and (config is None or not runs_as_written(config)):
+        say("sess_dump: TensorFlow's graph optimizers still rewrite this session's graph (folded constants "
              "and merged ops get new names, so their golden tensors lose their NPU counterparts); create it "
              "with config=npu_tf_config.golden_session_config(config)")
     return tf_debug.DumpingDebugWrapperSession(sess, TF_DEBUG_DUMP_DIR)
@@ -200,42 +53,6 @@ def estimator_dump() -> Any:
     from tensorflow.python import debug as tf_debug
 
     return tf_debug.DumpingDebugHook(TF_DEBUG_DUMP_DIR)
-
-
-def update_custom_op(custom_op: Any, action: str | None = None, dump_layer: str | None = None) -> Any:
-    """Fill the NpuOptimizer custom optimizer's parameter map for `action` (None: the environment flags
-    PRECISION_TOOL_DUMP / PRECISION_TOOL_OVERFLOW decide); returns it."""
-    plan = _plan(action, dump_layer)
-    params = custom_op.parameter_map
-    _refuse_both_dumps("enable_dump" in params and params["enable_dump"].b,
-                       "enable_dump_debug" in params and params["enable_dump_debug"].b, plan,
-                       "the session config's NpuOptimizer")
-    _prepare(plan)
-    for key, (kind, value) in plan.parameter_map.items():
-        if kind == "s":
-            params[key].s = tf.compat.as_bytes(value)
-        elif kind == "b":
-            params[key].b = value
-        else:
-            params[key].i = value
-    return custom_op
-
-
-def session_dump_config(session_config: Any = None, action: str | None = None,
-                        dump_layer: str | None = None) -> Any:
-    """A ConfigProto with the NpuOptimizer custom optimizer set up for `action` (the original's API); a
-    given config is updated in place (its NpuOptimizer reused) and returned."""
-    from tensorflow.core.protobuf import config_pb2, rewriter_config_pb2
-
-    config = session_config if isinstance(session_config, config_pb2.ConfigProto) else config_pb2.ConfigProto()
-    rewrite = config.graph_options.rewrite_options
-    custom_op = next((op for op in rewrite.custom_optimizers if op.name == "NpuOptimizer"), None)
-    if custom_op is None:
-        custom_op = rewrite.custom_optimizers.add()
-        custom_op.name = "NpuOptimizer"
-    update_custom_op(custom_op, action, dump_layer)
-    rewrite.remapping = rewriter_config_pb2.RewriterConfig.OFF  # as the NPU plugin requires
-    return config
 
 
 def _npu_bridge_class(name: str) -> Any:
@@ -259,8 +76,8 @@ def estimator_dump_config(action: str | None = None, dump_layer: str | None = No
     """npu_bridge's DumpConfig for `NPURunConfig(dump_config=...)`; needs Huawei's npu_bridge package.
     For op_debug_level, debug_dir, the fusion switch file and profiling use estimator_run_config_kwargs."""
     cls = _npu_bridge_class("DumpConfig")
-    plan = _plan(action, dump_layer)
-    _prepare(plan)
+    plan = plan_for(action, dump_layer)
+    prepare(plan)
     return _construct(cls, "DumpConfig", plan.estimator_kwargs("DumpConfig"))
 
 
@@ -268,46 +85,14 @@ def estimator_run_config_kwargs(action: str | None = None, dump_layer: str | Non
     """Every NPURunConfig keyword argument for `action`: `NPURunConfig(**kwargs, session_config=...)` —
     dump_config, debug_dir, op_debug_level, fusion_switch_file and profiling_config."""
     dump_cls = _npu_bridge_class("DumpConfig")
-    plan = _plan(action, dump_layer)
-    _prepare(plan)
+    plan = plan_for(action, dump_layer)
+    prepare(plan)
     kwargs: dict[str, Any] = dict(plan.estimator_kwargs("NPURunConfig"))
     kwargs["dump_config"] = _construct(dump_cls, "DumpConfig", plan.estimator_kwargs("DumpConfig"))
     profiling = plan.estimator_kwargs("ProfilingConfig")
     if profiling:
         kwargs["profiling_config"] = _construct(_npu_bridge_class("ProfilingConfig"), "ProfilingConfig", profiling)
     return kwargs
-
-
-def npu_device_dump_config(npu_device: Any, action: str | None = None, dump_layer: str | None = None) -> Any:
-    """TF2: set `npu_device.global_options()` for `action` (dump, overflow, fusion switch, profiling)
-    before `npu_device.open()`; returns the module."""
-    if npu_device is None or not hasattr(npu_device, "global_options"):
-        raise UsageError("npu_device_dump_config needs the npu_device module (import npu_device) as its "
-                         "first argument")
-    plan = _plan(action, dump_layer)
-    options = npu_device.global_options()
-    dump = getattr(options, "dump_config", None)
-    _refuse_both_dumps(_option_on(dump, "enable_dump"), _option_on(dump, "enable_dump_debug"), plan,
-                       "npu_device.global_options().dump_config")
-    _prepare(plan)
-    for path, value in plan.global_options.items():
-        *parents, name = path.split(".")
-        target = options
-        try:
-            for parent in parents:
-                target = getattr(target, parent)
-            setattr(target, name, value)
-        except (AttributeError, TypeError, ValueError) as exc:
-            raise ConfigError(f"npu_device.global_options().{path} = {value!r} refused: {exc}; is the CANN "
-                              "TensorFlow adapter older than this option?") from None
-    return npu_device
-
-
-def _option_on(config: Any, name: str) -> bool:
-    """Whether an npu_device option is already on (its OptionValue reads '1'), tolerating other shapes."""
-    option = getattr(config, name, None)
-    value = getattr(option, "value", option)
-    return value in (True, "1", "True")
 
 
 def _numpy_of(value: Any) -> Any:

@@ -144,7 +144,7 @@ def run_graph(replayed: Replayed, feeds: dict[str, Any]) -> list[Any]:
     import numpy as np
     import tensorflow as tf
 
-    from precision_tool import tf_config
+    from precision_tool.capture import tf_setup
 
     graph = tf.Graph()
     with graph.as_default():
@@ -153,7 +153,7 @@ def run_graph(replayed: Replayed, feeds: dict[str, Any]) -> list[Any]:
         for name, value in feeds.items():
             tensor = graph.get_tensor_by_name(f"{name}:0")
             feed_dict[tensor] = np.asarray(value).astype(tensor.dtype.as_numpy_dtype)
-        with tf.compat.v1.Session(graph=graph, config=tf_config.golden_session_config()) as session:
+        with tf.compat.v1.Session(graph=graph, config=tf_setup.golden_session_config()) as session:
             if replayed.init:
                 session.run(replayed.init, feed_dict=feed_dict)
             values = session.run(replayed.fetches, feed_dict=feed_dict)
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0].startswith("-"):
         print("usage: python -m precision_tool.capture.op_replay CASE_FOLDER [CASE_FOLDER ...]", file=sys.stderr)
         return 2
-    from precision_tool import tf_config  # noqa: F401  (before TensorFlow: oneDNN off, seeds)
+    from precision_tool.capture import tf_setup  # noqa: F401  (before TensorFlow: oneDNN off, seeds)
 
     from precision_tool.atomic import write_text_atomic
 

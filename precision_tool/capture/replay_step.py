@@ -2,9 +2,9 @@
 
     python -m precision_tool.capture.replay_step --device cpu|npu --action ACTION [--dump-dir DIR] WORKSPACE
 
-Imports precision_tool.tf_config first (before TensorFlow: oneDNN off, seeds, grappler off for a golden
-run), then: TF1 captures → import_meta_graph + restore, the saved inputs fed back, dropout fed off, fixed
-seeds on random ops that had none, op determinism as tf_config.seed_everything decides (on only where a
+Imports precision_tool.capture.tf_setup first (before TensorFlow: oneDNN off, seeds, grappler off for a
+golden run), then: TF1 captures → import_meta_graph + restore, the saved inputs fed back, dropout fed off, fixed
+seeds on random ops that had none, op determinism as tf_setup.seed_everything decides (on only where a
 GPU is visible, or as $PRECISION_TOOL_OP_DETERMINISM says: under determinism TensorFlow builds softmax
 cross-entropy from LogSoftmax instead of the fused op the NPU graph has), the saved ConfigProto; Keras captures → load the
 saved model (with its compile state), dropout layers at rate 0, train_on_batch on the saved batch.
@@ -74,21 +74,21 @@ def replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -
     workspace = Workspace(root)
     dump_dir = dump_dir or workspace.tf_debug_dir
     manifest = sm.read_manifest(workspace.checkpoint_dir)  # before TensorFlow: a bad capture is quick
-    from precision_tool import tf_config  # before TensorFlow and the adapter (which imports it): oneDNN off,
+    from precision_tool.capture import tf_setup  # before TensorFlow and the adapter (which imports it): oneDNN off,
     # seeds, and the graph-dump variables npu_device reads when it is imported
     if device == "npu":
         _import_adapter(manifest.kind)
 
-    if device == "cpu" and hasattr(tf_config, "disable_graph_rewriter"):
-        tf_config.disable_graph_rewriter()  # a golden run keeps every op, even with a stand-in adapter around
+    if device == "cpu":
+        tf_setup.disable_graph_rewriter()  # a golden run keeps every op, even with a stand-in adapter around
     from precision_tool.capture.options import seed_from_env
 
     seed = seed_from_env()  # $PRECISION_TOOL_SEED, else 2022: as the capture side
     # The capture-side policy, not always-on: op determinism only where a GPU is visible (or as
     # $PRECISION_TOOL_OP_DETERMINISM says), so a rebuilt Keras loss keeps the fused softmax cross-entropy
     # op the NPU graph has and its golden tensors keep their NPU counterparts.
-    determinism = tf_config.want_op_determinism()
-    tf_config.seed_everything(seed, op_determinism=determinism)
+    determinism = tf_setup.want_op_determinism()
+    tf_setup.seed_everything(seed, op_determinism=determinism)
     if manifest.kind == sm.KIND_TF1:
         result = _replay_tf1(manifest, workspace, device, action, seed, dump_dir)
     else:
@@ -159,7 +159,7 @@ def _dumping_session(session: Any, dump_dir: Path) -> Any:
 def _session_config(manifest: Any, device: str, action: str) -> Any:
     import tensorflow as tf
 
-    from precision_tool import tf_config
+    from precision_tool.capture import tf_setup
 
     config = tf.compat.v1.ConfigProto()
     name = manifest.data.get("session_config")
@@ -170,10 +170,10 @@ def _session_config(manifest: Any, device: str, action: str) -> Any:
         kept = [op for op in rewrite.custom_optimizers if op.name != "NpuOptimizer"]
         del rewrite.custom_optimizers[:]
         rewrite.custom_optimizers.extend(kept)
-        # every op as written, in the session's own config (tf_config's context-wide switch does not reach
+        # every op as written, in the session's own config (tf_setup's context-wide switch does not reach
         # a session given a config, and the classic optimizer would still fold constants into new names)
-        return tf_config.golden_session_config(config)
-    return tf_config.session_dump_config(config, action=action)
+        return tf_setup.golden_session_config(config)
+    return tf_setup.session_dump_config(config, action=action)
 
 
 def _npu_options_of(config: Any) -> dict[str, Any]:
@@ -234,7 +234,7 @@ def _fetch_report(manifest: Any, names: list[str], values: list[Any]) -> list[di
 def _replay_keras(manifest: Any, workspace: Any, device: str, action: str, dump_dir: Path) -> dict[str, Any]:
     import tensorflow as tf
 
-    from precision_tool import tf_config
+    from precision_tool.capture import tf_setup
     from precision_tool.capture.dropout import keras_dropout_off
     from precision_tool.capture.keras_capture import keras_dump, load_batch
 
@@ -242,7 +242,7 @@ def _replay_keras(manifest: Any, workspace: Any, device: str, action: str, dump_
     if device == "npu":
         import npu_device  # type: ignore[import-not-found]
 
-        tf_config.npu_device_dump_config(npu_device, action)
+        tf_setup.npu_device_dump_config(npu_device, action)
         options = dict(npu_device.global_options().as_dict()) if hasattr(npu_device.global_options(), "as_dict") else {}
         from precision_tool.atomic import write_text_atomic
 

@@ -97,7 +97,7 @@ def test_the_npu_replay_on_tf115_imports_the_adapter_after_tf_config(py37, tf115
     assert options["enable_dump"] is True and options["op_debug_level"] == 4
     assert options["fusion_switch_file"] == str(ws.fusion_off_file.resolve())
     (entry,) = [json.loads(line) for line in record.read_text().splitlines()]
-    assert entry["module"] == "npu_bridge.npu_init" and entry["tf_config_imported"] is True
+    assert entry["module"] == "npu_bridge.npu_init" and entry["tf_setup_imported"] is True
     assert entry["env"]["DUMP_GRAPH_PATH"] == str(ws.graph_dir(0).resolve())
 
 

@@ -208,9 +208,10 @@ def test_npu_fusion_off_builds_the_adapter_options_in_the_child(demo_copy) -> No
 
 def _assert_tf_config_came_first(record: Path, module: str, workspace: Path) -> None:
     """The adapter (which imports TensorFlow; npu_device reads NPU_DUMP_GRAPH then) was imported after
-    tf_config had set the graph-dump variables and oneDNN off, as a training script does it."""
+    tf_config's set-up (capture/tf_setup.py) had set the graph-dump variables and oneDNN off, as a training
+    script's `import precision_tool.tf_config` does it."""
     (entry,) = [e for e in map(json.loads, record.read_text().splitlines()) if e["module"] == module]
-    assert entry["tf_config_imported"] is True
+    assert entry["tf_setup_imported"] is True
     env = entry["env"]
     assert env["NPU_DUMP_GRAPH"] == "true" and env["DUMP_GE_GRAPH"] == "2" and env["DUMP_GRAPH_LEVEL"] == "3"
     assert Path(env["DUMP_GRAPH_PATH"]).resolve() == Workspace(workspace.resolve()).graph_dir(0)

@@ -16,7 +16,8 @@ def record(module: str) -> None:
     if not path:
         return
     entry = {"module": module,
-             "tf_config_imported": "precision_tool.tf_config" in sys.modules,
+             # tf_config's set-up (oneDNN off, graph-dump variables), which train's child imports alone
+             "tf_setup_imported": "precision_tool.capture.tf_setup" in sys.modules,
              "tensorflow_imported": "tensorflow" in sys.modules,
              "env": {name: os.environ.get(name) for name in WATCHED}}
     with open(path, "a", encoding="utf-8") as out:

@@ -28,6 +28,50 @@ def rank_golden_folders(golden_root: Path) -> list[tuple[int, Path]]:
     found = ((GOLDEN_RANK_FOLDER.match(child.name), child) for child in golden_root.iterdir())
     return sorted((int(match.group(1)), child) for match, child in found if match and child.is_dir())
 
+_RANK_FOLDER = re.compile(r"^\d{1,5}$")  # a device folder of a dump: dump/<time>/<device_id>/
+
+
+@dataclass(frozen=True)
+class RankDir:
+    """One device folder of a multi-device dump (`dump/<time>/<device_id>/`)."""
+
+    rank: int
+    path: Path
+
+
+def rank_dirs(dump_dir: Path) -> list[RankDir]:
+    """The device folders of a dump (`<time>/<device_id>/`), by rank; [] unless there are at least two
+    (one device folder is an ordinary single-device dump)."""
+    if not dump_dir.is_dir():
+        return []
+    found = [RankDir(int(child.name), child) for child in dump_dir.iterdir()
+             if _RANK_FOLDER.match(child.name) and child.is_dir()]
+    found.sort(key=lambda r: r.rank)
+    return found if len(found) >= 2 else []
+
+
+def rank_of_path(path: Path, dump_dir: Path) -> int | None:
+    """The rank a file under a multi-rank `dump_dir` belongs to (its first folder below it), else None."""
+    try:
+        first = Path(path).relative_to(dump_dir).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return int(first) if _RANK_FOLDER.match(first) else None
+
+
+def golden_dir_for_rank(golden_root: Path, rank: int) -> tuple[Path, bool]:
+    """(golden folder of `rank`, True when it is the rank's own): tf/dump/rank_<r>/ when it exists, else
+    the shared tf/dump/ (right when every rank was fed the same batch)."""
+    own = golden_root / f"{GOLDEN_RANK_PREFIX}{rank}"
+    if own.is_dir():
+        return own, True
+    return golden_root, False
+
+
+def has_rank_goldens(golden_root: Path) -> bool:
+    return bool(rank_golden_folders(golden_root))
+
+
 STEP_MANIFEST = "manifest.json"
 """The captured step's manifest in tf/checkpoints (capture/step_manifest.py writes it)."""
 

@@ -1,4 +1,5 @@
-"""The ranks of a multi-device dump: where they are, which ops must agree across them, and one summary.
+"""The ranks of a multi-device dump: which ops must agree across them, and one summary (where their
+folders are is workspace.py's: rank_dirs, golden_dir_for_rank).
 
 A dump of a job on several devices holds one folder per device under the dump time:
 `dump/<time>/<device_id>/<model_name>/...` (formats.md §2.1); each device folder is a rank. Each rank is
@@ -12,15 +13,13 @@ op's inputs before its outputs.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from precision_tool.analysis.results.results import CompareSummary, OpResult, TensorCosine
-from precision_tool.workspace import GOLDEN_RANK_PREFIX, rank_golden_folders
+from precision_tool.workspace import GOLDEN_RANK_PREFIX
 
-_RANK_FOLDER = re.compile(r"^\d{1,5}$")
 HCCL_PREFIX = "Hcom"
 """GE's collective-communication op types all start with it (HcomAllReduce, HcomBroadcast, HcomAllGather,
 HcomReduceScatter, HcomSend, HcomReceive, HcomAllToAllV, ...)."""
@@ -41,45 +40,6 @@ def ranks_text(ranks: Iterable[int]) -> str:
         else:
             runs.append([rank, rank])
     return ", ".join(str(a) if a == b else f"{a}, {b}" if b == a + 1 else f"{a}-{b}" for a, b in runs)
-
-
-@dataclass(frozen=True)
-class RankDir:
-    rank: int
-    path: Path
-
-
-def rank_dirs(dump_dir: Path) -> list[RankDir]:
-    """The device folders of a dump (`<time>/<device_id>/`), by rank; [] unless there are at least two
-    (one device folder is an ordinary single-device dump)."""
-    if not dump_dir.is_dir():
-        return []
-    found = [RankDir(int(child.name), child) for child in dump_dir.iterdir()
-             if _RANK_FOLDER.match(child.name) and child.is_dir()]
-    found.sort(key=lambda r: r.rank)
-    return found if len(found) >= 2 else []
-
-
-def rank_of_path(path: Path, dump_dir: Path) -> int | None:
-    """The rank a file under a multi-rank `dump_dir` belongs to (its first folder below it), else None."""
-    try:
-        first = Path(path).relative_to(dump_dir).parts[0]
-    except (ValueError, IndexError):
-        return None
-    return int(first) if _RANK_FOLDER.match(first) else None
-
-
-def golden_dir_for_rank(golden_root: Path, rank: int) -> tuple[Path, bool]:
-    """(golden folder of `rank`, True when it is the rank's own): tf/dump/rank_<r>/ when it exists, else
-    the shared tf/dump/ (right when every rank was fed the same batch)."""
-    own = golden_root / f"{GOLDEN_RANK_PREFIX}{rank}"
-    if own.is_dir():
-        return own, True
-    return golden_root, False
-
-
-def has_rank_goldens(golden_root: Path) -> bool:
-    return bool(rank_golden_folders(golden_root))
 
 
 # --- ops that must agree on every rank --------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from precision_tool.analysis.dumps.decode import origin_layout_array
 from precision_tool.analysis.dumps.dump_files import DumpEntry, scan_dump_folder
@@ -153,3 +154,22 @@ def relative(path: Path, base: Path | None) -> str:
         return os.path.relpath(path, base)
     except ValueError:
         return str(path)
+
+
+def opdebug_overflow_ops(folder: Any) -> tuple[frozenset[str], list[str]]:
+    """Graph op names (and dump-name spellings) of the ops the Opdebug records below `folder` say overflowed,
+    and a warning per record that could not be read (their ops cannot be marked)."""
+    if folder is None or not Path(folder).is_dir():
+        return frozenset(), []
+    first = find_overflows(Path(folder), limit=0)
+    report = find_overflows(Path(folder), limit=first.total)
+    names: set[str] = set()
+    warnings = []
+    for finding in report.findings:
+        if finding.unreadable:
+            warnings.append(f"overflow records: {finding.problem}; its op is not marked in the OverFlow column")
+            continue
+        for name in (finding.graph_name, finding.op_name):
+            if name:
+                names.add(name)
+    return frozenset(names), warnings

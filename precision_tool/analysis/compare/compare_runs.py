@@ -299,7 +299,7 @@ def _stats_run(spec: RunSpec, csv_path: Path, started: float,
 def _selected(spec: RunSpec, plan: MatchPlan) -> tuple[MatchPlan, Columns, list[str]]:
     """The plan cut to the op range/selection of `spec`, and the optional columns its CSV gets."""
     from precision_tool.analysis.compare.op_selection import OpSelection, select_groups
-    from precision_tool.analysis.results.result_columns import opdebug_overflow_ops
+    from precision_tool.analysis.checks.overflow import opdebug_overflow_ops
 
     notes: list[str] = []
     selection = None

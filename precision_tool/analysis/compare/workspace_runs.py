@@ -22,9 +22,9 @@ from precision_tool.analysis.compare.compare_runs import (
     workspace_labeller,
 )
 from precision_tool.analysis.compare.matching import dump_iterations, find_graph_dump_dir
-from precision_tool.analysis.ranks import RankDir, has_rank_goldens, rank_dirs, golden_dir_for_rank, ranks_text
+from precision_tool.analysis.ranks import ranks_text
 from precision_tool.errors import WorkspaceError
-from precision_tool.workspace import new_result_dir
+from precision_tool.workspace import RankDir, golden_dir_for_rank, has_rank_goldens, new_result_dir, rank_dirs
 
 if TYPE_CHECKING:
     from precision_tool.analysis.compare.compare_executors import GroupExecutor

@@ -182,7 +182,7 @@ def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None
     """Dumps whose op name / type contain the filters, with their input/output counts (headers only);
     run by run (debug_0 first), rank by rank, each in time order. `runs`: (N of debug_N, folder);
     `rank`: only that rank's files of a multi-device dump."""
-    from precision_tool.analysis.ranks import rank_dirs
+    from precision_tool.workspace import rank_dirs
 
     runs = list(runs)
     entries: list[tuple[int, DumpEntry, int | None]] = []

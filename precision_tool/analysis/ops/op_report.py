@@ -260,7 +260,7 @@ def _output_key(index: GraphIndex, entry: OpEntry, name: str, slot: int) -> str 
 
 
 def _dump_ranks(workspace: Workspace, debug_id: int, dumps: Sequence[tuple[Path, object]]) -> tuple[int | None, ...]:
-    from precision_tool.analysis.ranks import rank_dirs, rank_of_path
+    from precision_tool.workspace import rank_dirs, rank_of_path
 
     folder = workspace.newest_dump_dir(debug_id)
     if folder is None or not rank_dirs(folder):

@@ -2,8 +2,9 @@
 
 OverFlow (msaccucmp -overflow_detection) follows the reference for fp16 tensors (|x| >= 65504 is YES)
 and goes further where it is blind: NaN counts as overflow too (the reference takes the maximum, which
-NaN hides), and an op the run's Opdebug records name is YES on its outputs. OpSequence is the graph op's
-id, written when a range or selection of ops is compared (-r / -s).
+NaN hides), and an op the run's Opdebug records name (checks/overflow.py's opdebug_overflow_ops) is
+YES on its outputs. OpSequence is the graph op's id, written when a range or selection of ops is
+compared (-r / -s).
 """
 
 from __future__ import annotations
@@ -55,26 +56,3 @@ def _overflows(values: Any) -> bool:
     with np.errstate(invalid="ignore"):
         biggest = np.max(np.abs(values.astype(np.float32, copy=False)))
     return bool(np.isnan(biggest) or biggest >= FP16_MAX)
-
-
-def opdebug_overflow_ops(folder: Any) -> tuple[frozenset[str], list[str]]:
-    """Graph op names (and dump-name spellings) of the ops the Opdebug records below `folder` say overflowed,
-    and a warning per record that could not be read (their ops cannot be marked)."""
-    from pathlib import Path
-
-    from precision_tool.analysis.checks.overflow import find_overflows
-
-    if folder is None or not Path(folder).is_dir():
-        return frozenset(), []
-    first = find_overflows(Path(folder), limit=0)
-    report = find_overflows(Path(folder), limit=first.total)
-    names: set[str] = set()
-    warnings = []
-    for finding in report.findings:
-        if finding.unreadable:
-            warnings.append(f"overflow records: {finding.problem}; its op is not marked in the OverFlow column")
-            continue
-        for name in (finding.graph_name, finding.op_name):
-            if name:
-                names.add(name)
-    return frozenset(names), warnings

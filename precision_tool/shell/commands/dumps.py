@@ -318,7 +318,7 @@ def list_dumps(args: argparse.Namespace, ctx: Context) -> Any:
     rank = getattr(args, "rank", None)
     rows = list_dump_files(runs, name=getattr(args, "name", None), op_type=getattr(args, "type", None), rank=rank)
     if rank is not None and not rows:
-        from precision_tool.analysis.ranks import rank_dirs
+        from precision_tool.workspace import rank_dirs
 
         held = sorted({r.rank for _, folder in runs for r in rank_dirs(folder)})
         if not held:

@@ -13,7 +13,7 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
-from precision_tool.analysis.graphs.graph_index import OpEntry
+from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.shapes import shape_text
 from precision_tool.formats.ge.ge_graph import attr_kind
 

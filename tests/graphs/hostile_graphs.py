@@ -213,7 +213,7 @@ class _Timeout(Exception):
 
 def check_in_process(path: Path, limit: float = 60.0) -> tuple[str, str]:
     """('result'|'refused'|'traceback'|'hang', detail) for reading one file as `ls` and `ni` do."""
-    from precision_tool.analysis.graphs.graph_index import summarize
+    from precision_tool.analysis.graphs.graph_summary import summarize
     from precision_tool.errors import PrecisionToolError
     from precision_tool.formats.ge.ge_graph import load_graph
 

@@ -129,7 +129,8 @@ def test_bad_graph_file_is_one_line(cli, make_workspace, tf_ge_model: Model) -> 
 
 
 def test_completion_is_fast_on_100000_names(make_workspace, tf_ge_model: Model) -> None:
-    from precision_tool.analysis.graphs.graph_index import GraphFile, GraphIndex, OpEntry
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
+    from precision_tool.analysis.graphs.graph_summary import GraphFile, OpEntry
     from precision_tool.shell.command import CompletionRequest
     from precision_tool.shell.commands.op_names import complete_op_names
     from precision_tool.workspace import Workspace

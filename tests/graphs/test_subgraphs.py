@@ -55,7 +55,7 @@ def test_ni_shows_subgraph_relations(cli, make_workspace) -> None:
 
 
 def test_two_process_and_light_parses_match_the_full_parse(tmp_path: Path) -> None:
-    from precision_tool.analysis.graphs.graph_index import summarize
+    from precision_tool.analysis.graphs.graph_summary import summarize
     from precision_tool.formats.ge import ge_text_fast as ge_text
     from precision_tool.formats.ge.ge_graph import load_graph, write_graph_text
     from precision_tool.formats.ge.ge_synthetic import synthetic_build_model

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from precision_tool.analysis.graphs.graph_index import GraphIndex, OpEntry
+from precision_tool.analysis.graphs.graph_index import GraphIndex
+from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.formats.ge.ge_graph import Graph, Op, TensorDesc, load_graph
 from precision_tool.workspace import Workspace
 

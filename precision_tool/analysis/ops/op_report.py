@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from precision_tool.analysis.graphs.graph_index import GraphIndex, OpEntry
+from precision_tool.analysis.graphs.graph_index import GraphIndex
+from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge.ge_graph import Op, split_input
 from precision_tool.workspace import Workspace

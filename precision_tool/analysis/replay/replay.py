@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from precision_tool.analysis.graphs.graph_index import GraphIndex, OpEntry
+from precision_tool.analysis.graphs.graph_index import GraphIndex
+from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.analysis.replay.replay_plan import (
     NATIVE_TYPES, RESULT_FILE, ReplayCase, case_key, golden_graph_files, plan_case, read_child_result,
 )

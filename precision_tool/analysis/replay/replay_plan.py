@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from precision_tool.analysis.graphs.graph_index import GraphIndex, OpEntry
+from precision_tool.analysis.graphs.graph_index import GraphIndex
+from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge.ge_graph import Op, split_input
 from precision_tool.workspace import Workspace

@@ -125,7 +125,7 @@ def output_points(rows: Sequence[TensorRecord], labels: Any, threshold: float) -
 
 
 def op_facts(op: Any) -> OpFacts:
-    from precision_tool.analysis.graphs.graph_index import fusion_pass_text
+    from precision_tool.analysis.graphs.graph_summary import fusion_pass_text
     from precision_tool.shapes import shape_text
 
     def desc(d: Any) -> tuple[str, str, str]:

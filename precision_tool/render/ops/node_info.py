@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 from rich.text import Text
 
-from precision_tool.analysis.graphs.graph_index import fusion_pass_text
+from precision_tool.analysis.graphs.graph_summary import fusion_pass_text
 from precision_tool.analysis.ops.op_report import OpReport, TensorFacts
 from precision_tool.formats.ge.ge_graph import Op, TensorDesc
 from precision_tool.shapes import shape_text

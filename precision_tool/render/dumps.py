@@ -17,7 +17,8 @@ from precision_tool.shapes import shape_text
 if TYPE_CHECKING:
     import numpy as np
 
-    from precision_tool.analysis.dumps.decode import DecodeReport, LayoutStory
+    from precision_tool.analysis.dumps.decode import DecodeReport
+    from precision_tool.analysis.dumps.origin_layout import LayoutStory
     from precision_tool.analysis.dumps.dump_files import DumpListing
     from precision_tool.analysis.checks.overflow import OverflowReport, TensorSummary
     from precision_tool.analysis.dumps.tensor_stats import TensorStats

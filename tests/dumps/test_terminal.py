@@ -127,7 +127,7 @@ def _overflow_section(text: str) -> list[str]:
 def _table_cells(dump: Path) -> set[str]:
     """Every cell of the overflow table, from the dump itself: its values come from a float32 matmul whose
     rounding depends on the CPU's BLAS kernel, so no number is written here."""
-    from precision_tool.analysis.dumps.decode import origin_layout_array
+    from precision_tool.analysis.dumps.origin_layout import origin_layout_array
     from precision_tool.shapes import shape_text
     from precision_tool.analysis.dumps.tensor_stats import tensor_stats
     from precision_tool.formats.npu.dump_types import data_type_name

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from precision_tool.analysis.dumps.decode import origin_layout_array
+from precision_tool.analysis.dumps.origin_layout import origin_layout_array
 from precision_tool.analysis.dumps.dump_files import DumpEntry, scan_dump_folder
 from precision_tool.analysis.dumps.tensor_stats import TensorStats, tensor_stats
 from precision_tool.errors import FormatError

@@ -17,7 +17,7 @@ from precision_tool.formats.ge.ge_graph import Op, split_input
 from precision_tool.workspace import Workspace
 
 if TYPE_CHECKING:
-    from precision_tool.analysis.dumps.decode import LayoutStory
+    from precision_tool.analysis.dumps.origin_layout import LayoutStory
 
 
 # --- what `ni` shows about one op ----------------------------------------------------------------------
@@ -144,9 +144,9 @@ def stats_facts(path: Path) -> tuple[TensorFacts, ...]:
 
 def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
     """Statistics of every input and output of one dump file, in the origin layout with the device
-    padding cut, read as `pt` reads them (decode.origin_layout_array), so they match `pt` and the golden
+    padding cut, read as `pt` reads them (origin_layout.origin_layout_array), so they match `pt` and the golden
     tensor; a bad file is one fact with a problem. `op` (the graph's op) tells each tensor's origin layout."""
-    from precision_tool.analysis.dumps.decode import op_origin_formats, origin_layout_array
+    from precision_tool.analysis.dumps.origin_layout import op_origin_formats, origin_layout_array
     from precision_tool.analysis.dumps.tensor_stats import tensor_stats
     from precision_tool.formats.npu.dump_types import data_type_name, format_name
     from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor

@@ -185,7 +185,7 @@ def _save_tensors(index: GraphIndex, entry: OpEntry, op: Op, dump_path: Path, fo
                   golden: dict[str, Path]) -> tuple[tuple[ReplayTensor, ...], tuple[ReplayTensor, ...], tuple[str, ...]]:
     import numpy as np
 
-    from precision_tool.analysis.dumps.decode import op_origin_formats, origin_layout_array
+    from precision_tool.analysis.dumps.origin_layout import op_origin_formats, origin_layout_array
     from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
 
     dump = read_dump_header(dump_path)

@@ -116,7 +116,8 @@ def _dc_parser(parser: CommandParser) -> None:
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.dumps.decode import decode_dumps, dump_runs, graph_origin_formats, write_failure_list
+    from precision_tool.analysis.dumps.decode import decode_dumps, write_failure_list
+    from precision_tool.analysis.dumps.origin_layout import dump_runs, graph_origin_formats
     from precision_tool.render.dumps import decode_report
 
     if bool(args.name) == bool(args.target):
@@ -230,7 +231,7 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
 
 def _dump_tensor(ref: Any, workspace: "Workspace") -> tuple[Any, Any, str, Path, tuple[str, Path, str], list[str]]:
     """A dump tensor in the layout `ni` shows it in: (array, layout story, title, .txt path, source, notes)."""
-    from precision_tool.analysis.dumps.decode import graph_origin_formats, origin_layout_array
+    from precision_tool.analysis.dumps.origin_layout import graph_origin_formats, origin_layout_array
     from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
 
     dump = read_dump_header(ref.path)

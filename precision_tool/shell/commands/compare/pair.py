@@ -59,7 +59,7 @@ def _cp(args: argparse.Namespace, ctx: Context) -> Any:
 
 def _graph_layouts(refs: Any, ctx: Context) -> dict[str, str]:
     """The origin layout the run's Build graph gives each dump tensor of the workspace (as `pt`/`ni` use)."""
-    from precision_tool.analysis.dumps.decode import graph_origin_formats
+    from precision_tool.analysis.dumps.origin_layout import graph_origin_formats
 
     layouts: dict[str, str] = {}
     for ref in refs:

@@ -30,7 +30,8 @@ def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Pa
     """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR, an op NAME, or a tensor
     spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
     from precision_tool.analysis.dumps.dump_files import is_candidate_dump, workspace_dump_folders
-    from precision_tool.analysis.ops.tensor_ref import find_file, resolve_op_dumps, resolve_tensor, split_dump_tensor
+    from precision_tool.analysis.ops.tensor_files import resolve_op_dumps
+    from precision_tool.analysis.ops.tensor_ref import find_file, resolve_tensor, split_dump_tensor
     from precision_tool.workspace import walk_files
 
     path = Path(target).expanduser()
@@ -350,7 +351,7 @@ _LIMIT = 200  # as many as the shell shows
 def _dump_names(workspace: "Workspace") -> tuple[list[str], list[tuple[str, str]]]:
     """(the dump file names, sorted; (op part, name) pairs, sorted) of the workspace's dump folders."""
     from precision_tool.analysis.dumps.dump_files import scan_dump_folder
-    from precision_tool.analysis.ops.tensor_ref import dump_search_folders
+    from precision_tool.analysis.ops.tensor_files import dump_search_folders
 
     folders = [folder for _, folder in dump_search_folders(workspace)]
     key = tuple(str(f) for f in folders)
@@ -432,7 +433,7 @@ def _complete_tensor_ref(current: str, workspace: "Workspace", *, golden: bool =
     golden tensors (`OP:N`, when tf/dump holds them)."""
     from precision_tool.formats.npu.npu_dump import parse_dump_name, read_dump_header
 
-    from precision_tool.analysis.ops.tensor_ref import resolve_op_dump
+    from precision_tool.analysis.ops.tensor_files import resolve_op_dump
 
     file_part = current.split(":", 1)[0]
     try:

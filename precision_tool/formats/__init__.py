@@ -1,1 +1,9 @@
-"""One module per external format: bytes → typed objects and back. No printing, no shell imports."""
+"""Bytes → typed objects and back, one module per external format. Knows nothing of the workspace,
+never prints, imports only errors, atomic and shapes of the package root.
+
+ge/   GE graphs: text, JSON, ONNX-style dumps and the model they share; fusion results
+npu/  what the NPU run leaves: dumps and their data types and layouts, statistics CSVs, Opdebug
+      overflow records, mixed-precision lists
+tf/   TensorFlow's files: tfdbg dumps (v1, v2), their protos, golden tensor names
+The three import nothing of each other; analysis/, capture/, demo/, render/ and shell/ import them.
+"""

@@ -1,0 +1,4 @@
+"""Drawing comparison results: vc/vcs tables and run lines (compare.py), statistics results (stats.py),
+one pair of tensors (pair.py), the rank table and verdicts (ranks.py). Reads analysis/ (compare/,
+results/, ranks); imported by render/answer.py and shell/.
+"""

@@ -5,8 +5,8 @@ usage: python3 benchmarks/hostile_corpus.py [--count 1000] [--kinds npu_dump,...
 
 Kinds: the dump-side kinds of tests/hostile/corpus.py (NPU dumps, nano dumps, Opdebug records, golden .npy,
 tfdbg v1 and v2 files; the tfdbg seeds come from a real TensorFlow run, cached in --seeds). With --others,
-the corpora other modules define (tests/graphs/hostile_graphs.py, tests/real/hostile_fusion.py,
-tests/stats/hostile_stats.py) then run through their own runners and oracles, when present.
+the corpora other modules define (tests/analysis/graphs/hostile_graphs.py, tests/real/hostile_fusion.py,
+tests/analysis/compare/stats/hostile_stats.py) then run through their own runners and oracles, when present.
 Exit status 1 when any run ended badly (TRACEBACK, HANG, MEMORY, SILENT, UNNAMED).
 """
 
@@ -25,9 +25,9 @@ from tests.hostile import corpus, harness
 
 # Other kinds' corpora (written by other modules, with their own oracles): run as they are, when present.
 OTHER_RUNNERS = (
-    ("tests/graphs/hostile_graphs.py", ["-m", "tests.graphs.hostile_graphs", "--all", "--count", "{count}"]),
+    ("tests/analysis/graphs/hostile_graphs.py", ["-m", "tests.analysis.graphs.hostile_graphs", "--all", "--count", "{count}"]),
     ("tests/real/hostile_fusion.py", ["tests/real/hostile_fusion.py", "--count", "{count}", "--cli", "40"]),
-    ("tests/stats/hostile_stats.py", ["-m", "tests.stats.hostile_stats", "--count", "{count}"]),
+    ("tests/analysis/compare/stats/hostile_stats.py", ["-m", "tests.analysis.compare.stats.hostile_stats", "--count", "{count}"]),
 )
 
 

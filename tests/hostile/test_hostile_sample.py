@@ -28,7 +28,7 @@ SAMPLE_STEP = 50  # of 1,000 per kind: 20 files each, spread over every mutation
 
 @pytest.fixture(scope="session")
 def tf_seeds(tmp_path_factory) -> Path:
-    """tfdbg v1 and v2 dumps from a real TensorFlow run (the tests/tf scripts), made once per session."""
+    """tfdbg v1 and v2 dumps from a real TensorFlow run (the tests/analysis/golden_extract scripts), made once per session."""
     return corpus.make_tf_seeds(tmp_path_factory.mktemp("hostile_seeds"))
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from precision_tool.errors import FormatError
 
-ONNX = Path(__file__).resolve().parents[1] / "graphs" / "data" / "ge_onnx_00000001_graph_1_Build.pbtxt"
+ONNX = Path(__file__).resolve().parents[1] / "analysis" / "graphs" / "data" / "ge_onnx_00000001_graph_1_Build.pbtxt"
 
 
 def _onnx_workspace(tmp_path: Path, text: str) -> Path:
@@ -118,7 +118,7 @@ def test_ac_fails_when_every_statistics_csv_is_unreadable(stats_workspace_copy, 
 def stats_workspace_copy(tmp_path: Path) -> Path:
     """A demo copy whose debug_0 dumped statistics only (debug_1 removed)."""
     from tests.conftest import run_cli
-    from tests.stats.stats_helpers import dump_files, to_stats
+    from tests.analysis.compare.stats.stats_helpers import dump_files, to_stats
 
     root = tmp_path / "ws"
     assert run_cli("demo", "--no-check", str(root)).status == 0

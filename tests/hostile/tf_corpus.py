@@ -19,13 +19,13 @@ GB10 = 10 << 30
 
 # --- seeds --------------------------------------------------------------------------------------------
 def make_tf_seeds(folder: Path, timeout: float = 300) -> Path:
-    """Run the small TF scripts of tests/tf once (v1: one sess_dump run; v2: a FULL_TENSOR Keras fit)."""
+    """Run the small TF scripts of tests/analysis/golden_extract once (v1: one sess_dump run; v2: a FULL_TENSOR Keras fit)."""
     import os
 
     done = folder / ".done"
     if done.is_file():
         return folder
-    scripts = ROOT / "tests" / "tf" / "scripts"
+    scripts = ROOT / "tests" / "analysis" / "golden_extract" / "scripts"
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("PRECISION_TOOL_CONFIG", None)
     for args, ws in (([str(scripts / "train_tf1.py"), "sess", "1"], folder / "v1"),

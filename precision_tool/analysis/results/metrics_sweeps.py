@@ -2,7 +2,7 @@
 
 Every expression is the one msaccucmp evaluates (compare.md §2), element for element and in the same
 dtype; only where the results land differs (`out=` into per-process buffers instead of fresh temporaries,
-which on Linux are each a new mmap and a page fault per 4 KB). tests/compare/test_engine_speed_exact.py
+which on Linux are each a new mmap and a page fault per 4 KB). tests/analysis/results/test_engine_speed_exact.py
 pins each of them against the plain expressions.
 
 Also here: float16 → float32 by a 65,536-entry table (bit-identical to `astype`, twice as fast), and

@@ -34,7 +34,9 @@ from precision_tool.analysis.compare.workspace_runs import (
     resume_workspace,
     workspace_specs,
 )
-from precision_tool.analysis.compare.pair_compare import LoadedTensor, PairReport, compare_pair, load_tensor, to_host_layout
+from precision_tool.analysis.compare.pair_compare import (
+    LoadedTensor, PairReport, compare_pair, load_tensor, to_host_layout,
+)
 
 __all__ = [
     "HOST_CANDIDATES", "PATH_FIELDS", "RUN_FILE", "CompareInterrupted", "CompareRun", "LoadedTensor", "PairReport",

@@ -5,7 +5,8 @@ need only a summary of every op and the details of a few. The first use parses e
 and writes a summary (name, type, fusion pass, kernel, original ops, inputs, and where the op's text
 block starts and ends in the file) to temp/cache/graphs/ as JSON keyed by path, size and mtime.
 Later runs read that summary in milliseconds and parse only the blocks of the ops a command shows (one
-file's summary and its cache are graph_summary.py's). Nothing here runs at start-up: the index is built the first time something asks for it.
+file's summary and its cache are graph_summary.py's). Nothing here runs at start-up: the index is built
+the first time something asks for it.
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from precision_tool.errors import FormatError
-from precision_tool.formats.npu.dump_types import DataType, data_type_name, is_known_format, numpy_dtype_of, stored_bytes
+from precision_tool.formats.npu.dump_types import (
+    DataType, data_type_name, is_known_format, numpy_dtype_of, stored_bytes,
+)
 
 if TYPE_CHECKING:
     import numpy as np

@@ -46,6 +46,8 @@ class TensorRef:
 
 # --- files by name -----------------------------------------------------------------------------------
 def find_named_file(text: str, workspace: "Workspace", prefix: str, *, required: bool) -> TensorRef | None:
+    """A path, or a bare dump / .npy file name looked up in the workspace; None when nothing has that name
+    and it is not `required` (several equal candidates are refused either way)."""
     path = Path(text).expanduser()
     if path.is_file():
         return TensorRef(path)

@@ -10,10 +10,9 @@ render/console.py, workspace.py) stands for itself.
 from __future__ import annotations
 
 import ast
-from functools import lru_cache
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "precision_tool"
+from tests.tools.import_graph import PACKAGE, find_cycle, imports, modules
+
 MAX_LINES = 500
 MAX_MODULES_PER_FOLDER = 12
 
@@ -55,44 +54,6 @@ ANALYSIS_ALLOWED = {
 }
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-@lru_cache(maxsize=1)
-def _modules() -> dict[str, Path]:
-    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-
-
-@lru_cache(maxsize=1)
-def _imports() -> dict[str, dict[str, int]]:
-    """module → {imported module of ours: first line}, every import statement anywhere in the file."""
-    modules = _modules()
-    graph: dict[str, dict[str, int]] = {}
-    for name, path in modules.items():
-        found: dict[str, int] = {}
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + [base]).strip(".")
-                # `from pkg import module` imports the module; `from module import name` the module
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
-            else:
-                continue
-            for target in targets:
-                if target in modules and target != name:
-                    found.setdefault(target, node.lineno)
-        graph[name] = found
-    return graph
-
-
 def _folder(module: str) -> str:
     parts = module.split(".")[1:]
     if not parts:
@@ -117,37 +78,10 @@ def _layer(folder: str) -> str:
     return top
 
 
-def _cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    """One cycle of the graph, as the list of its nodes with the first repeated at the end; None if none."""
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in sorted(edges.get(node, ())):
-            if state.get(nxt) == 1:
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state:
-                found = visit(nxt)
-                if found:
-                    return found
-        stack.pop()
-        state[node] = 2
-        return None
-
-    for start in sorted(edges):
-        if start not in state:
-            found = visit(start)
-            if found:
-                return found
-    return None
-
-
 def _folder_edges() -> dict[tuple[str, str], str]:
     """(folder, folder it imports) → one example 'module:line imports module'."""
     edges: dict[tuple[str, str], str] = {}
-    for module, targets in _imports().items():
+    for module, targets in imports().items():
         for target, line in targets.items():
             pair = (_folder(module), _folder(target))
             if pair[0] != pair[1]:
@@ -158,7 +92,7 @@ def _folder_edges() -> dict[tuple[str, str], str]:
 def test_the_walk_sees_the_imports_it_must_see():
     """The checks below are only as good as the walk: imports inside functions and `from pkg import
     module` both count."""
-    graph = _imports()
+    graph = imports()
     assert len(graph) > 150
     assert "precision_tool.analysis.dumps.origin_layout" in graph["precision_tool.analysis.checks.overflow"]
     # function-level: ni -c hands over to replay
@@ -167,16 +101,16 @@ def test_the_walk_sees_the_imports_it_must_see():
     assert "precision_tool.capture.tf_setup" in graph["precision_tool.capture.replay_step"]
 
 
-def test_no_import_circle_between_modules():
-    edges = {module: set(targets) for module, targets in _imports().items()}
-    assert _cycle(edges) is None, " → ".join(_cycle(edges) or [])
+def test_no_import_circle_betweenmodules():
+    edges = {module: set(targets) for module, targets in imports().items()}
+    assert find_cycle(edges) is None, " → ".join(find_cycle(edges) or [])
 
 
 def test_no_circle_between_folders():
     edges: dict[str, set[str]] = {}
     for source, target in _folder_edges():
         edges.setdefault(source, set()).add(target)
-    cycle = _cycle(edges)
+    cycle = find_cycle(edges)
     examples = _folder_edges()
     assert cycle is None, "; ".join(examples[(a, b)] for a, b in zip(cycle, cycle[1:]))
 
@@ -197,7 +131,7 @@ def test_analysis_and_formats_folders_follow_the_map():
             offences.append(example)
     assert offences == []
     # every folder of analysis/ and formats/ is on the map
-    folders = {_folder(m) for m in _modules() if m.startswith(("precision_tool.analysis.", "precision_tool.formats."))}
+    folders = {_folder(m) for m in modules() if m.startswith(("precision_tool.analysis.", "precision_tool.formats."))}
     assert folders == set(ANALYSIS_ALLOWED)
 
 
@@ -215,7 +149,7 @@ def test_every_package_says_what_it_holds_and_imports_nothing():
 
 
 def test_modules_and_folders_stay_small():
-    long = [f"{path.relative_to(PACKAGE)}: {n} lines" for path in _modules().values()
+    long = [f"{path.relative_to(PACKAGE)}: {n} lines" for path in modules().values()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
     crowded = [f"{folder.relative_to(PACKAGE)}/: {n} modules" for folder in [PACKAGE, *PACKAGE.rglob("*")]
                if folder.is_dir() and (n := len([p for p in folder.glob("*.py") if p.name != "__init__.py"]))

@@ -1,14 +1,9 @@
 """Hooks for training scripts: `import precision_tool.tf_config as npu_tf_config` (the original's API).
 
 This module's whole point is TensorFlow, so it imports it. Import it at the top of the training script,
-BEFORE tensorflow (and before npu_device). Importing it imports capture/tf_setup.py, which:
-- sets `TF_ENABLE_ONEDNN_OPTS=0` (oneDNN would fuse Conv2D+BiasAdd+Relu on CPU) and, when Huawei's
-  npu_bridge is absent (a CPU/GPU golden run), turns grappler off for the sessions created afterwards, so
-  the golden dump keeps every original tensor (formats.md §6.1);
-- sets the graph-dump variables (DUMP_GE_GRAPH=2, DUMP_GRAPH_LEVEL=3, DUMP_GRAPH_PATH, NPU_DUMP_GRAPH=true)
-  where the user has not set them, so GE's Build graph lands in the workspace;
-- seeds python, numpy and TensorFlow with 2022 ($PRECISION_TOOL_SEED overrides) and, where a GPU is
-  visible, turns on TensorFlow's op determinism, so the golden run repeats itself (`want_op_determinism`).
+BEFORE tensorflow (and before npu_device): importing it imports capture/tf_setup.py, which sets
+TensorFlow up for a step worth comparing (oneDNN off, GE's graph dumps into the workspace, seeds, and
+grappler off on a CPU/GPU golden run; its docstring says each and why).
 The helpers apply capture/options.py's maps for the actions dump, overflow, fusion_off, fusion_switch,
 prof (combined with '|'; dump and overflow never together) — docs/capture.md lists every option and why.
 """

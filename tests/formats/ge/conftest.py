@@ -4,6 +4,7 @@ tests/analysis/graphs/ use the models too)."""
 
 from __future__ import annotations
 
+import functools
 import struct
 from pathlib import Path
 from typing import Any
@@ -94,14 +95,22 @@ def build_tf_graph(variant: int = 0) -> Any:
     return graph
 
 
+@functools.lru_cache(maxsize=None)
+def _tf_ge_model(variant: int) -> Model:
+    """Built once per process: tests/analysis/graphs/ shares these fixtures through its own conftest, which
+    pytest registers as a second fixture."""
+    return tf_graph_to_ge(build_tf_graph(variant), fuse=("conv1/Conv2D", "conv1/BiasAdd"),
+                          name="ge_default_2" if variant else "ge_default_1")
+
+
 @pytest.fixture(scope="session")
 def tf_ge_model() -> Model:
-    return tf_graph_to_ge(build_tf_graph(), fuse=("conv1/Conv2D", "conv1/BiasAdd"))
+    return _tf_ge_model(0)
 
 
 @pytest.fixture(scope="session")
 def tf_ge_model_variant() -> Model:
-    return tf_graph_to_ge(build_tf_graph(1), fuse=("conv1/Conv2D", "conv1/BiasAdd"), name="ge_default_2")
+    return _tf_ge_model(1)
 
 
 # --- protobuf messages as plain values -----------------------------------------------------------------

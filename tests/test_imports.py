@@ -3,7 +3,7 @@ functions and under TYPE_CHECKING alike) goes down the map, never in a circle; m
 small enough to read at a glance.
 
 A *folder* here is a subpackage of analysis/, formats/, render/ or shell/commands/ (analysis/compare/,
-formats/ge/, ...), or capture/, demo/, backends/ as a whole; any other module (analysis/ranks.py,
+formats/ge/, ...), or capture/, simulate/, demo/, backends/ as a whole; any other module (analysis/ranks.py,
 render/console.py, workspace.py) stands for itself.
 """
 
@@ -24,10 +24,11 @@ LAYERS_ALLOWED = {
     "capture": {"base", "formats"},  # the training side: never the analysis, the shell or tf_config
     "training": {"base", "capture"},  # tf_config.py, tf_session.py: imported by training scripts
     "analysis": {"base", "formats"},
-    "demo": {"base", "formats", "capture", "training"},  # its golden step is a training script
+    "simulate": {"base", "formats", "capture"},  # the simulated NPU run: reads a captured step, writes dumps
+    "demo": {"base", "formats", "capture", "training", "simulate"},  # its golden step is a training script
     "backends": {"base", "formats", "analysis"},
     "render": {"base", "formats", "analysis"},
-    "shell": {"base", "formats", "analysis", "capture", "demo", "backends", "render"},
+    "shell": {"base", "formats", "analysis", "capture", "simulate", "demo", "backends", "render"},
     "entry": {"shell"},  # cli.py, __main__.py
 }
 
@@ -62,7 +63,7 @@ def _folder(module: str) -> str:
         return ".".join(parts[:2])
     if parts[:2] == ["shell", "commands"] and len(parts) >= 4:
         return ".".join(parts[:3])
-    if parts[0] in ("capture", "demo", "backends"):
+    if parts[0] in ("capture", "simulate", "demo", "backends"):
         return parts[0]
     return ".".join(parts)
 

@@ -212,7 +212,7 @@ USAGE = "usage: python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INF
 
 def derive(run: GoldenRun, keep_fp32: frozenset[str] = frozenset()) -> Any:
     """The compiled NPU graph of the step (what the optimizer updates, the loss and the scaled loss)."""
-    from precision_tool.demo import npu_graph
+    from precision_tool.simulate import npu_graph
 
     roots = [n.name for n in run.graph_def.node if n.op == "ResourceApplyGradientDescent"]
     return npu_graph.derive_npu_graph(run.graph_def, roots=roots + [LOSS_NAME, SCALED_LOSS_NAME],
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) == 3:
         return _fixed(root, Path(argv[2]))
     _prepare_environment(root)
-    from precision_tool.demo import npu_sim
+    from precision_tool.simulate import npu_sim
     from precision_tool.workspace import Workspace
 
     run = prepare(root)
@@ -255,7 +255,7 @@ def _fixed(root: Path, ops_info: Path) -> int:
         print(f"cannot read {ops_info}: {exc}", file=sys.stderr)
         return 1
     _prepare_environment(root)
-    from precision_tool.demo import npu_sim
+    from precision_tool.simulate import npu_sim
     from precision_tool.workspace import Workspace
 
     run = prepare(root, capture=False)  # no golden step: tf/ keeps the golden run of the first build

@@ -115,7 +115,8 @@ def run(root: Path, rank_count: int) -> str:
     import tensorflow as tf
 
     from precision_tool import tf_config
-    from precision_tool.demo import npu_graph, rank_sim
+    from precision_tool.demo import rank_sim
+    from precision_tool.simulate import npu_graph
     from precision_tool.workspace import Workspace
 
     workspace = Workspace(root)

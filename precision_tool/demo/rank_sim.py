@@ -17,8 +17,9 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from precision_tool.demo import npu_sim, ranks
-from precision_tool.demo.npu_graph import NpuGraph, NpuOp
+from precision_tool.demo import ranks
+from precision_tool.simulate import npu_sim
+from precision_tool.simulate.npu_graph import NpuGraph, NpuOp
 from precision_tool.workspace import Workspace
 
 Values = npu_sim.Values

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from precision_tool.workspace import Workspace
-from precision_tool.demo.npu_graph import FLOAT16, FLOAT32, NpuGraph, NpuOp, NpuTensor
+from precision_tool.simulate.npu_graph import FLOAT16, FLOAT32, NpuGraph, NpuOp, NpuTensor
 
 PLANTED_FAULT_OP = "bn2/FusedBatchNormV3"
 PLANTED_FAULT = ("the NPU BatchNorm kernel of bn2/FusedBatchNormV3 reads its offset (beta) vector one "

@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Sequence
 
-from precision_tool.demo.npu_fusion import (PASS_CONV_BIAS, PASS_CONV_RELU_UB, PASS_MATMUL_BIAS, FusionCount,
+from precision_tool.simulate.npu_fusion import (PASS_CONV_BIAS, PASS_CONV_RELU_UB, PASS_MATMUL_BIAS, FusionCount,
                                             plan_fusion)
-from precision_tool.demo.npu_fusion import data_inputs as _data_inputs
-from precision_tool.demo.npu_fusion import split_ref as _split
+from precision_tool.simulate.npu_fusion import data_inputs as _data_inputs
+from precision_tool.simulate.npu_fusion import split_ref as _split
 
 FLOAT16 = "float16"
 FLOAT32 = "float32"

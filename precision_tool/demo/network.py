@@ -8,7 +8,7 @@ Every seed is fixed, so each build gives the same numbers.
 Run it as `python -m precision_tool.demo.network WORKSPACE` (what `precision-tool demo` does): the
 module imports `precision_tool.tf_config` before TensorFlow, so oneDNN and grappler leave the graph as
 written and the golden dump holds `conv1/Conv2D:0`, `conv1/BiasAdd:0`, ... Then the same process
-simulates the NPU run (`npu_sim`), which needs the graph and the starting weights.
+simulates the NPU run (`npu_side`), which needs the graph and the starting weights.
 
 `python -m precision_tool.demo.network WORKSPACE --fixed OPS_INFO` (what `demo --fixed` does) builds the
 same network again but runs no golden step (tf/ is left as it is): it simulates the NPU step with the op
@@ -212,12 +212,13 @@ USAGE = "usage: python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INF
 
 def derive(run: GoldenRun, keep_fp32: frozenset[str] = frozenset()) -> Any:
     """The compiled NPU graph of the step (what the optimizer updates, the loss and the scaled loss)."""
+    from precision_tool.demo.npu_side import DEMO_POLICY
     from precision_tool.simulate import npu_graph
 
     roots = [n.name for n in run.graph_def.node if n.op == "ResourceApplyGradientDescent"]
     return npu_graph.derive_npu_graph(run.graph_def, roots=roots + [LOSS_NAME, SCALED_LOSS_NAME],
                                       data_nodes=["input", "labels"], fold=run.fold, graph_name=graph_name(),
-                                      keep_fp32=keep_fp32)
+                                      keep_fp32=keep_fp32, policy=DEMO_POLICY)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(argv) == 3:
         return _fixed(root, Path(argv[2]))
     _prepare_environment(root)
-    from precision_tool.simulate import npu_sim
+    from precision_tool.demo import npu_side
     from precision_tool.workspace import Workspace
 
     run = prepare(root)
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     loss = run_golden_step(run)
     workspace = Workspace(root)
     print(f"golden step on CPU: loss {loss:.6f}, tfdbg dump in {workspace.tf_debug_dir}")
-    report = npu_sim.write_npu_side(workspace, graph, run.feeds)
+    report = npu_side.write_npu_side(workspace, graph, run.feeds)
     print(report)
     return 0
 
@@ -255,14 +256,14 @@ def _fixed(root: Path, ops_info: Path) -> int:
         print(f"cannot read {ops_info}: {exc}", file=sys.stderr)
         return 1
     _prepare_environment(root)
-    from precision_tool.simulate import npu_sim
+    from precision_tool.demo import npu_side
     from precision_tool.workspace import Workspace
 
     run = prepare(root, capture=False)  # no golden step: tf/ keeps the golden run of the first build
-    report = npu_sim.write_fixed_run(Workspace(root), derive(run, keep), run.feeds)
+    report = npu_side.write_fixed_run(Workspace(root), derive(run, keep), run.feeds)
     kept = ", ".join(sorted(keep)) or "nothing"
     overflows = ", ".join(f.op_name for f in report.overflows) or "none"
-    print(f"npu/debug_2: the NPU step with {kept} kept in float32 and the fixed {npu_sim.PLANTED_FAULT_OP} "
+    print(f"npu/debug_2: the NPU step with {kept} kept in float32 and the fixed {npu_side.PLANTED_FAULT_OP} "
           f"kernel: {report.ops} ops, {report.dump_files} dump files, overflows: {overflows}, {report.seconds:.1f} s")
     return 0
 

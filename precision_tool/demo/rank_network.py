@@ -116,6 +116,7 @@ def run(root: Path, rank_count: int) -> str:
 
     from precision_tool import tf_config
     from precision_tool.demo import rank_sim
+    from precision_tool.demo.npu_side import DEMO_POLICY
     from precision_tool.simulate import npu_graph
     from precision_tool.workspace import Workspace
 
@@ -153,7 +154,8 @@ def run(root: Path, rank_count: int) -> str:
 
     roots = [n.name for n in graph_def.node if n.op == "ResourceApplyGradientDescent"]
     graph = npu_graph.derive_npu_graph(npu_graph_def(graph_def), roots=roots + [network.LOSS_NAME],
-                                       data_nodes=["input", "labels"], fold=fold, graph_name=network.graph_name())
+                                       data_nodes=["input", "labels"], fold=fold, graph_name=network.graph_name(),
+                                       policy=DEMO_POLICY)
     rank_feeds = [{**start, "input": images, "labels": labels} for images, labels in batches]
     report = rank_sim.write_rank_side(workspace, graph, rank_feeds)
     shown = ", ".join(f"{loss:.4f}" for loss in losses)

@@ -1,7 +1,7 @@
 """Run the rank demo's NPU graph on N ranks in lockstep and write what N Ascend devices leave behind.
 
-Each rank computes every op from its own upstream outputs in the NPU's precision, with npu_sim's kernels
-(the bn2 kernel fault off); an `HcomAllReduce` waits for all ranks: its output, the same on every rank, is
+Each rank computes every op from its own upstream outputs in the NPU's precision, with simulate/'s kernels
+(no planted kernel fault); an `HcomAllReduce` waits for all ranks: its output, the same on every rank, is
 the sum of the ranks' inputs in their own dtype (`ranks.float16_sum`). On the faulty rank the all-reduce
 of `ranks.FAULT_VARIABLE` reads a corrupted input (`ranks.corrupt`); its dump shows the input as read.
 
@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from precision_tool.demo import ranks
-from precision_tool.simulate import npu_sim
+from precision_tool.demo.npu_side import FIXED_KERNEL
+from precision_tool.simulate import kernels as sim_kernels
+from precision_tool.simulate import run_files
 from precision_tool.simulate.npu_graph import NpuGraph, NpuOp
 from precision_tool.workspace import Workspace
 
-Values = npu_sim.Values
-OPTIONS = npu_sim.SimOptions(planted_fault=False)  # the single demo's bn2 kernel fault is off here
+Values = sim_kernels.Values
+OPTIONS = sim_kernels.SimOptions()  # the single demo's bn2 kernel fault is off here
 
 
 @dataclass
@@ -86,21 +88,19 @@ def simulate_ranks(graph: NpuGraph, rank_feeds: list[dict[str, Any]], *, planted
     return run
 
 
-def _real_div(op: NpuOp, ins: list[Any], options: npu_sim.SimOptions) -> list[Any]:
-    import numpy as np
-
-    return [(ins[0] / ins[1]).astype(np.float32)]
+def _real_div(op: NpuOp, ins: list[Any], options: sim_kernels.SimOptions) -> list[Any]:
+    return [(ins[0] / ins[1]).astype(op.outputs[0].dtype)]
 
 
-KERNELS = {**npu_sim.KERNELS, ranks.MEAN_TYPE: _real_div}
+KERNELS = {**sim_kernels.KERNELS, ranks.MEAN_TYPE: _real_div}
 
 
 def ge_model(graph: NpuGraph) -> Any:
-    """The Build graph (npu_sim's, the fixed bn2 kernel), its HCCL ops as GE writes them: the reduction,
+    """The Build graph (run_files', the fixed bn2 kernel), its HCCL ops as GE writes them: the reduction,
     group and fusion attributes, the HCCL kernel library, no TBE kernel."""
     from precision_tool.formats.ge import ge_graph as ge
 
-    model = npu_sim.ge_model(graph, fixed_kernel=True)
+    model = run_files.ge_model(graph, kernel_names=FIXED_KERNEL)
     params = {op.name: op.params for op in graph.ops}
     for op in model.graphs[0].ops:
         if op.type != ranks.ALLREDUCE_TYPE:
@@ -131,7 +131,7 @@ def write_rank_side(workspace: Workspace, graph: NpuGraph, rank_feeds: list[dict
 
     started = time.perf_counter()
     run = simulate_ranks(graph, rank_feeds)
-    write_graph_text(ge_model(graph), workspace.graph_dir(0) / npu_sim.GRAPH_FILE_NAME)
+    write_graph_text(ge_model(graph), workspace.graph_dir(0) / run_files.GRAPH_FILE_NAME)
     now = time.time()
     stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now))
     start_us = int(now * 1_000_000)
@@ -139,12 +139,12 @@ def write_rank_side(workspace: Workspace, graph: NpuGraph, rank_feeds: list[dict
     for rank, values in enumerate(run.values):
         # dump/<time>/<device = rank>/<model name>/<model id>/<iteration>/
         folder = workspace.dump_root(0) / stamp / str(rank) / graph.name / "1" / "0"
-        tasks = npu_sim.task_table(graph, start_us + 11 * rank)  # the ranks run side by side
+        tasks = run_files.task_table(graph, start_us + 11 * rank)  # the ranks run side by side
         count = len(tasks)
         for op in graph.ops:
             if op.has_task:
                 read = run.read_inputs.get((rank, op.name))
-                npu_sim.write_op_dump(folder, op, graph, {**values, **read} if read else values, tasks[op.name])
-    npu_sim.write_fusion_file(workspace.fusion_file, graph)
+                run_files.write_op_dump(folder, op, graph, {**values, **read} if read else values, tasks[op.name])
+    run_files.write_fusion_file(workspace.fusion_file, graph)
     allreduces = sum(op.type == ranks.ALLREDUCE_TYPE for op in graph.ops)
     return RankSideReport(len(rank_feeds), len(graph.ops), allreduces, count, time.perf_counter() - started)

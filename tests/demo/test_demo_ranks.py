@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from precision_tool.demo import ranks as rank_demo
-from precision_tool.simulate.npu_sim import GRAPH_FILE_NAME
+from precision_tool.simulate.run_files import GRAPH_FILE_NAME
 from precision_tool.formats.ge.ge_graph import load_graph
 from precision_tool.formats.tf.golden import golden_key, load_npy, scan_golden_dir
 from precision_tool.formats.npu.layouts import from_device

@@ -88,7 +88,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     from rich.text import Text
 
     from precision_tool.demo.build import DEFAULT_DIR, WRITE_HINT, fused_ops, prepare_folder, run_network
-    from precision_tool.simulate.npu_sim import PLANTED_FAULT, PRECISION_PROBLEM
+    from precision_tool.demo.npu_side import PLANTED_FAULT, PRECISION_PROBLEM
     from precision_tool.errors import WorkspaceError
     from precision_tool.render.messages import note_line
     from precision_tool.workspace import Workspace

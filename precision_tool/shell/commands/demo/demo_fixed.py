@@ -93,7 +93,7 @@ def run_fixed(args: argparse.Namespace, ctx: Context) -> Any:
     from rich.text import Text
 
     from precision_tool.demo.build import WRITE_HINT, run_network
-    from precision_tool.simulate.npu_sim import FIXED_DEBUG_ID, PLANTED_FAULT_OP
+    from precision_tool.demo.npu_side import FIXED_DEBUG_ID, PLANTED_FAULT_OP
     from precision_tool.errors import CommandFailed, UsageError
     from precision_tool.render.compare.compare import op_ref
     from precision_tool.render.messages import note_line

@@ -1,0 +1,200 @@
+"""The child process of `train -d sim`: the captured step run on a simulated NPU.
+
+    python -m precision_tool.simulate.sim_step [--action dump|overflow] WORKSPACE
+
+Reads the step PrecisionTfSession captured (tf/checkpoints: meta graph, variables before the step, fed
+inputs), derives the graph Ascend's compiler would build from it (`npu_graph`), computes every op in the
+NPU's dtypes under `allow_mix_precision` (`kernels`; nothing planted) and writes a new run
+`npu/debug_N/` (the Build graph, and with `dump` a dump of every task; with `overflow` the Opdebug records
+of the ops whose float16 results overflow, under overflow/), `fusion/fusion_result.json`, and
+`npu/debug_N/simulated.json`, which marks the run as simulated for every command that shows it.
+
+The mixed-precision lists are CANN's (`mix_precision`), changed by the captured session's
+`modify_mixlist` when its NpuOptimizer names one, else by the workspace's fix/ops_info.json when it
+exists. Dropout is switched off as `train` does it. A user mistake is one line on stderr starting with
+'train -d sim' and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_USAGE = 2
+RESULT_NAME = "replay_sim.json"
+MARKER_NAME = "simulated.json"
+ACTIONS = ("dump", "overflow")
+
+
+class SimFailed(Exception):
+    """One line for the user: what cannot be simulated and what to do."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m precision_tool.simulate.sim_step")
+    parser.add_argument("--action", choices=list(ACTIONS), default="dump")
+    parser.add_argument("workspace")
+    args = parser.parse_args(argv)
+    root = Path(args.workspace).resolve()
+    os.environ["PRECISION_DATA"] = str(root)
+    from precision_tool.errors import PrecisionToolError
+
+    try:
+        result = simulate_step(root, args.action)
+    except (SimFailed, PrecisionToolError) as error:
+        text = str(error)
+        print(text if text.startswith("train") else f"train -d sim: {text}", file=sys.stderr)
+        return EXIT_USAGE
+    print(json.dumps(result))
+    return 0
+
+
+def _policy(workspace: Any, config: Any) -> Any:
+    """CANN's lists, changed by the captured session's modify_mixlist, else by fix/ops_info.json."""
+    from precision_tool.formats.npu.mixlist import read_mixlist
+    from precision_tool.simulate.mix_precision import MIXED, MODES, policy_from_mixlist
+
+    options: dict[str, str] = {}
+    for custom in config.graph_options.rewrite_options.custom_optimizers:
+        if custom.name == "NpuOptimizer":
+            options = {key: value.s.decode("utf-8", "replace") for key, value in custom.parameter_map.items()
+                       if value.WhichOneof("value") == "s"}
+    mode = options.get("precision_mode") or MIXED
+    if mode not in MODES:
+        mode = MIXED  # allow_mix_precision_fp16 and the like: the same lists
+    named = options.get("modify_mixlist")
+    path = Path(named) if named and Path(named).is_file() else workspace.ops_info_file
+    mixlist = read_mixlist(path) if path.is_file() else None
+    return policy_from_mixlist(mixlist, mode=mode)
+
+
+def _closure(graph: Any, fetches: list[str]) -> list[str]:
+    """Every op the fetched ones need, through data and control edges (what the step runs)."""
+    seen: set[str] = set()
+    stack = [name.split(":")[0] for name in fetches]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        op = graph.get_operation_by_name(name)
+        stack.extend(t.op.name for t in op.inputs)
+        stack.extend(c.name for c in op.control_inputs)
+    return sorted(seen)
+
+
+def _load_step(workspace: Any) -> tuple[Any, Any, dict[str, Any], list[str], Any]:
+    """(graph, session with the variables restored, feeds by tensor name, fetch names, ConfigProto)."""
+    import tensorflow as tf
+
+    from precision_tool.capture import step_manifest as sm
+    from precision_tool.capture.dropout import tf1_dropout_feeds
+
+    manifest = sm.read_manifest(workspace.checkpoint_dir)
+    if manifest.kind != sm.KIND_TF1:
+        raise SimFailed("train -d sim: the captured step is a Keras one; the simulation takes TF1 steps "
+                        "(PrecisionTfSession) for now: capture the step with PrecisionTfSession, or run "
+                        "train -d cpu and train -d npu")
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        saver = v1.train.import_meta_graph(str(manifest.path(manifest.data["meta_graph"])))
+    config = v1.ConfigProto()
+    if manifest.data.get("session_config"):
+        config.ParseFromString(manifest.path(manifest.data["session_config"]).read_bytes())
+    from precision_tool.capture import tf_setup
+
+    session = v1.Session(graph=graph, config=tf_setup.golden_session_config())
+    if manifest.data.get("checkpoint"):
+        with graph.as_default():
+            (saver or v1.train.Saver()).restore(session, str(manifest.path(manifest.data["checkpoint"])))
+    feeds = {entry["tensor"]: sm.load_array(manifest.path(entry["file"])) for entry in manifest.input_entries()}
+    feeds.update(tf1_dropout_feeds(graph).feeds)
+    fetches = [entry["name"] for entry in manifest.fetch_entries()]
+    fetches += [op.name for op in graph.get_collection(v1.GraphKeys.TRAIN_OP)]
+    return graph, session, feeds, fetches, config
+
+
+def simulate_step(root: Path, action: str) -> dict[str, Any]:
+    from precision_tool.workspace import Workspace
+
+    workspace = Workspace(root)
+    from precision_tool.capture import tf_setup  # before TensorFlow: oneDNN off, seeds
+
+    tf_setup.disable_graph_rewriter()
+    tf_setup.seed_everything()
+    import numpy as np
+    import tensorflow as tf
+
+    from precision_tool.simulate import generic_kernels, npu_graph, run_files
+    from precision_tool.simulate.kernels import SimOptions, simulate
+
+    started = time.perf_counter()
+    graph, session, feeds, fetches, config = _load_step(workspace)
+    if any(op.type in ("VariableV2", "Variable") for op in graph.get_operations()):
+        raise SimFailed("train -d sim: the graph uses reference variables (VariableV2, TF1 without resource "
+                        "variables); the simulation takes resource variables: build the graph with "
+                        "tf.compat.v1.enable_resource_variables() (TF2's default) and capture it again")
+    fed = {name.split(":")[0]: value for name, value in feeds.items() if name.endswith(":0")}
+    missing = [name for name in feeds if not name.endswith(":0")]
+    if missing:
+        raise SimFailed(f"train -d sim: {missing[0]} is fed but is not an op's first output; the simulation "
+                        "feeds whole ops only")
+    graph_def = graph.as_graph_def(add_shapes=True)
+    dtypes = {f"{op.name}:{n}": out.dtype.base_dtype.name for op in graph.get_operations()
+              for n, out in enumerate(op.outputs)}
+    handles = [op.name for op in graph.get_operations() if op.type == "VarHandleOp"]
+    with graph.as_default():
+        reads = {name: tf.raw_ops.ReadVariableOp(resource=graph.get_tensor_by_name(f"{name}:0"),
+                                                 dtype=graph.get_operation_by_name(name).get_attr("dtype"))
+                 for name in handles}
+    values = {**session.run(reads), **fed}
+    feed_dict = {graph.get_tensor_by_name(name): value for name, value in feeds.items()}
+
+    def fold(tensors: list[str]) -> list[Any]:
+        return [np.asarray(v) for v in session.run(tensors, feed_dict=feed_dict)]
+
+    policy = _policy(workspace, config)
+    name = "sim_" + time.strftime("ge_default_%Y%m%d%H%M%S_1")
+    try:
+        derived = npu_graph.derive_npu_graph(graph_def, roots=_closure(graph, fetches), data_nodes=sorted(fed),
+                                             fold=fold, graph_name=name, policy=policy, dtypes=dtypes)
+    except npu_graph.SimulationUnsupported as error:
+        raise SimFailed(f"train -d sim: {error}") from None
+    computed = simulate(derived, values, SimOptions())
+    debug_id = max(workspace.debug_ids(), default=-1) + 1
+    now = time.time()
+    stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now))
+    start_us = int(now * 1_000_000)
+    dumps = 0
+    overflows = run_files.find_overflows(derived, computed)
+    if action == "dump":
+        dumps = run_files.write_run(workspace, debug_id, derived, computed, stamp=stamp, start_us=start_us)
+    else:
+        from precision_tool.formats.ge.ge_graph import write_graph_text
+
+        write_graph_text(run_files.ge_model(derived), workspace.graph_dir(debug_id) / run_files.GRAPH_FILE_NAME)
+        run_files.write_overflow_run(workspace.overflow_root, derived, computed, stamp=stamp, start_us=start_us)
+    run_files.write_fusion_file(workspace.fusion_file, derived)
+    fp16 = sum(1 for op in derived.ops if op.has_task and any(t.dtype == "float16" for t in op.outputs))
+    result = {"device": "sim", "action": action, "debug_id": debug_id, "graph": name, "ops": len(derived.ops),
+              "tasks": sum(op.has_task for op in derived.ops), "float16_ops": fp16, "dump_files": dumps,
+              "overflows": [f.op_name for f in overflows], "mixlist": policy.source, "precision_mode": policy.mode,
+              "emulated_float16": sorted(generic_kernels.emulated), "seconds": round(time.perf_counter() - started, 2)}
+    from precision_tool.atomic import write_text_atomic
+
+    marker = {"simulated": True, "by": "precision-tool train -d sim", **result,
+              "what": "a simulated NPU run: the captured step computed on CPU in the NPU's dtypes "
+                      "(CANN's mixed-precision lists), no kernel of the NPU ran"}
+    write_text_atomic(workspace.debug_dir(debug_id) / MARKER_NAME, json.dumps(marker, indent=2))
+    write_text_atomic(workspace.checkpoint_dir / RESULT_NAME, json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -72,6 +72,7 @@ def has_rank_goldens(golden_root: Path) -> bool:
     return bool(rank_golden_folders(golden_root))
 
 
+SIMULATED_MARKER = "simulated.json"  # in npu/debug_N/ of a simulated run (train -d sim)
 STEP_MANIFEST = "manifest.json"
 """The captured step's manifest in tf/checkpoints (capture/step_manifest.py writes it)."""
 
@@ -153,6 +154,10 @@ class Workspace:
 
     def debug_dir(self, debug_id: int = 0) -> Path:
         return self.npu_dir / f"debug_{debug_id}"
+
+    def is_simulated(self, debug_id: int | None) -> bool:
+        """True when npu/debug_N was written by `train -d sim` (or a demo): no NPU computed it."""
+        return debug_id is not None and (self.debug_dir(debug_id) / SIMULATED_MARKER).is_file()
 
     def dump_root(self, debug_id: int = 0) -> Path:
         return self.debug_dir(debug_id) / "dump"

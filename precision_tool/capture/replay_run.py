@@ -26,14 +26,18 @@ PARTIAL_DUMP_PREFIX = ".tf_debug.replay-"  # the CPU replay's dump folder inside
 
 def run_replay(root: Path, device: str, action: str, dump_dir: Path | None = None,
                python: str | None = None) -> dict[str, Any]:
-    """One child process replaying the step on `device` (a CPU run dumps into `dump_dir`) with `python`
+    """One child process replaying the step on `device` (cpu, npu, or sim: the simulated NPU; a CPU run
+    dumps into `dump_dir`) with `python`
     (default: this interpreter); returns its report (replay_<device>.json). A failure is one CommandFailed
     line."""
     python = python or sys.executable
     root = root.absolute()  # the child runs in the workspace: a relative --data would point below it
     dump_dir = dump_dir.absolute() if dump_dir else None
-    command = [python, "-m", "precision_tool.capture.replay_step", "--device", device,
-               "--action", action, *(["--dump-dir", str(dump_dir)] if dump_dir else []), str(root)]
+    if device == "sim":  # the simulated NPU run (precision_tool/simulate): the same child contract
+        command = [python, "-m", "precision_tool.simulate.sim_step", "--action", action, str(root)]
+    else:
+        command = [python, "-m", "precision_tool.capture.replay_step", "--device", device,
+                   "--action", action, *(["--dump-dir", str(dump_dir)] if dump_dir else []), str(root)]
     try:
         proc = subprocess.run(command, cwd=root, env=tf_child_env(root), capture_output=True, text=True,
                               timeout=REPLAY_TIMEOUT_S)

@@ -77,7 +77,8 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
                 continue
             name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
             first = False
-            specs.append(RunSpec(f"{graph.name} vs golden", str(folder), name, golden_dir=str(golden_dir),
+            simulated = " (SIMULATED NPU run)" if workspace.is_simulated(debug_id) else ""
+            specs.append(RunSpec(f"{graph.name}{simulated} vs golden", str(folder), name, golden_dir=str(golden_dir),
                                  graph_path=str(graph_file), graph_name=graph.name, step=chosen))
     return specs
 

@@ -143,7 +143,8 @@ def _run_label(workspace: Any, spec: Any, path: Path) -> tuple[str, str, int | N
     if spec.npu_vs_npu:
         return spec.label, NPU, None
     debug_id = workspace.run_of(workspace.relocate(spec.npu_dir))
-    return (f"debug_{debug_id} vs golden" if debug_id is not None else spec.label), GOLDEN, None
+    simulated = " (simulated)" if workspace.is_simulated(debug_id) else ""
+    return (f"debug_{debug_id}{simulated} vs golden" if debug_id is not None else spec.label), GOLDEN, None
 
 
 def _distinct_labels(runs: list[RunRows]) -> tuple[RunRows, ...]:

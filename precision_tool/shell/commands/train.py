@@ -1,4 +1,5 @@
-"""`train -d cpu|npu|all -a ACTION`: replay the captured step (tf/checkpoints) on CPU and/or the NPU.
+"""`train -d cpu|npu|sim|all -a ACTION`: replay the captured step (tf/checkpoints) on CPU, the NPU, or a
+simulated NPU (precision_tool/simulate, in a child process like the others).
 
 The shell never imports TensorFlow: each device's replay runs in a child process started by
 capture/replay_run.py (its environment, its one-line failures, the CPU dump staged inside tf/ and renamed
@@ -16,9 +17,10 @@ from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.shell.command import Command, CommandParser, Context
 from precision_tool.workspace import Workspace
 
-DEVICES = ("cpu", "npu", "all")
+DEVICES = ("cpu", "npu", "sim", "all")
 ACTION_WORDS = ("dump", "overflow", "fusion_off", "fusion_switch")
 CPU_ACTIONS = {"dump"}
+SIM_ACTIONS = ("dump", "overflow")
 
 _DESCRIPTION = """\
 Rebuilds the step captured in precision_data/tf/checkpoints (by PrecisionTfSession or the Keras callback
@@ -26,7 +28,10 @@ PrecisionKerasCapture) and runs it once: the saved inputs fed back, dropout off,
 determinism as the capture side has it (on only where a GPU is visible; $PRECISION_TOOL_OP_DETERMINISM=1|0
 decides otherwise). -d cpu dumps every tensor through tfdbg into tf/tf_debug and extracts the golden .npy files
 into tf/dump (as tf_dump); -d npu runs through the TF adapter (npu_bridge) with the action's options;
--d all does both (the CPU side always dumps; the action is for the NPU side).
+-d all does both (the CPU side always dumps; the action is for the NPU side). -d sim runs the step on a
+simulated NPU (no NPU needed; TF1 captures): the graph Ascend's compiler would build, computed in
+float16 where CANN's allow_mix_precision lists put it (fix/ops_info.json changes them), written as a new
+npu/debug_N marked simulated (-a dump: every op's dump; -a overflow: the ops whose float16 results overflow).
 
 actions (-a, combine with '|'): dump (CPU or NPU), overflow, fusion_off, fusion_switch (NPU only);
 fusion_off/fusion_switch point the run at the workspace's fusion/*.cfg, which you edit between runs.
@@ -35,13 +40,15 @@ examples:
   train -d cpu -a dump              the golden tensors of the captured step
   train -d npu -a dump              the same step dumped on the NPU; then `vc`
   train -d npu -a "dump|fusion_off" the NPU step with every fusion pass off
+  train -d sim                      what float16 does to this step, before any NPU time; then `ac -c`
   train -d npu --python python3.7   the NPU machine's TF 1.15 lives in Python 3.7
 """
 
 
 def _parser(parser: CommandParser) -> None:
     parser.add_argument("-d", "--device", choices=list(DEVICES), default="all",
-                        help="where to replay the step: cpu, npu or all (default: all)")
+                        help="where to replay the step: cpu, npu, sim (a simulated NPU) or all (cpu and npu; "
+                             "default)")
     parser.add_argument("-a", "--action", default="dump", metavar="ACTION",
                         help="dump (default), overflow, fusion_off, fusion_switch; combine with '|'")
     parser.add_argument("--python", metavar="PY",
@@ -56,6 +63,8 @@ def parse_train_actions(device: str, action: str) -> set[str]:
     if unknown or not words:
         raise UsageError(f"train -a: unknown action {', '.join(unknown) or repr(action)}; use "
                          f"{', '.join(ACTION_WORDS)} (combine with '|', e.g. \"dump|fusion_off\")")
+    if device == "sim" and (len(words) != 1 or not words <= set(SIM_ACTIONS)):
+        raise UsageError(f"train -d sim -a {action}: the simulated NPU takes one of {', '.join(SIM_ACTIONS)}")
     if device == "cpu" and words - CPU_ACTIONS:
         npu_only = sorted(words - CPU_ACTIONS)
         raise UsageError(f"train -d cpu -a {action}: on CPU only 'dump' applies (a tfdbg golden dump); "
@@ -91,6 +100,8 @@ def _check_writable(ctx: Context, devices: list[str], npu_action: str) -> None:
     folders = [ws.root / "tf", ws.checkpoint_dir]  # tf/: the CPU dump's folder; checkpoints: replay_*.json
     if "cpu" in devices:
         folders.append(ws.golden_dir)
+    if "sim" in devices:
+        folders += [ws.npu_dir, ws.overflow_root, ws.fusion_file.parent]
     if "npu" in devices:
         from precision_tool.capture.options import plan
 
@@ -171,6 +182,9 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
         lines = _report_lines(report)
         shown.extend(note_line(f"{device}: {line}") for line in lines if "NOT" not in line)
         shown.extend(warning_line(f"{device}: {line}") for line in lines if "NOT" in line)
+        if device == "sim":
+            shown.extend(_sim_lines(ctx, report))
+            continue
         if device == "cpu":
             summary = _extract_golden(ctx)
             shown.append(note_line(f"cpu: {summary.written} golden tensors in {ctx.workspace.golden_dir} "
@@ -184,6 +198,36 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
     if "npu" in devices and "dump" in words:
         shown.append(note_line("next: `vc` (or `ac -c`) to compare the NPU dump with the golden tensors"))
     return shown
+
+
+def _sim_lines(ctx: Context, report: dict[str, Any]) -> list[Any]:
+    """What the simulated run wrote, marked simulated, and the command that compares it."""
+    from precision_tool.render.messages import note_line, warning_line
+
+    ws = ctx.workspace
+    debug_id = int(report["debug_id"])
+    run = f"npu/debug_{debug_id}"
+    lines = [note_line(f"sim: {run} is a SIMULATED NPU run ({report['graph']}): {report['ops']} ops, "
+                       f"{report['tasks']} tasks, {report['float16_ops']} computing in float16 "
+                       f"({report['precision_mode']}; lists: {report['mixlist']}); {report['seconds']} s")]
+    if report.get("emulated_float16"):
+        lines.append(note_line(f"sim: no float16 CPU kernel for {', '.join(report['emulated_float16'])}: computed "
+                               "in float32 on the float16 inputs and rounded"))
+    overflows = report.get("overflows") or []
+    if overflows:
+        more = f" (+{len(overflows) - 3} more)" if len(overflows) > 3 else ""
+        lines.append(warning_line(f"sim: {len(overflows)} op(s) turn finite inputs into float16 Inf/NaN: "
+                                  f"{', '.join(overflows[:3])}{more}"))
+    if report["action"] == "overflow":
+        lines.append(note_line(f"sim: overflow records in {ws.overflow_root}; next: `ac`"))
+    elif debug_id == 0:
+        lines.append(note_line("next: `ac -c` (or `vc`) to compare the simulated run with the golden tensors"))
+    else:
+        graph = ws.build_graph_files(debug_id)
+        dump = ws.newest_dump_dir(debug_id)
+        lines.append(note_line(f"next: `vc -lt {dump} -g {graph[0] if graph else ws.graph_dir(debug_id)}` "
+                               "to compare the simulated run with the golden tensors"))
+    return lines
 
 
 def _complete(request: Any) -> list[str]:

@@ -252,7 +252,8 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
                              f"{', '.join(used)} (-g GRAPH picks another)")
                 return found
         chosen = nc.choose_step([left], step, notes, str(left))
-        return [nc.RunSpec("NPU vs golden" if graph else "NPU vs golden (by name)", str(left), "result_{stamp}.csv",
+        npu = "SIMULATED NPU" if left.is_dir() and ws.is_simulated(ws.run_of(left)) else "NPU"
+        return [nc.RunSpec(f"{npu} vs golden" if graph else f"{npu} vs golden (by name)", str(left), "result_{stamp}.csv",
                            golden_dir=str(right), graph_path=str(absolute_path(graph)) if graph else None,
                            step=chosen)]
     chosen = nc.common_step(left, right, step, notes)

@@ -1,0 +1,59 @@
+"""What every model builder of `demo --model` returns: one training step of a real architecture.
+
+A builder (`resnet50.build`, `bert.build`, `widedeep.build`) makes a fresh tf.Graph in TF1 style
+(placeholders, `tf.compat.v1.get_variable` resource variables, a `tf.compat.v1.train` optimizer whose
+update op is in the TRAIN_OP collection), with fixed seeds so each build gives the same numbers. The batch
+is fed through placeholders, so `PrecisionTfSession` captures it as the step's inputs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SIZES = ("full", "reduced")  # full: every layer of the original; reduced: the same op types, fewer repeats
+
+
+@dataclass
+class ModelGraph:
+    """A built training step and the handles the golden run and the NPU simulation need."""
+
+    name: str  # "resnet50", "bert", "widedeep"
+    size: str  # one of SIZES
+    graph: Any  # tf.Graph
+    train_op: Any  # the update op (optimizer.minimize / apply_gradients: in the TRAIN_OP collection)
+    loss: Any  # the scalar float32 loss (unscaled)
+    scaled_loss: Any  # loss * loss_scale (the tensor the gradients are taken of); `loss` when loss_scale == 1
+    init_op: Any  # initialises every variable
+    feeds: dict[str, Any] = field(default_factory=dict)  # placeholder tensor name ('images:0') → np.ndarray
+    loss_scale: float = 1.0  # the static loss scale built into the graph (1.0: none)
+    description: str = ""  # one line: the architecture and its sizes (batch, image / sequence, hidden...)
+
+
+def minimize_with_loss_scale(optimizer: Any, loss: Any, loss_scale: float) -> tuple[Any, Any]:
+    """(train_op, scaled_loss): a static loss scale as TF's LossScaleOptimizer and the NPU's
+    NPULossScaleOptimizer with a FixedLossScaleManager build it: `loss_scale/mul` = loss × scale, the
+    gradients of that, each unscaled by `loss_scale/unscale_<variable>` (g × 1/scale; an embedding's
+    IndexedSlices keeps its indices), then `apply_gradients` with a global step. Call it inside the
+    model's graph; the update op lands in the TRAIN_OP collection."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    global_step = v1.train.get_or_create_global_step()
+    if loss_scale == 1.0:
+        return optimizer.minimize(loss, global_step=global_step), loss
+    with v1.name_scope("loss_scale"):
+        scaled = tf.multiply(loss, loss_scale, name="mul")
+    grads_and_vars = [(g, v) for g, v in optimizer.compute_gradients(scaled) if g is not None]
+    unscaled = []
+    with v1.name_scope("loss_scale/"):  # the same scope again (a trailing / re-enters it)
+        reciprocal = tf.constant(1.0 / loss_scale, name="reciprocal")
+        for grad, var in grads_and_vars:
+            name = "unscale_" + var.op.name.replace("/", "_")
+            if isinstance(grad, tf.IndexedSlices):
+                grad = tf.IndexedSlices(tf.multiply(grad.values, reciprocal, name=name), grad.indices,
+                                        grad.dense_shape)
+            else:
+                grad = tf.multiply(grad, reciprocal, name=name)
+            unscaled.append((grad, var))
+    return optimizer.apply_gradients(unscaled, global_step=global_step), scaled  # in TRAIN_OP: TF1 puts it there

@@ -54,10 +54,12 @@ def prepare_folder(root: Path, *, force: bool) -> None:
     Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
 
 
-def run_network(root: Path, *, fixed_ops_info: Path | None = None, ranks: int | None = None) -> DemoBuild:
+def run_network(root: Path, *, fixed_ops_info: Path | None = None, ranks: int | None = None,
+                model: str | None = None, size: str = "full") -> DemoBuild:
     """The golden CPU step (tfdbg dump via tf_config.sess_dump) and the simulated NPU side; with
     `fixed_ops_info`, only the NPU run with that file's block list in float32 (npu/debug_2); with `ranks`,
-    the N-rank data-parallel demo (precision_tool.demo.rank_network, one process for all ranks)."""
+    the N-rank data-parallel demo (precision_tool.demo.rank_network, one process for all ranks); with
+    `model`, that real architecture (precision_tool.demo.model_demo) at `size`."""
     started = time.perf_counter()
     env = tf_child_env(root)
     command = [sys.executable, "-m", "precision_tool.demo.network", str(root)]
@@ -65,6 +67,8 @@ def run_network(root: Path, *, fixed_ops_info: Path | None = None, ranks: int | 
         command += ["--fixed", str(fixed_ops_info)]
     if ranks is not None:
         command = [sys.executable, "-m", "precision_tool.demo.rank_network", str(root), "--ranks", str(ranks)]
+    if model is not None:
+        command = [sys.executable, "-m", "precision_tool.demo.model_demo", str(root), "--model", model, "--size", size]
     try:
         proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
                               timeout=NETWORK_TIMEOUT_S)

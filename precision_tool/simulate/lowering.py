@@ -185,11 +185,16 @@ class Lowering:
 
     def _variable_tensor(self, handle_ref: str) -> str:
         """A ReadVariableOp of the variable (the forward one, which the golden dump holds)."""
-        handle = _split(handle_ref)[0]
-        reads = [n for n in sorted(self.nodes, key=self.order.__getitem__)
-                 if self.nodes[n].op == "ReadVariableOp" and _split(_data_inputs(self.nodes[n])[0])[0] == handle
-                 and n in self.needed]
-        return f"{reads[0]}:0"
+        return f"{self.reads_of(_split(handle_ref)[0])[0]}:0"
+
+    def reads_of(self, handle: str) -> list[str]:
+        """The needed ReadVariableOps of a variable handle, in graph order (indexed once)."""
+        if getattr(self, "_reads", None) is None:
+            self._reads: dict[str, list[str]] = {}
+            for n in sorted(self.needed, key=self.order.__getitem__):
+                if self.nodes[n].op == "ReadVariableOp":
+                    self._reads.setdefault(_split(_data_inputs(self.nodes[n])[0])[0], []).append(n)
+        return self._reads.get(handle, [])
 
     # --- every other op ---------------------------------------------------------------------------------
     def peek(self, ref: str) -> tuple[str, str, bool]:
@@ -217,8 +222,7 @@ class Lowering:
             dtype = _DTYPE_NAMES.get(node.attr["dtype"].type, FLOAT32)
             shape = tuple(int(d.size) for d in node.attr["shape"].shape.dim)
             fmt = "HWCN" if len(shape) == 4 else "ND"
-            reads = [n for n in sorted(self.needed, key=self.order.__getitem__)
-                     if self.nodes[n].op == "ReadVariableOp" and _split(_data_inputs(self.nodes[n])[0])[0] == handle]
+            reads = self.reads_of(handle)
             self.add(NpuOp(handle, "Variable", "variable", [], [NpuTensor(
                 dtype, fmt, shape, fmt, origin_name=reads[0] if reads else None, origin_index=0 if reads else None)],
                 original_names=[handle]))

@@ -135,7 +135,7 @@ class _Deriver(Lowering):
                 origin_name=name, origin_index=slot)], original_names=[name]))
             self.tf_to_npu[tensor] = (name, 0)
         elif self.is_foldable(name):
-            (value,) = self.fold([tensor])
+            value = self.constant(tensor)
             op_name = name if slot == 0 else f"{name}_{slot}"
             self.folded_values[tensor] = value
             fmt = self.origin_format(tensor) if len(value.shape) == 4 else "ND"  # a constant image batch is NHWC
@@ -206,7 +206,23 @@ class _Deriver(Lowering):
             return FLOAT32
         return FLOAT16
 
+    def prefold(self) -> None:
+        """Every constant input of the ops to lower, evaluated in one call: one session run per constant
+        costs a new executor each time (half a minute for BERT's thousand)."""
+        wanted = set()
+        for name in self.needed:
+            if self.is_foldable(name) or name in self.data_nodes or self.nodes[name].op in PASS_THROUGH_OPS:
+                continue
+            for ref in _data_inputs(self.nodes[name]):
+                tensor = self.resolve(ref)
+                if self.is_foldable(_split(tensor)[0]) and self.infos.get(tensor) is not None:
+                    wanted.add(tensor)
+        ordered = sorted(wanted)
+        if ordered:
+            self.folded_values.update(zip(ordered, self.fold(ordered)))
+
     def derive(self) -> NpuGraph:
+        self.prefold()
         plan = plan_fusion(self.nodes, self.needed, self.order, self.resolve, PASS_THROUGH_OPS)
         self.fused_into = plan.fused_into
         groups = plan.groups

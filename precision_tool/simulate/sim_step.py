@@ -22,12 +22,14 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from precision_tool.workspace import SIMULATED_MARKER as MARKER_NAME
+
 EXIT_USAGE = 2
 RESULT_NAME = "replay_sim.json"
-MARKER_NAME = "simulated.json"
 ACTIONS = ("dump", "overflow")
 
 
@@ -120,10 +122,19 @@ def _load_step(workspace: Any) -> tuple[Any, Any, dict[str, Any], list[str], Any
     return graph, session, feeds, fetches, config
 
 
-def simulate_step(root: Path, action: str) -> dict[str, Any]:
-    from precision_tool.workspace import Workspace
+@dataclass
+class Simulation:
+    """One simulated step: the derived graph, every op's values, the lists it ran under."""
 
-    workspace = Workspace(root)
+    graph: Any  # npu_graph.NpuGraph
+    values: Any  # kernels.Values
+    policy: Any  # mix_precision.MixPolicy
+    tf_ops: int
+    started: float
+
+
+def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
+    """The captured step derived and computed (`faults`: planted kernel bugs, for the demos)."""
     from precision_tool.capture import tf_setup  # before TensorFlow: oneDNN off, seeds
 
     tf_setup.disable_graph_rewriter()
@@ -131,7 +142,7 @@ def simulate_step(root: Path, action: str) -> dict[str, Any]:
     import numpy as np
     import tensorflow as tf
 
-    from precision_tool.simulate import generic_kernels, npu_graph, run_files
+    from precision_tool.simulate import npu_graph
     from precision_tool.simulate.kernels import SimOptions, simulate
 
     started = time.perf_counter()
@@ -166,26 +177,40 @@ def simulate_step(root: Path, action: str) -> dict[str, Any]:
                                              fold=fold, graph_name=name, policy=policy, dtypes=dtypes)
     except npu_graph.SimulationUnsupported as error:
         raise SimFailed(f"train -d sim: {error}") from None
-    computed = simulate(derived, values, SimOptions())
+    computed = simulate(derived, values, SimOptions(faults=tuple(faults)))
+    session.close()
+    return Simulation(derived, computed, policy, len(graph.get_operations()), started)
+
+
+def write_simulation(workspace: Any, sim: Simulation, actions: tuple[str, ...],
+                     planted: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The new npu/debug_N (Build graph; with "dump" every task's dump), with "overflow" the overflow
+    records, fusion_result.json and the simulated.json marker; returns (and saves) the run's report."""
+    from precision_tool.formats.ge.ge_graph import write_graph_text
+    from precision_tool.simulate import generic_kernels, run_files
+
+    derived, computed = sim.graph, sim.values
     debug_id = max(workspace.debug_ids(), default=-1) + 1
     now = time.time()
     stamp = time.strftime("%Y%m%d%H%M%S", time.localtime(now))
     start_us = int(now * 1_000_000)
     dumps = 0
     overflows = run_files.find_overflows(derived, computed)
-    if action == "dump":
+    if "dump" in actions:
         dumps = run_files.write_run(workspace, debug_id, derived, computed, stamp=stamp, start_us=start_us)
     else:
-        from precision_tool.formats.ge.ge_graph import write_graph_text
-
         write_graph_text(run_files.ge_model(derived), workspace.graph_dir(debug_id) / run_files.GRAPH_FILE_NAME)
-        run_files.write_overflow_run(workspace.overflow_root, derived, computed, stamp=stamp, start_us=start_us)
+    if "overflow" in actions:
+        run_files.write_overflow_run(workspace.overflow_root, derived, computed, stamp=stamp,
+                                     start_us=start_us + 1_000_000)
     run_files.write_fusion_file(workspace.fusion_file, derived)
     fp16 = sum(1 for op in derived.ops if op.has_task and any(t.dtype == "float16" for t in op.outputs))
-    result = {"device": "sim", "action": action, "debug_id": debug_id, "graph": name, "ops": len(derived.ops),
-              "tasks": sum(op.has_task for op in derived.ops), "float16_ops": fp16, "dump_files": dumps,
-              "overflows": [f.op_name for f in overflows], "mixlist": policy.source, "precision_mode": policy.mode,
-              "emulated_float16": sorted(generic_kernels.emulated), "seconds": round(time.perf_counter() - started, 2)}
+    result = {"device": "sim", "action": "|".join(actions), "debug_id": debug_id, "graph": derived.name,
+              "tf_ops": sim.tf_ops, "ops": len(derived.ops), "tasks": sum(op.has_task for op in derived.ops),
+              "float16_ops": fp16, "dump_files": dumps, "overflows": [f.op_name for f in overflows],
+              "mixlist": sim.policy.source, "precision_mode": sim.policy.mode,
+              "emulated_float16": sorted(generic_kernels.emulated), "planted_faults": list(planted),
+              "seconds": round(time.perf_counter() - sim.started, 2)}
     from precision_tool.atomic import write_text_atomic
 
     marker = {"simulated": True, "by": "precision-tool train -d sim", **result,
@@ -194,6 +219,14 @@ def simulate_step(root: Path, action: str) -> dict[str, Any]:
     write_text_atomic(workspace.debug_dir(debug_id) / MARKER_NAME, json.dumps(marker, indent=2))
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME, json.dumps(result, indent=2))
     return result
+
+
+def simulate_step(root: Path, action: str) -> dict[str, Any]:
+    """`train -d sim -a ACTION`: the captured step simulated, nothing planted."""
+    from precision_tool.workspace import Workspace
+
+    workspace = Workspace(root)
+    return write_simulation(workspace, run_simulation(workspace), (action,))
 
 
 if __name__ == "__main__":

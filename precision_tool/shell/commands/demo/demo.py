@@ -32,8 +32,14 @@ the single demo's two problems are off, and one planted fault is in: on one rank
 the input of fc1's kernel all-reduce is corrupted. NPU dumps per rank in npu/debug_0/dump/<time>/<rank>/,
 one Build graph for all ranks, golden per rank in tf/tf_debug/rank_<r> and (tf_dump) tf/dump/rank_<r>.
 
+--model resnet50|bert|widedeep: a real architecture instead (ResNet-50 v1.5's 53 conv+BN; BERT-base's 12
+transformer layers with a reduced hidden size; Wide&Deep's embedding tables and MLP), its training step
+golden on CPU and run on a simulated NPU (what `train -d sim` does) with one planted kernel fault; the
+rest is what float16 does to that network. --size reduced: the same op types, fewer repeats.
+
 examples:
   demo                       build ./precision_data_demo and run `ac -c --report`
+  demo --model bert          BERT-base in ./precision_data_demo_bert, then `ac -c --report`
   demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/, fix/)
   demo --no-check            build only
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
@@ -54,6 +60,13 @@ def _parser(parser: CommandParser) -> None:
                              "./precision_data_demo): run its NPU step again with DIR/fix/ops_info.json's block "
                              "list kept in float32 and the fixed kernel, into npu/debug_2, and `vc` it against the "
                              "golden run (`ac -c` writes that file)")
+    parser.add_argument("--model", choices=["resnet50", "bert", "widedeep"], default=None,
+                        help="build a real architecture's demo instead (default DIR ./precision_data_demo_<model>): "
+                             "ResNet-50 v1.5, BERT-base (12 layers) or Wide&Deep, golden on CPU and on a simulated "
+                             "NPU with one planted kernel fault")
+    parser.add_argument("--size", choices=["full", "reduced"], default="full",
+                        help="with --model: full (every layer of the original; default) or reduced (the same op "
+                             "types, fewer repeats: a quicker try)")
     parser.add_argument("--ranks", metavar="N", default=None,
                         help="build the N-rank data-parallel demo instead (N from 2 to 64; default DIR "
                              "./precision_data_demo_ranks): each rank its own batch, an HcomAllReduce per gradient, "
@@ -72,6 +85,14 @@ def _kept_in_float32(path: Any) -> list[str]:
 
 
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:
+    if args.model is not None:
+        from precision_tool.shell.commands.demo.demo_models import run_model
+
+        return run_model(args, ctx)
+    if args.size != "full":
+        from precision_tool.errors import UsageError
+
+        raise UsageError("demo --size: it sizes a real architecture; give it with --model NAME")
     if args.ranks is not None:
         from precision_tool.shell.commands.demo.demo_ranks import run_ranks
 
@@ -150,6 +171,6 @@ def _complete(request: CompletionRequest) -> list[str]:
 COMMANDS = [
     Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault and a float16 "
                     "overflow), run ac -c --report; --fixed: re-run its NPU step with fix/ops_info.json; "
-                    "--ranks N: an N-rank data-parallel demo with one faulty rank",
+                    "--ranks N: an N-rank data-parallel demo with one faulty rank; --model: ResNet-50, BERT or Wide&Deep",
             _parser, _demo, completer=_complete, description=_DESCRIPTION),
 ]

@@ -1,0 +1,77 @@
+"""`demo --model resnet50|bert|widedeep [DIR]`: a real architecture's training step, golden on CPU and on
+a simulated NPU with one planted kernel fault; then `tf_dump` and `ac -c --report` on it.
+
+TensorFlow runs only in the child process (`python -m precision_tool.demo.model_demo DIR --model NAME`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from precision_tool.shell.command import Context
+
+SIZES = ("full", "reduced")
+
+
+def run_model(args: argparse.Namespace, ctx: Context) -> Any:
+    import dataclasses
+    import time
+    from pathlib import Path
+
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from precision_tool.demo.build import WRITE_HINT, prepare_folder, run_network
+    from precision_tool.demo.model_demo import DEFAULT_DIRS
+    from precision_tool.errors import UsageError, WorkspaceError
+    from precision_tool.render.messages import note_line
+    from precision_tool.shell.commands.demo.demo_steps import open_command, run_checks, unused_workspace
+    from precision_tool.workspace import Workspace
+
+    if args.fixed or args.ranks is not None:
+        raise UsageError("demo: --model builds its own workspace; it does not go with --fixed or --ranks")
+    started = time.perf_counter()
+    dir_text = args.dir or unused_workspace(ctx) or DEFAULT_DIRS[args.model]
+    root = Path(dir_text).expanduser().resolve()
+    if root.is_dir():
+        Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
+    try:
+        prepare_folder(root, force=args.force)
+    except WorkspaceError:
+        raise
+    except OSError as exc:
+        raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
+                             f"({exc.filename}); {WRITE_HINT}") from None
+    ctx.note(note_line(f"building the {args.model} demo workspace ({args.size} size) in {root}: the TensorFlow "
+                       "golden step, then that step on a simulated NPU"))
+    build = run_network(root, model=args.model, size=args.size)
+    report = json.loads([line for line in build.log.splitlines() if line.startswith("{")][-1])
+    held = Text("What it holds:", style="bold")
+    held.append("\n  network: ", style="bold")
+    held.append(f"{report['description']}; {report['tf_ops']:,} TF ops, loss {report['loss']:.6g}, static loss "
+                f"scale {report['loss_scale']:g}")
+    held.append("\n  simulated NPU run: ", style="bold")
+    held.append(f"npu/debug_0, {report['npu_ops']:,} ops ({report['tasks']:,} tasks dumped, {report['float16_ops']:,} "
+                "computing in float16 under CANN's allow_mix_precision lists); no NPU ran it")
+    held.append("\n  planted fault: ", style="bold")
+    held.append(report["planted"] + ".")
+    held.append("\n  float16: ", style="bold")
+    overflows = report.get("overflows") or []
+    held.append("nothing planted; " + (f"{len(overflows)} op(s) overflow in float16: {', '.join(overflows[:3])}"
+                                       if overflows else "no op overflows in float16; what rounding does, the checks say"))
+    held.append("\n  times: ", style="bold")
+    held.append(f"build {report['build_seconds']} s, golden step with its tfdbg dump {report['golden_seconds']} s, "
+                f"simulated NPU run {report['sim_seconds']} s")
+    ctx.note(held)
+    demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
+                       console=ctx.console, table=ctx.table)
+    answer = run_checks(demo_ctx, root, check=not args.no_check)
+    seconds = time.perf_counter() - started
+    text = Text()
+    text.append(f"{args.model} demo workspace ready in {seconds:.0f} s: ", style="bold")
+    text.append(str(root), style="path")
+    text.append("\nOpen the shell on it:\n  ", style="bold")
+    text.append(open_command(dir_text), style="bold green")
+    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]

@@ -24,7 +24,8 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 
 from precision_tool.simulate.graph_model import (FLOAT16, FLOAT32, INT32, PASS_THROUGH_OPS, SHAPE_OPS,  # noqa: F401
                                                  SKIPPED_OPS, NpuGraph, NpuOp, NpuTensor, TfTensorInfo, tensor_infos)
-from precision_tool.simulate.lowering import _FOLLOW_INPUT_OPS, HCCL_ATTRS, Lowering, SimulationUnsupported  # noqa: F401
+from precision_tool.simulate.lowering import (_FOLLOW_INPUT_OPS, CONTROL_FLOW, HCCL_ATTRS, Lowering,  # noqa: F401
+                                              SimulationUnsupported)
 from precision_tool.simulate.mix_precision import MIXED, MixPolicy
 from precision_tool.simulate.npu_fusion import plan_fusion
 from precision_tool.simulate.npu_fusion import data_inputs as _data_inputs
@@ -222,6 +223,10 @@ class _Deriver(Lowering):
             self.folded_values.update(zip(ordered, self.fold(ordered)))
 
     def derive(self) -> NpuGraph:
+        flow = sorted((n for n in self.needed if self.nodes[n].op in CONTROL_FLOW), key=self.order.__getitem__)
+        if flow:
+            raise SimulationUnsupported(f"{flow[0]} is a {self.nodes[flow[0]].op}: control flow and function calls "
+                                        "(tf.cond, tf.while_loop, tf.function) are not simulated")
         self.prefold()
         plan = plan_fusion(self.nodes, self.needed, self.order, self.resolve, PASS_THROUGH_OPS)
         self.fused_into = plan.fused_into

@@ -31,6 +31,8 @@ from precision_tool.workspace import SIMULATED_MARKER as MARKER_NAME
 EXIT_USAGE = 2
 RESULT_NAME = "replay_sim.json"
 ACTIONS = ("dump", "overflow")
+KERAS_REFUSED = ("train -d sim: the captured step is a Keras one; the simulation takes TF1 steps (PrecisionTfSession) "
+                 "for now: capture the step with PrecisionTfSession, or run train -d cpu and train -d npu")
 
 
 class SimFailed(Exception):
@@ -99,9 +101,7 @@ def _load_step(workspace: Any) -> tuple[Any, Any, dict[str, Any], list[str], Any
 
     manifest = sm.read_manifest(workspace.checkpoint_dir)
     if manifest.kind != sm.KIND_TF1:
-        raise SimFailed("train -d sim: the captured step is a Keras one; the simulation takes TF1 steps "
-                        "(PrecisionTfSession) for now: capture the step with PrecisionTfSession, or run "
-                        "train -d cpu and train -d npu")
+        raise SimFailed(KERAS_REFUSED)
     v1 = tf.compat.v1
     graph = tf.Graph()
     with graph.as_default():

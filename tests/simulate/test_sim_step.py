@@ -75,3 +75,51 @@ def test_train_sim_refuses_two_actions_in_one_line(captured: Path) -> None:
     assert proc.returncode != 0
     assert ("train -d sim -a dump|overflow: the simulated NPU takes one of dump, overflow"
             in (proc.stdout + proc.stderr).strip().splitlines())
+
+
+def test_a_keras_capture_is_refused_in_one_line(tmp_path) -> None:
+    from precision_tool.capture import step_manifest as sm
+
+    folder = tmp_path / "tf" / "checkpoints"
+    for name in ("model.keras", "inputs/000_x.npy"):
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(b"x")
+    sm.write_manifest(folder, sm.KIND_KERAS, {"model": "model.keras",
+                                              "inputs": [{"tensor": "x", "file": "inputs/000_x.npy", "source": "batch", "role": "x"}],
+                                              "fetches": []})
+    proc = cli(tmp_path, "train", "-d", "sim")
+    assert proc.returncode != 0
+    last = (proc.stdout + proc.stderr).strip().splitlines()[-1]
+    assert last.startswith("train -d sim: the captured step is a Keras one; the simulation takes TF1 steps"), last
+    assert not (tmp_path / "npu").exists() or not any((tmp_path / "npu").iterdir())
+
+
+CONTROL_FLOW_SCRIPT = """
+import sys
+import precision_tool.tf_config
+import tensorflow as tf
+from precision_tool.tf_session import PrecisionTfSession
+v1 = tf.compat.v1
+v1.disable_control_flow_v2()
+g = tf.Graph()
+with g.as_default():
+    x = v1.placeholder(tf.float32, [4], name="x")
+    w = v1.get_variable("w", [4], initializer=v1.ones_initializer())
+    y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * w, lambda: x - w)
+    loss = tf.reduce_sum(y * y)
+    train = v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+    init = v1.global_variables_initializer()
+s = PrecisionTfSession(graph=g)
+s.run(init)
+s.run([train, loss], feed_dict={"x:0": [1.0, 2.0, 3.0, 4.0]})
+"""
+
+
+def test_control_flow_is_refused_in_one_line(tmp_path) -> None:
+    proc = subprocess.run([sys.executable, "-c", CONTROL_FLOW_SCRIPT], env=child_env(tmp_path), capture_output=True,
+                          text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    sim = cli(tmp_path, "train", "-d", "sim")
+    assert sim.returncode != 0
+    last = (sim.stdout + sim.stderr).strip().splitlines()[-1]
+    assert last.startswith("train -d sim: ") and "control flow and function calls" in last and "not simulated" in last, last

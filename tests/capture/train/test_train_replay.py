@@ -261,7 +261,7 @@ def test_a_python_that_cannot_run_or_has_no_tensorflow_is_one_line(tf1_feed, tmp
     (["-d", "cpu", "-a", "fusion_off"], "fusion_off is NPU-side"),
     (["-a", "dump|overflow"], "E10001"),
     (["-a", "dupm"], "unknown action dupm"),
-    (["-d", "gpu"], "-d/--device takes one of: cpu, npu, all"),
+    (["-d", "gpu"], "-d/--device takes one of: cpu, npu, sim, all"),
 ])
 def test_impossible_options_are_one_line(tmp_path, args, words) -> None:
     proc = cli(tmp_path, "train", *args)

@@ -81,7 +81,7 @@ def _replay_types(root: Path) -> tuple[float, dict[str, str]]:
     found: dict[str, str] = {}
     lines = proc.stdout.splitlines()
     for n, line in enumerate(lines):
-        match = re.match(r"replay \[(\d+)\] \S+ \((\w+)\): (.*)", line)
+        match = re.match(r"replay \[(\d+)\] \S+ \((\w+)[^)]*\): (.*)", line)
         if match:
             why = f": {lines[n + 1].strip()}" if match.group(3).startswith("CANNOT") and n + 1 < len(lines) else ""
             found[match.group(2)] = (match.group(3) + why)[:150]

@@ -30,6 +30,9 @@ def test_demo_model_names_its_planted_op_with_kernel(cli, tmp_path, model) -> No
     marker = json.loads((root / "npu" / "debug_0" / "simulated.json").read_text())
     assert marker["planted_faults"] == [planted.text] and marker["simulated"] is True
     assert (root / "temp" / "report").is_dir() and (root / "tf" / "checkpoints" / "manifest.json").is_file()
+    if model == "widedeep":  # the global step's increment: a scalar variable, dumped as [1], replays
+        replay = cli("--data", str(root), "replay", "-q", "Ftrl", timeout=600)
+        assert replay.status == 0 and "replay [" in replay.out and "(AssignAddVariableOp): OK" in replay.out, replay.out
 
 
 def test_demo_size_needs_a_model(cli, tmp_path) -> None:

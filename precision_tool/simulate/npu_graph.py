@@ -31,6 +31,9 @@ from precision_tool.simulate.npu_fusion import plan_fusion
 from precision_tool.simulate.npu_fusion import data_inputs as _data_inputs
 from precision_tool.simulate.npu_fusion import split_ref as _split
 
+IMAGE_OPS = frozenset({"Conv2D", "DepthwiseConv2dNative", "MaxPool", "AvgPool", "FusedBatchNormV3", "Conv3D"})
+
+
 class _Deriver(Lowering):
     """One derivation; see `derive_npu_graph`."""
 
@@ -45,6 +48,8 @@ class _Deriver(Lowering):
         self.fold = fold
         self.graph_name = graph_name
         self.needed = self._needed(roots)
+        # 4-D tensors are images (NHWC) only in a network that convolves or pools
+        self.images = any(self.nodes[n].op in IMAGE_OPS for n in self.needed)
         self.foldable: dict[str, bool] = {}
         self.ops: list[NpuOp] = []
         self.by_name: dict[str, NpuOp] = {}
@@ -102,7 +107,7 @@ class _Deriver(Lowering):
 
     def origin_format(self, tensor: str) -> str:
         info = self.infos[tensor]
-        if len(info.shape) != 4:
+        if len(info.shape) != 4 or not self.images:  # attention's [batch, heads, seq, seq] is no image
             return "ND"
         name = _split(tensor)[0]
         node = self.nodes[name]

@@ -48,8 +48,9 @@ def _tool(root: Path, *args: str) -> tuple[float, subprocess.CompletedProcess]:
     return _run([*CLI, "--data", str(root), *args])
 
 
-def _reference_vc(reference: Path, root: Path, work: Path) -> tuple[float, int]:
-    """msaccucmp on debug_0's dump, the golden folder and the Build graph written as atc JSON."""
+def _reference_vc(reference: Path, root: Path, work: Path) -> tuple[float, int, int]:
+    """msaccucmp on debug_0's dump, the golden folder and the Build graph written as atc JSON: its time, its
+    rows, and how many are identical to the rows of our newest `vc` CSV."""
     from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json
     from precision_tool.workspace import Workspace
 
@@ -63,8 +64,13 @@ def _reference_vc(reference: Path, root: Path, work: Path) -> tuple[float, int]:
     subprocess.run([str(reference), "compare", "-m", str(dump), "-g", str(ws.golden_dir), "-f", str(graph_json),
                     "-out", str(out)], capture_output=True, text=True, timeout=7200)
     seconds = time.perf_counter() - started
-    rows = sorted(out.glob("result_*.csv"))
-    return seconds, (sum(1 for _ in csv.reader(open(rows[-1]))) - 1) if rows else 0
+    found = sorted(out.glob("result_*.csv"))
+    if not found:
+        return seconds, 0, 0
+    theirs = list(csv.reader(open(found[-1], newline="")))[1:]
+    ours_csv = sorted((root / "temp" / "vector_compare").glob("*/result_*[0-9].csv"))[-1]
+    ours = list(csv.reader(open(ours_csv, newline="")))[1:]
+    return seconds, len(theirs), sum(1 for a, b in zip(theirs, ours) if a == b)
 
 
 def _replay_types(root: Path) -> tuple[float, dict[str, str]]:
@@ -113,7 +119,7 @@ def bench(model: str, size: str, reference: Path | None) -> None:
               f"tf_dump {tf_dump_s} s")
         line = f"vc {vc_s:.1f} s"
         if ref is not None:
-            line += f"; msaccucmp {ref[0]:.1f} s ({ref[1]} rows): {ref[0] / vc_s:.1f}x"
+            line += f"; msaccucmp {ref[0]:.1f} s ({ref[1]} rows, {ref[2]} identical to ours): {ref[0] / vc_s:.1f}x"
         print(f"{line}; ac -c {ac_s:.1f} s; report {report_s:.1f} s; replay of {len(verdicts)} op types {replay_s:.1f} s")
         for row in answer:
             print(f"  {row.strip()}")

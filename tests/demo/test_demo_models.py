@@ -40,3 +40,32 @@ def test_demo_size_needs_a_model(cli, tmp_path) -> None:
     assert result.status != 0
     assert "demo --size: it sizes a real architecture; give it with --model NAME" in result.out + result.err
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.reference
+def test_reference_msaccucmp_writes_our_rows_for_widedeep(cli, tmp_path, reference_tool) -> None:
+    """The simulated run compared by msaccucmp (the Build graph as atc JSON) gives our CSV row for row,
+    the groups of folded constants sharing one original name included (one NaN row naming each)."""
+    import csv
+    import subprocess
+
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json
+    from precision_tool.workspace import Workspace
+
+    root = tmp_path / "wd"
+    assert cli("demo", str(root), "--model", "widedeep", "--size", "reduced", "--no-check", timeout=900).status == 0
+    assert cli("--data", str(root), "vc", timeout=600).status == 0
+    ws = Workspace(root)
+    graph_json = tmp_path / "graph.json"
+    write_graph_json(load_graph(ws.build_graph_files(0)[0]), graph_json)
+    dump = next(p for p in ws.newest_dump_dir(0).rglob("*") if p.is_file()).parent
+    out = tmp_path / "ref"
+    out.mkdir()
+    proc = subprocess.run([str(reference_tool), "compare", "-m", str(dump), "-g", str(ws.golden_dir), "-f",
+                           str(graph_json), "-out", str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode in (0, 2), proc.stdout[-2000:] + proc.stderr[-2000:]
+    theirs = list(csv.reader(open(next(out.glob("result_*.csv")), newline="")))
+    ours = list(csv.reader(open(next((root / "temp" / "vector_compare").glob("*/result_*[0-9].csv")), newline="")))
+    assert len(theirs) == len(ours) > 400
+    assert [row for row in ours if row not in theirs] == []
+    assert any("ConcatOffset_1" in row[-1] for row in ours)  # both constants of the group named

@@ -379,13 +379,11 @@ def plan_graph_compare(
             gt_text = ",".join(by_names.keys())
             inner = {op.name for op in members if _is_inner_node(op)}
             kept = [p for p in op_plans if p.dump_path is not None and p.name not in inner]
-            if not kept and inner:
+            if not kept:
                 import dataclasses
 
                 # msaccucmp's one NaN row: each op's reason (inner node / no dump), quant-filtered ops unsaid
                 kept = [dataclasses.replace(op_plans[0], skip_reason=_group_reason(members, inner, graph))]
-            elif not kept:
-                kept = [op_plans[0]]
         plans.append(GroupPlan(number, tuple(kept), npu_text, gt_text, tuple(int(op.id or 0) for op in members)))
     matched = len(used)
     unmatched = len(set(dumps.by_op.values()) - used)

@@ -18,6 +18,7 @@ from precision_tool.analysis.results.results import CompareSummary, OpResult, sh
 
 FIRST_DIVERGENT = "first divergent op"
 FIRST_NAN = "first op with Inf/NaN"
+FLOAT16_ELSEWHERE = "float16 also"  # the replayed ops, past the first ones, that float16 alone gets wrong
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Todo:
 @dataclass(frozen=True)
 class Suspect:
     role: str
-    """FIRST_DIVERGENT or FIRST_NAN."""
+    """FIRST_DIVERGENT, FIRST_NAN or FLOAT16_ELSEWHERE."""
     op: OpResult
     run: str
     """The label of the comparison run that names it."""
@@ -103,6 +104,15 @@ def _why(role: str, op: OpResult, threshold: float) -> str:
     if output.nan_data:
         return f"{short_tensor(output.tensor_index)} holds Inf/NaN while its inputs pass"
     return f"{short_tensor(output.tensor_index)} cosine {output.cosine:.6f} ≤ {threshold} while its inputs pass"
+
+
+def _float16_why(ops: Sequence[OpResult]) -> str:
+    """`33 replayed op(s) agree only with their float16 replay: ReduceSumD ×33`."""
+    counts: dict[str, int] = {}
+    for op in ops:
+        counts[op.op_type] = counts.get(op.op_type, 0) + 1
+    kinds = ", ".join(f"{kind} ×{n}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return f"the first of {len(ops)} replayed op(s) that agree only with their float16 replay ({kinds})"
 
 
 _UPSTREAM_NAME = re.compile(r"^\[[^\]]*\] (\S+)")
@@ -183,6 +193,12 @@ def build_answer(runs: Sequence[RunResult], verdicts: Sequence[dict[str, Any]], 
             suspects.append(Suspect(role, op, run.label, _why(role, op, summary.threshold),
                                     verdict.get("verdict") if verdict else None, _reason(verdict),
                                     _todo(op, verdict)))
+        precision = [op for op in summary.abnormal_ops if (by_op.get(op.npu_op) or {}).get("verdict") == "precision"
+                     and all(op is not named for _, named in chosen)]
+        if precision:  # `ac --replay N` judged more ops on their own inputs: float16 alone loses these
+            first, verdict = precision[0], by_op[precision[0].npu_op]
+            suspects.append(Suspect(FLOAT16_ELSEWHERE, first, run.label, _float16_why(precision),
+                                    "precision", _reason(verdict), _todo(first, verdict)))
         note = _no_suspect_note(summary) if not chosen else None
         if note and note not in notes:
             notes.append(note)

@@ -47,8 +47,8 @@ def unused_workspace(ctx: Context) -> str | None:
     return str(root) if not root.exists() or root.is_dir() else None
 
 
-def run_checks(demo_ctx: Context, root: Any, *, check: bool = True) -> list[Any]:
-    """`tf_dump`, then (`check`) `ac -c --report` on the demo workspace, each under a rule; returns ac's answer
+def run_checks(demo_ctx: Context, root: Any, *, check: bool = True, ac_line: str = "ac -c --report") -> list[Any]:
+    """`tf_dump`, then (`check`) `ac_line` on the demo workspace, each under a rule; returns ac's answer
     block, which the demo shows last, right above the prompt."""
     from rich.rule import Rule
 
@@ -61,7 +61,7 @@ def run_checks(demo_ctx: Context, root: Any, *, check: bool = True) -> list[Any]
         args.defer_answer = True
         held["args"] = args
 
-    for line in (["tf_dump"] + (["ac -c --report"] if check else [])):
+    for line in (["tf_dump"] + ([ac_line] if check else [])):
         demo_ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
         prepare = defer_answer if line.startswith("ac ") else None
         if not execute(line, demo_ctx, passthrough=False, prepare=prepare).ok:

@@ -5,7 +5,7 @@ For each model (ResNet-50, BERT-base, Wide&Deep) in a fresh folder, as a user ty
   demo --model NAME --no-check   the build: golden step with its tfdbg dump, then the simulated NPU run
   tf_dump                        (run by the demo; its seconds are read from the demo's output)
   vc                             ours, then msaccucmp on the same dump, golden and graph (as atc JSON)
-  ac -c                          the whole auto-check with its replays
+  ac -c                          the whole auto-check with its replays (and with --replay 1000: every abnormal op)
   report                         the HTML report
   replay <one op of each type>   every NPU op type with a task, in one TensorFlow process
 and prints one table per model.
@@ -109,6 +109,10 @@ def bench(model: str, size: str, reference: Path | None) -> None:
         ref = _reference_vc(reference, root, work) if reference else None
         ac_s, ac = _tool(root, "ac", "-c")
         answer = ac.stdout[ac.stdout.index("answer ─"):].splitlines()[1:3] if "answer ─" in ac.stdout else []
+        replay_all_s, replayed = _tool(root, "ac", "-c", "--replay", "1000")  # what `demo --model` runs
+        verdict_counts: dict[str, int] = {}
+        for match in re.finditer(r"^replay \[\d+\] .*: ([A-Z ]+)$", replayed.stdout, re.MULTILINE):
+            verdict_counts[match.group(1)] = verdict_counts.get(match.group(1), 0) + 1
         report_s, _ = _tool(root, "report")
         replay_s, verdicts = _replay_types(root)
         print(f"\n== {model} ({size}) ==")
@@ -121,6 +125,8 @@ def bench(model: str, size: str, reference: Path | None) -> None:
         if ref is not None:
             line += f"; msaccucmp {ref[0]:.1f} s ({ref[1]} rows, {ref[2]} identical to ours): {ref[0] / vc_s:.1f}x"
         print(f"{line}; ac -c {ac_s:.1f} s; report {report_s:.1f} s; replay of {len(verdicts)} op types {replay_s:.1f} s")
+        print(f"ac -c --replay 1000 (every abnormal op, as demo --model runs it) {replay_all_s:.1f} s: "
+              + ", ".join(f"{n} {v}" for v, n in sorted(verdict_counts.items())))
         for row in answer:
             print(f"  {row.strip()}")
         for op_type, verdict in sorted(verdicts.items()):

@@ -78,11 +78,27 @@ def evidence_lines(verdict: Any) -> list[str]:
     return lines
 
 
-def run_lines(run: Any, *, evidence: bool = True) -> list[Any]:
-    """Every verdict of a replay run, then where the results were saved and how long it took."""
+BRIEF_AFTER = 10  # more verdicts than this (`ac --replay N`): the unremarkable ones are counted, not shown
+
+
+def run_lines(run: Any, *, evidence: bool = True, brief: bool = False) -> list[Any]:
+    """Every verdict of a replay run, then where the results were saved and how long it took. `brief` (many
+    ops): the first verdict and every one that is not *inherited* or *ok* in full, the others counted."""
     from precision_tool.render.messages import note_line, warning_line
 
-    out: list[Any] = [verdict_text(v, evidence=evidence) for v in run.verdicts]
+    verdicts = list(run.verdicts)
+    if brief and len(verdicts) > BRIEF_AFTER:
+        shown = [v for n, v in enumerate(verdicts) if n == 0 or v.verdict not in ("inherited", "ok")]
+        out: list[Any] = [verdict_text(v, evidence=evidence) for v in shown]
+        counted: dict[str, int] = {}
+        for v in verdicts:
+            if all(v is not s for s in shown):
+                counted[v.verdict] = counted.get(v.verdict, 0) + 1
+        if counted:
+            counts = ", ".join(f"{n} {kind.upper()}" for kind, n in sorted(counted.items()))
+            out.append(note_line(f"and {counts} (each in the replay CSV below; `ni -c OP` shows one)"))
+    else:
+        out = [verdict_text(v, evidence=evidence) for v in verdicts]
     out += [warning_line(problem) for problem in run.problems]
     seconds = sum(run.seconds.values())
     if run.csv_path is not None:

@@ -94,7 +94,8 @@ def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace,
         folder = ctx.workspace.temp_dir / "replay" / time.strftime("%Y%m%d%H%M%S")
     ctx.note(note_line(f"replaying {len(entries)} op(s) on CPU (one TensorFlow process)"))
     run = replay_ops(index, entries, folder, ctx.settings, summary=summary, python=getattr(args, "python", None))
-    lines = run_lines(run, evidence=not getattr(args, "quiet", False))
+    # `ac --replay N` over many ops: the findings in full, the inherited ones counted
+    lines = run_lines(run, evidence=not getattr(args, "quiet", False), brief=summary is not None)
     failed = [v for v in run.verdicts if v.failed]
     if failed:
         # the replay itself failed, which is no finding about the op: show everything, then exit 1

@@ -157,3 +157,23 @@ def test_ac_replays_its_suspects_beside_the_comparison(replay_ws: Path):
     assert _verdict(three.out, KERNEL_OP) == "KERNEL"
     none = run_cli("ac", "-c", "--replay", "0", data=replay_ws)
     assert none.status == 0 and "replay [" not in none.out
+
+
+def test_run_lines_count_the_inherited_when_many_ops_were_replayed() -> None:
+    """`ac --replay N` over many ops: the first verdict and every finding in full, the inherited counted."""
+    from types import SimpleNamespace
+
+    from precision_tool.render.replay import BRIEF_AFTER, run_lines
+
+    def verdict(n: int, kind: str) -> SimpleNamespace:
+        case = SimpleNamespace(op_name=f"op{n}", label=f"[{n}] op{n}", op_type="Add", tf_nodes=[f"op{n}"])
+        return SimpleNamespace(case=case, verdict=kind, line="", evidence=(), outputs=(), inputs=(), upstream=None,
+                               fixes=(), fp16="none", failed=False)
+
+    kinds = ["kernel"] + ["inherited"] * BRIEF_AFTER + ["precision", "ok"]
+    run = SimpleNamespace(verdicts=[verdict(n, k) for n, k in enumerate(kinds)], problems=[], seconds={},
+                          csv_path=None)
+    texts = [str(getattr(line, "plain", line)) for line in run_lines(run, evidence=False, brief=True)]
+    assert [t.split(":")[0] for t in texts[:2]] == ["replay [0] op0 (Add)", "replay [11] op11 (Add)"]
+    assert "and 10 INHERITED, 1 OK" in texts[-1]
+    assert len(run_lines(run, evidence=False)) == len(kinds)  # `replay OP ...`: every verdict in full

@@ -230,17 +230,15 @@ class Lowering:
 
     def lower_generic(self, node: Any) -> None:
         """Any TF op as the same op on the NPU: float inputs in the dtype the lists give it, its NodeDef
-        kept for the kernel. SimulationUnsupported for control flow and function calls."""
+        kept for the kernel (the deriver refused control flow before lowering anything)."""
         name, kind = node.name, node.op
-        if kind in CONTROL_FLOW:
-            raise SimulationUnsupported(f"{name} is a {kind}: control flow and function calls (tf.cond, "
-                                        "tf.while_loop, tf.function) are not simulated")
         npu_type = ge_type(kind)
         ins = _data_inputs(node)
-        kinds = [self.peek(ref) if self.infos[self.resolve(ref)].dtype != "resource" else ("resource", "", False)
-                 for ref in ins]
-        resources = [n for n, (dtype, _l, _c) in enumerate(kinds) if dtype == "resource"]
-        floats = [n for n, (dtype, _l, _c) in enumerate(kinds) if dtype in FLOATS
+        # (dtype, layout, is a constant) of each input's NPU source
+        sources = [self.peek(ref) if self.infos[self.resolve(ref)].dtype != "resource" else ("resource", "", False)
+                   for ref in ins]
+        resources = [n for n, (dtype, _l, _c) in enumerate(sources) if dtype == "resource"]
+        floats = [n for n, (dtype, _l, _c) in enumerate(sources) if dtype in FLOATS
                   and self.infos[self.resolve(ins[n])].dtype == FLOAT32]
         slots = []
         while f"{name}:{len(slots)}" in self.infos:
@@ -248,13 +246,13 @@ class Lowering:
         if resources:
             dtype = FLOAT32  # optimizer updates: the variables' own dtype
         else:
-            dtype = self.policy.precision(npu_type, [kinds[n][0] for n in floats if not kinds[n][2]])
+            dtype = self.policy.precision(npu_type, [sources[n][0] for n in floats if not sources[n][2]])
         precision = ("cube" if npu_type in CUBE else FLOAT16) if dtype == FLOAT16 else FLOAT32
         layout = "natural"
         shapes = {self.infos[self.resolve(ins[n])].shape for n in floats}
         if kind in SAME_LAYOUT and floats and len(shapes) == 1 and slots and \
                 self.infos[slots[0]].shape in shapes:
-            layout = kinds[floats[0]][1]
+            layout = sources[floats[0]][1]
         inputs = []
         for n, ref in enumerate(ins):
             if n in resources:

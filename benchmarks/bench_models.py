@@ -113,6 +113,10 @@ def bench(model: str, size: str, reference: Path | None) -> None:
         verdict_counts: dict[str, int] = {}
         for match in re.finditer(r"^replay \[\d+\] .*: ([A-Z ]+)$", replayed.stdout, re.MULTILINE):
             verdict_counts[match.group(1)] = verdict_counts.get(match.group(1), 0) + 1
+        for match in re.finditer(r"^and (.*) \(each in the replay CSV", replayed.stdout, re.MULTILINE):
+            for part in match.group(1).split(", "):  # the counted ones: "120 INHERITED, 3 OK"
+                number, _, kind = part.partition(" ")
+                verdict_counts[kind] = verdict_counts.get(kind, 0) + int(number)
         report_s, _ = _tool(root, "report")
         replay_s, verdicts = _replay_types(root)
         print(f"\n== {model} ({size}) ==")

@@ -65,7 +65,6 @@ def build_graph_def(case: dict[str, Any], by_name: dict[str, Any], feeds: list[d
     """The replay GraphDef: constants, a placeholder per feed, the case's nodes (float16 where `half`).
     A resource input (an optimizer op's variable) becomes a variable initialised with the fed value; the
     op's k-th output is its k-th variable read after the op ran."""
-    import numpy as np
     import tensorflow as tf
 
     from tensorflow.core.framework import types_pb2
@@ -96,14 +95,8 @@ def build_graph_def(case: dict[str, Any], by_name: dict[str, Any], feeds: list[d
                 wanted[ref] = dtype
     init: list[str] = []
     variables: dict[str, list[str]] = {}  # consumer node → the variables it updates, in input order
-    source_of = {name: tensor for tensor, name in placeholder.items()}
     for name in placeholder.values():
         value = values[name]
-        handle = by_name.get(split_ref(source_of[name])[0])
-        if handle is not None and handle.op == "VarHandleOp" and "shape" in handle.attr:
-            declared = [d.size for d in handle.attr["shape"].shape.dim]
-            if list(value.shape) != declared and int(np.prod(declared)) == value.size:
-                value = values[name] = value.reshape(declared)  # a scalar variable is dumped as [1]
         holder = graph_def.node.add()
         holder.name, holder.op = name, "Placeholder"
         if wanted.get(name) != types_pb2.DT_RESOURCE:
@@ -188,14 +181,22 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
         return np.load(full, allow_pickle=False)
 
     def shaped(feed: dict[str, Any]) -> Any:
-        """The NPU's value in the TF tensor's shape (a scalar is often dumped as [1])."""
+        """The NPU's value in the TF tensor's shape (a scalar is often dumped as [1]): the golden tensor's,
+        or for a variable without one (the global step) the shape its VarHandleOp declares."""
         value = load(feed["file"])
-        if feed["golden"] and feed["source"] != "golden":
+        if feed["source"] == "golden":
+            return value
+        shape = None
+        if feed["golden"]:
             from precision_tool.formats.tf.golden import read_npy_header
 
             shape = tuple(read_npy_header(feed["golden"])[1])
-            if shape != value.shape and int(np.prod(shape)) == value.size:
-                value = value.reshape(shape)
+        else:
+            handle = by_name.get(split_ref(feed["tf_tensor"])[0])
+            if handle is not None and handle.op == "VarHandleOp" and "shape" in handle.attr:
+                shape = tuple(d.size for d in handle.attr["shape"].shape.dim)
+        if shape is not None and shape != value.shape and int(np.prod(shape)) == value.size:
+            value = value.reshape(shape)
         return value
 
     npu_feeds = {}

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +110,33 @@ def _import_adapter(kind: str) -> None:
 
 
 # --- TF1 --------------------------------------------------------------------------------------------------
-def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: int,
-                dump_dir: Path) -> dict[str, Any]:
+@dataclass
+class Tf1Step:
+    """A captured TF1 step rebuilt: its graph, a session with the variables restored, what to feed."""
+
+    graph: Any
+    session: Any
+    feeds: dict[str, Any]  # the saved inputs and dropout's off-switches, by tensor name
+    fetches: list[str]  # what the captured run fetched (the manifest's names)
+    dropout: Any  # capture.dropout.DropoutReport
+    seeded: list[str]  # random ops given fixed seeds
+
+
+def saved_config(manifest: Any) -> Any:
+    """The session's ConfigProto as the capture saved it (an empty one when it saved none)."""
+    import tensorflow as tf
+
+    config = tf.compat.v1.ConfigProto()
+    name = manifest.data.get("session_config")
+    if name:
+        config.ParseFromString(manifest.path(name).read_bytes())
+    return config
+
+
+def restore_tf1_step(manifest: Any, config: Any, seed: int | None = None) -> Tf1Step:
+    """Import the meta graph (with `seed`, random ops built without one get fixed seeds), restore the
+    variables from before the step into a session with `config`, load the saved inputs and switch dropout
+    off: what `train` and `train -d sim` both start from."""
     import tensorflow as tf
 
     from precision_tool.capture import step_manifest as sm
@@ -121,15 +147,8 @@ def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: i
     graph = tf.Graph()
     with graph.as_default():
         saver = v1.train.import_meta_graph(str(manifest.path(data["meta_graph"])))
-        seeded = _fix_random_seeds(graph, seed)
+        seeded = _fix_random_seeds(graph, seed) if seed is not None else []
     dropout = tf1_dropout_feeds(graph)
-    config = _session_config(manifest, device, action)
-    options: dict[str, Any] = {}
-    if device == "npu":
-        options = _npu_options_of(config)
-        from precision_tool.atomic import write_text_atomic
-
-        write_text_atomic(workspace.checkpoint_dir / NPU_OPTIONS_NAME, json.dumps(options, indent=2))
     session = v1.Session(graph=graph, config=config)
     if data.get("checkpoint"):
         with graph.as_default():  # Saver works in graph mode only inside its graph
@@ -138,12 +157,26 @@ def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: i
     feeds = {entry["tensor"]: sm.load_array(manifest.path(entry["file"])) for entry in manifest.input_entries()}
     feeds.update(dropout.feeds)
     fetches = [entry["name"] for entry in manifest.fetch_entries()]
-    if not fetches:
-        fetches = [op.name for op in graph.get_collection(v1.GraphKeys.TRAIN_OP)]
-    runner = _dumping_session(session, dump_dir) if device == "cpu" else session
-    values = runner.run(fetches, feed_dict=feeds)
-    return {"fetches": _fetch_report(manifest, fetches, values), "dropout_off": dropout.switched_off,
-            "dropout_not_switched": dropout.not_switched, "seeded_random_ops": seeded,
+    return Tf1Step(graph, session, feeds, fetches, dropout, seeded)
+
+
+def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: int,
+                dump_dir: Path) -> dict[str, Any]:
+    import tensorflow as tf
+
+    config = _session_config(manifest, device, action)
+    options: dict[str, Any] = {}
+    if device == "npu":
+        options = npu_options_of(config)
+        from precision_tool.atomic import write_text_atomic
+
+        write_text_atomic(workspace.checkpoint_dir / NPU_OPTIONS_NAME, json.dumps(options, indent=2))
+    step = restore_tf1_step(manifest, config, seed)
+    fetches = step.fetches or [op.name for op in step.graph.get_collection(tf.compat.v1.GraphKeys.TRAIN_OP)]
+    runner = _dumping_session(step.session, dump_dir) if device == "cpu" else step.session
+    values = runner.run(fetches, feed_dict=step.feeds)
+    return {"fetches": _fetch_report(manifest, fetches, values), "dropout_off": step.dropout.switched_off,
+            "dropout_not_switched": step.dropout.not_switched, "seeded_random_ops": step.seeded,
             "inputs_fed": len(manifest.input_entries()), "npu_options": options}
 
 
@@ -157,14 +190,9 @@ def _dumping_session(session: Any, dump_dir: Path) -> Any:
 
 
 def _session_config(manifest: Any, device: str, action: str) -> Any:
-    import tensorflow as tf
-
     from precision_tool.capture import tf_setup
 
-    config = tf.compat.v1.ConfigProto()
-    name = manifest.data.get("session_config")
-    if name:
-        config.ParseFromString(manifest.path(name).read_bytes())
+    config = saved_config(manifest)
     rewrite = config.graph_options.rewrite_options
     if device == "cpu":  # a config captured on the NPU names the NpuOptimizer, unknown to CPU TensorFlow
         kept = [op for op in rewrite.custom_optimizers if op.name != "NpuOptimizer"]
@@ -176,7 +204,8 @@ def _session_config(manifest: Any, device: str, action: str) -> Any:
     return tf_setup.session_dump_config(config, action=action)
 
 
-def _npu_options_of(config: Any) -> dict[str, Any]:
+def npu_options_of(config: Any) -> dict[str, Any]:
+    """The NpuOptimizer's parameters in a ConfigProto (strings decoded), {} when it names none."""
     for custom in config.graph_options.rewrite_options.custom_optimizers:
         if custom.name == "NpuOptimizer":
             return {key: _attr_value(value) for key, value in sorted(custom.parameter_map.items())}

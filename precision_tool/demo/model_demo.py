@@ -102,9 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", choices=["full", "reduced"], default="full")
     args = parser.parse_args(argv)
     root = Path(args.workspace).resolve()
-    from precision_tool.demo.network import _prepare_environment
+    from precision_tool.demo.network import prepare_environment
 
-    _prepare_environment(root)  # tf_config first: oneDNN off, grappler off, seeds; PRECISION_DATA = root
+    prepare_environment(root)  # tf_config first: oneDNN off, grappler off, seeds; PRECISION_DATA = root
     from precision_tool.simulate.kernels import Fault
     from precision_tool.simulate.sim_step import run_simulation, write_simulation
     from precision_tool.workspace import Workspace

@@ -49,7 +49,7 @@ class TrainingGraph:
     variable_names: list[str]  # VarHandleOp names, in creation order
 
 
-def _prepare_environment(workspace_root: Path) -> None:
+def prepare_environment(workspace_root: Path) -> None:
     """Before TensorFlow is imported: point tf_config at the demo workspace and let it set up the golden
     run (TF_ENABLE_ONEDNN_OPTS=0, grappler off, seeds). tf_config imports TensorFlow itself."""
     os.environ["PRECISION_DATA"] = str(workspace_root)
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(argv[0]).resolve()
     if len(argv) == 3:
         return _fixed(root, Path(argv[2]))
-    _prepare_environment(root)
+    prepare_environment(root)
     from precision_tool.demo import npu_side
     from precision_tool.workspace import Workspace
 
@@ -255,7 +255,7 @@ def _fixed(root: Path, ops_info: Path) -> int:
     except (OSError, PrecisionToolError) as exc:
         print(f"cannot read {ops_info}: {exc}", file=sys.stderr)
         return 1
-    _prepare_environment(root)
+    prepare_environment(root)
     from precision_tool.demo import npu_side
     from precision_tool.workspace import Workspace
 

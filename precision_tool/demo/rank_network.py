@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{exc}", file=sys.stderr)
         return 2
     root = Path(argv[0]).resolve()
-    network._prepare_environment(root)
+    network.prepare_environment(root)
     print(run(root, rank_count))
     return 0
 

@@ -22,7 +22,7 @@ from precision_tool.simulate.npu_graph import NpuOp
 
 FLOAT32_ONLY_ATTRS = frozenset({"U"})  # FusedBatchNorm's statistics type stays float32 on the NPU
 emulated: set[str] = set()  # op types computed in float32 and rounded (no float16 CPU kernel)
-_CACHE: dict[tuple[str, str], tuple[Any, tuple[Any, ...], list[str]]] = {}
+_CACHE: dict[tuple[bytes, bool], tuple[str, tuple[Any, ...]]] = {}
 
 
 def _python_attr(value: Any) -> Any:
@@ -46,9 +46,9 @@ def _python_attr(value: Any) -> Any:
     return getattr(value, which) if which else None
 
 
-def _prepared(op: NpuOp, half: bool) -> tuple[Any, tuple[Any, ...], list[str]]:
-    """(op type, eager attrs, names of the attrs set to half) for the op, built once."""
-    key = (op.name, "half" if half else "as_is")
+def _prepared(op: NpuOp, half: bool) -> tuple[str, tuple[Any, ...]]:
+    """(op type, eager attrs) for the op, its float types set to half when `half`, built once."""
+    key = (op.params["node_def"], half)  # by the NodeDef itself: two graphs may share an op name
     if key in _CACHE:
         return _CACHE[key]
     from tensorflow.core.framework import node_def_pb2, types_pb2
@@ -56,16 +56,14 @@ def _prepared(op: NpuOp, half: bool) -> tuple[Any, tuple[Any, ...], list[str]]:
     node = node_def_pb2.NodeDef()
     node.ParseFromString(op.params["node_def"])
     attrs: list[Any] = []
-    halved = []
     for name, value in sorted(node.attr.items()):
         if name.startswith("_"):
             continue
         if half and name not in FLOAT32_ONLY_ATTRS and value.WhichOneof("value") == "type" \
                 and value.type == types_pb2.DT_FLOAT:
             value.type = types_pb2.DT_HALF
-            halved.append(name)
         attrs += [name, _python_attr(value)]
-    _CACHE[key] = (node.op, tuple(attrs), halved)
+    _CACHE[key] = (node.op, tuple(attrs))
     return _CACHE[key]
 
 
@@ -97,14 +95,14 @@ def run_node(op: NpuOp, ins: list[Any]) -> list[Any]:
             inputs.append(variable.handle)
         else:
             inputs.append(tf.constant(value))
-    op_type, attrs, _halved = _prepared(op, half)
+    op_type, attrs = _prepared(op, half)
     try:
         results = _execute(op_type, attrs, inputs, tf_outputs)
     except tf.errors.NotFoundError:  # no float16 CPU kernel: float32 arithmetic on the float16 inputs
         if not half:
             raise
         emulated.add(op_type)
-        op_type, attrs, _ = _prepared(op, False)
+        op_type, attrs = _prepared(op, False)
         widened = [tf.cast(t, tf.float32) if t.dtype == tf.float16 else t for t in inputs]
         results = _execute(op_type, attrs, widened, tf_outputs)
     outputs = [r.numpy() for r in results] + [v.numpy() for v in variables]

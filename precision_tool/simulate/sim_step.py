@@ -60,18 +60,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _policy(workspace: Any, config: Any) -> Any:
     """CANN's lists, changed by the captured session's modify_mixlist, else by fix/ops_info.json."""
+    from precision_tool.capture.replay_step import npu_options_of
     from precision_tool.formats.npu.mixlist import read_mixlist
     from precision_tool.simulate.mix_precision import MIXED, MODES, policy_from_mixlist
 
-    options: dict[str, str] = {}
-    for custom in config.graph_options.rewrite_options.custom_optimizers:
-        if custom.name == "NpuOptimizer":
-            options = {key: value.s.decode("utf-8", "replace") for key, value in custom.parameter_map.items()
-                       if value.WhichOneof("value") == "s"}
-    mode = options.get("precision_mode") or MIXED
+    options = npu_options_of(config)  # the NpuOptimizer's parameters, as `train -d npu` reads them
+    mode = str(options.get("precision_mode") or MIXED)
     if mode not in MODES:
         mode = MIXED  # allow_mix_precision_fp16 and the like: the same lists
-    named = options.get("modify_mixlist")
+    named = str(options.get("modify_mixlist") or "")
     path = Path(named) if named and Path(named).is_file() else workspace.ops_info_file
     mixlist = read_mixlist(path) if path.is_file() else None
     return policy_from_mixlist(mixlist, mode=mode)
@@ -93,33 +90,20 @@ def _closure(graph: Any, fetches: list[str]) -> list[str]:
 
 
 def _load_step(workspace: Any) -> tuple[Any, Any, dict[str, Any], list[str], Any]:
-    """(graph, session with the variables restored, feeds by tensor name, fetch names, ConfigProto)."""
+    """(graph, session with the variables restored, feeds by tensor name, fetch names, the saved ConfigProto):
+    the captured step as `train` rebuilds it, its fetches with the train op's."""
     import tensorflow as tf
 
     from precision_tool.capture import step_manifest as sm
-    from precision_tool.capture.dropout import tf1_dropout_feeds
+    from precision_tool.capture import tf_setup
+    from precision_tool.capture.replay_step import restore_tf1_step, saved_config
 
     manifest = sm.read_manifest(workspace.checkpoint_dir)
     if manifest.kind != sm.KIND_TF1:
         raise SimFailed(KERAS_REFUSED)
-    v1 = tf.compat.v1
-    graph = tf.Graph()
-    with graph.as_default():
-        saver = v1.train.import_meta_graph(str(manifest.path(manifest.data["meta_graph"])))
-    config = v1.ConfigProto()
-    if manifest.data.get("session_config"):
-        config.ParseFromString(manifest.path(manifest.data["session_config"]).read_bytes())
-    from precision_tool.capture import tf_setup
-
-    session = v1.Session(graph=graph, config=tf_setup.golden_session_config())
-    if manifest.data.get("checkpoint"):
-        with graph.as_default():
-            (saver or v1.train.Saver()).restore(session, str(manifest.path(manifest.data["checkpoint"])))
-    feeds = {entry["tensor"]: sm.load_array(manifest.path(entry["file"])) for entry in manifest.input_entries()}
-    feeds.update(tf1_dropout_feeds(graph).feeds)
-    fetches = [entry["name"] for entry in manifest.fetch_entries()]
-    fetches += [op.name for op in graph.get_collection(v1.GraphKeys.TRAIN_OP)]
-    return graph, session, feeds, fetches, config
+    step = restore_tf1_step(manifest, tf_setup.golden_session_config())
+    fetches = step.fetches + [op.name for op in step.graph.get_collection(tf.compat.v1.GraphKeys.TRAIN_OP)]
+    return step.graph, step.session, step.feeds, fetches, saved_config(manifest)
 
 
 @dataclass

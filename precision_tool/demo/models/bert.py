@@ -40,7 +40,6 @@ Measured with TF 2.21 on 2 shared CPU cores (`python -m precision_tool.demo.mode
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -48,7 +47,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from precision_tool.demo.models.model_graph import SIZES, ModelGraph, minimize_with_loss_scale
+from precision_tool.demo.models.model_graph import (SIZES, ModelGraph, graph_sha256, minimize_with_loss_scale,
+                                                    timed_step)
 
 LAYERS = {"full": 12, "reduced": 2}
 HIDDEN = 128
@@ -303,21 +303,14 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     model = build(args.size)
     build_seconds = time.perf_counter() - start
-    # deterministic=True: without it protobuf orders map fields (node attrs) differently in each process
-    digest = hashlib.sha256(model.graph.as_graph_def().SerializeToString(deterministic=True)).hexdigest()
+    digest = graph_sha256(model.graph)
     report: dict[str, Any] = {"model": model.name, "size": model.size, "layers": LAYERS[model.size],
                               **op_counts(model.graph), "loss": None, "build_seconds": round(build_seconds, 3),
                               "init_seconds": None, "step_seconds": None, "graph_sha256": digest,
                               "loss_scale": model.loss_scale, "description": model.description}
     if not args.no_run:
         with tf.compat.v1.Session(graph=model.graph, config=tf_setup.golden_session_config()) as session:
-            start = time.perf_counter()
-            session.run(model.init_op)
-            report["init_seconds"] = round(time.perf_counter() - start, 3)
-            start = time.perf_counter()
-            _, loss = session.run([model.train_op, model.loss], feed_dict=model.feeds)
-            report["step_seconds"] = round(time.perf_counter() - start, 3)
-            report["loss"] = float(loss)
+            report.update(timed_step(session, model))
     print(json.dumps(report))  # noqa: T201 (the module's command-line report)
     return 0
 

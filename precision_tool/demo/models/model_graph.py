@@ -45,8 +45,17 @@ def minimize_with_loss_scale(optimizer: Any, loss: Any, loss_scale: float) -> tu
     with v1.name_scope("loss_scale"):
         scaled = tf.multiply(loss, loss_scale, name="mul")
     grads_and_vars = [(g, v) for g, v in optimizer.compute_gradients(scaled) if g is not None]
+    unscaled = unscale(grads_and_vars, loss_scale)
+    return optimizer.apply_gradients(unscaled, global_step=global_step), scaled  # in TRAIN_OP: TF1 puts it there
+
+
+def unscale(grads_and_vars: list[tuple[Any, Any]], loss_scale: float) -> list[tuple[Any, Any]]:
+    """Each gradient times 1/scale, as `loss_scale/unscale_<variable>` (an embedding's IndexedSlices keeps
+    its indices), in the scope of `loss_scale/mul`."""
+    import tensorflow as tf
+
     unscaled = []
-    with v1.name_scope("loss_scale/"):  # the same scope again (a trailing / re-enters it)
+    with tf.compat.v1.name_scope("loss_scale/"):  # the same scope again (a trailing / re-enters it)
         reciprocal = tf.constant(1.0 / loss_scale, name="reciprocal")
         for grad, var in grads_and_vars:
             name = "unscale_" + var.op.name.replace("/", "_")
@@ -56,4 +65,24 @@ def minimize_with_loss_scale(optimizer: Any, loss: Any, loss_scale: float) -> tu
             else:
                 grad = tf.multiply(grad, reciprocal, name=name)
             unscaled.append((grad, var))
-    return optimizer.apply_gradients(unscaled, global_step=global_step), scaled  # in TRAIN_OP: TF1 puts it there
+    return unscaled
+
+
+def graph_sha256(graph: Any) -> str:
+    """The GraphDef's hash; deterministic serialisation, or protobuf orders node attrs differently per process."""
+    import hashlib
+
+    return hashlib.sha256(graph.as_graph_def().SerializeToString(deterministic=True)).hexdigest()
+
+
+def timed_step(session: Any, model: ModelGraph) -> dict[str, Any]:
+    """Initialise the variables and run one training step in `session`: the seconds of each, and the loss of
+    the step's forward pass (before the update)."""
+    import time
+
+    start = time.perf_counter()
+    session.run(model.init_op)
+    init_seconds = round(time.perf_counter() - start, 3)
+    start = time.perf_counter()
+    _, loss = session.run([model.train_op, model.loss], feed_dict=model.feeds)
+    return {"init_seconds": init_seconds, "step_seconds": round(time.perf_counter() - start, 3), "loss": float(loss)}

@@ -39,13 +39,13 @@ one step) and prints one JSON line of counts, loss and timings.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
 from typing import Any
 
-from precision_tool.demo.models.model_graph import SIZES, ModelGraph, minimize_with_loss_scale
+from precision_tool.demo.models.model_graph import (SIZES, ModelGraph, graph_sha256, minimize_with_loss_scale,
+                                                    timed_step)
 
 BATCH = 2
 IMAGE_SIZE = 64
@@ -176,11 +176,6 @@ def build(size: str = "full") -> ModelGraph:
                       loss_scale=LOSS_SCALE, description=description(size))
 
 
-def graph_sha256(graph: Any) -> str:
-    """The GraphDef's hash (deterministic serialisation: attr maps in key order)."""
-    return hashlib.sha256(graph.as_graph_def().SerializeToString(deterministic=True)).hexdigest()
-
-
 def main(argv: list[str] | None = None) -> int:
     """Build, initialise and run one training step; print one JSON line (counts, loss, seconds)."""
     parser = argparse.ArgumentParser(prog="python -m precision_tool.demo.models.resnet50",
@@ -204,13 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     if not args.no_run:
         with tf.compat.v1.Session(graph=model.graph, config=tf_setup.golden_session_config()) as session:
-            start = time.perf_counter()
-            session.run(model.init_op)
-            report["init_seconds"] = round(time.perf_counter() - start, 3)
-            start = time.perf_counter()
-            _, loss = session.run([model.train_op, model.loss], feed_dict=model.feeds)
-            report["step_seconds"] = round(time.perf_counter() - start, 3)
-            report["loss"] = float(loss)  # the forward pass of the step: before the update
+            report.update(timed_step(session, model))
             report["loss_after"] = float(session.run(model.loss, feed_dict=model.feeds))
     print(json.dumps(report))
     return 0

@@ -37,7 +37,6 @@ Measured with TF 2.21 on 2 CPU cores (`python -m precision_tool.demo.models.wide
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import sys
@@ -46,7 +45,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from precision_tool.demo.models.model_graph import SIZES, ModelGraph
+from precision_tool.demo.models.model_graph import SIZES, ModelGraph, graph_sha256, timed_step, unscale
 
 DENSE_FEATURES = 13  # Criteo's integer features I1..I13
 
@@ -157,17 +156,7 @@ def _train(scaled_loss: Any, wide_vars: list[Any], deep_vars: list[Any]) -> Any:
     adagrad = v1.train.AdagradOptimizer(ADAGRAD_LEARNING_RATE)
     # one backward pass for both parts (the canned estimator minimizes twice and builds it twice)
     grads_and_vars = adagrad.compute_gradients(scaled_loss, var_list=wide_vars + deep_vars)
-    unscaled = {}
-    with v1.name_scope("loss_scale/"):  # re-enter the scope of loss_scale/mul
-        reciprocal = tf.constant(1.0 / LOSS_SCALE, name="reciprocal")
-        for grad, var in grads_and_vars:
-            name = "unscale_" + var.op.name.replace("/", "_")
-            if isinstance(grad, tf.IndexedSlices):  # an embedding's gradient: scale the rows, keep the ids
-                grad = tf.IndexedSlices(tf.multiply(grad.values, reciprocal, name=name), grad.indices,
-                                        grad.dense_shape)
-            else:
-                grad = tf.multiply(grad, reciprocal, name=name)
-            unscaled[var.op.name] = grad
+    unscaled = {var.op.name: grad for grad, var in unscale(grads_and_vars, LOSS_SCALE)}
     global_step = v1.train.get_or_create_global_step()
     wide_update = ftrl.apply_gradients([(unscaled[v.op.name], v) for v in wide_vars], global_step=global_step)
     deep_update = adagrad.apply_gradients([(unscaled[v.op.name], v) for v in deep_vars])
@@ -229,8 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     model = build(args.size)
     build_seconds = time.perf_counter() - start
-    # deterministic=True: protobuf may otherwise order map fields (node attrs) differently between runs
-    digest = hashlib.sha256(model.graph.as_graph_def().SerializeToString(deterministic=True)).hexdigest()
+    digest = graph_sha256(model.graph)
     ids = model.feeds["sparse_ids:0"]
     shape = SHAPES[model.size]
     report: dict[str, Any] = {
@@ -242,13 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         "graph_sha256": digest, "loss_scale": model.loss_scale, "description": model.description}
     if not args.no_run:
         with tf.compat.v1.Session(graph=model.graph, config=tf_setup.golden_session_config()) as session:
-            start = time.perf_counter()
-            session.run(model.init_op)
-            report["init_seconds"] = round(time.perf_counter() - start, 3)
-            start = time.perf_counter()
-            _, loss = session.run([model.train_op, model.loss], feed_dict=model.feeds)
-            report["step_seconds"] = round(time.perf_counter() - start, 3)
-            report["loss"] = float(loss)
+            report.update(timed_step(session, model))
     print(json.dumps(report))  # noqa: T201 (the module's command-line report)
     return 0
 

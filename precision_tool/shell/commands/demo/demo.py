@@ -10,7 +10,8 @@ import argparse
 from typing import Any
 
 from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
-from precision_tool.shell.commands.demo.demo_steps import open_command, run_checks, tool_command, unused_workspace
+from precision_tool.shell.commands.demo.demo_steps import (demo_context, open_command, prepare_root, run_checks,
+                                                          tool_command)
 
 _DESCRIPTION = """\
 Build a complete workspace from a small TensorFlow network (conv, batch-norm, relu, pool, dense,
@@ -101,31 +102,18 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         from precision_tool.shell.commands.demo.demo_fixed import run_fixed
 
         return run_fixed(args, ctx)
-    import dataclasses
     import time
-    from pathlib import Path
 
     from rich.rule import Rule
     from rich.text import Text
 
-    from precision_tool.demo.build import DEFAULT_DIR, WRITE_HINT, fused_ops, prepare_folder, run_network
+    from precision_tool.demo.build import DEFAULT_DIR, fused_ops, run_network
     from precision_tool.demo.npu_side import PLANTED_FAULT, PRECISION_PROBLEM
-    from precision_tool.errors import WorkspaceError
     from precision_tool.render.messages import note_line
     from precision_tool.workspace import Workspace
 
     started = time.perf_counter()
-    dir_text = args.dir or unused_workspace(ctx) or DEFAULT_DIR
-    root = Path(dir_text).expanduser().resolve()
-    if root.is_dir():  # someone else's or a read-only folder: say so before --force removes anything
-        Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
-    try:
-        prepare_folder(root, force=args.force)
-    except WorkspaceError:
-        raise
-    except OSError as exc:  # --force could not remove a part of the old workspace
-        raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
-                             f"({exc.filename}); {WRITE_HINT}") from None
+    dir_text, root = prepare_root(ctx, args.dir, DEFAULT_DIR, force=args.force)
     ctx.note(note_line(f"building the demo workspace in {root} (TensorFlow golden step, simulated NPU run)"))
     build = run_network(root)
     for line in build.log.splitlines():
@@ -142,8 +130,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         for op in fused:
             held.append(f"\n    {op.name} ({op.op_type}) ← {', '.join(op.original_names)}  [{op.fusion_pass}]")
     ctx.note(held)
-    demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
-                       console=ctx.console, table=ctx.table)
+    demo_ctx = demo_context(ctx, root)
     answer = run_checks(demo_ctx, root, check=not args.no_check)
     seconds = time.perf_counter() - started
     text = Text()

@@ -17,34 +17,21 @@ REPLAY_ALL = 1000  # more than the abnormal ops of any of the three
 
 
 def run_model(args: argparse.Namespace, ctx: Context) -> Any:
-    import dataclasses
     import time
-    from pathlib import Path
 
     from rich.rule import Rule
     from rich.text import Text
 
-    from precision_tool.demo.build import WRITE_HINT, prepare_folder, run_network
+    from precision_tool.demo.build import run_network
     from precision_tool.demo.model_demo import DEFAULT_DIRS
-    from precision_tool.errors import UsageError, WorkspaceError
+    from precision_tool.errors import UsageError
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.demo.demo_steps import open_command, run_checks, unused_workspace
-    from precision_tool.workspace import Workspace
+    from precision_tool.shell.commands.demo.demo_steps import demo_context, open_command, prepare_root, run_checks
 
     if args.fixed or args.ranks is not None:
         raise UsageError("demo: --model builds its own workspace; it does not go with --fixed or --ranks")
     started = time.perf_counter()
-    dir_text = args.dir or unused_workspace(ctx) or DEFAULT_DIRS[args.model]
-    root = Path(dir_text).expanduser().resolve()
-    if root.is_dir():
-        Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
-    try:
-        prepare_folder(root, force=args.force)
-    except WorkspaceError:
-        raise
-    except OSError as exc:
-        raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
-                             f"({exc.filename}); {WRITE_HINT}") from None
+    dir_text, root = prepare_root(ctx, args.dir, DEFAULT_DIRS[args.model], force=args.force)
     ctx.note(note_line(f"building the {args.model} demo workspace ({args.size} size) in {root}: the TensorFlow "
                        "golden step, then that step on a simulated NPU"))
     build = run_network(root, model=args.model, size=args.size)
@@ -66,8 +53,7 @@ def run_model(args: argparse.Namespace, ctx: Context) -> Any:
     held.append(f"build {report['build_seconds']} s, golden step with its tfdbg dump {report['golden_seconds']} s, "
                 f"simulated NPU run {report['sim_seconds']} s")
     ctx.note(held)
-    demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
-                       console=ctx.console, table=ctx.table)
+    demo_ctx = demo_context(ctx, root)
     # every abnormal op replayed on its own inputs: the planted kernel and what float16 alone gets wrong
     answer = run_checks(demo_ctx, root, check=not args.no_check, ac_line=f"ac -c --replay {REPLAY_ALL} --report")
     seconds = time.perf_counter() - started

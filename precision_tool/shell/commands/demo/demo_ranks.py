@@ -28,36 +28,23 @@ def parse_ranks(text: str) -> int:
 
 
 def run_ranks(args: argparse.Namespace, ctx: Context) -> Any:
-    import dataclasses
     import time
-    from pathlib import Path
 
     from rich.rule import Rule
     from rich.text import Text
 
     from precision_tool.demo import ranks
-    from precision_tool.demo.build import WRITE_HINT, prepare_folder, run_network
-    from precision_tool.errors import UsageError, WorkspaceError
+    from precision_tool.demo.build import run_network
+    from precision_tool.errors import UsageError
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.demo.demo_steps import open_command, run_checks, unused_workspace
-    from precision_tool.workspace import Workspace
+    from precision_tool.shell.commands.demo.demo_steps import demo_context, open_command, prepare_root, run_checks
 
     if args.fixed:
         raise UsageError("demo: --ranks and --fixed do not go together: --fixed re-runs the single-rank demo's "
                          "NPU step with fix/ops_info.json; build the rank demo with `demo --ranks N [DIR]`")
     count = parse_ranks(args.ranks)
     started = time.perf_counter()
-    dir_text = args.dir or unused_workspace(ctx) or ranks.DEFAULT_DIR
-    root = Path(dir_text).expanduser().resolve()
-    if root.is_dir():
-        Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
-    try:
-        prepare_folder(root, force=args.force)
-    except WorkspaceError:
-        raise
-    except OSError as exc:
-        raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
-                             f"({exc.filename}); {WRITE_HINT}") from None
+    dir_text, root = prepare_root(ctx, args.dir, ranks.DEFAULT_DIR, force=args.force)
     ctx.note(note_line(f"building the {count}-rank demo workspace in {root} (TensorFlow golden steps, one per "
                        "rank; simulated NPU ranks with an all-reduce per gradient)"))
     build = run_network(root, ranks=count)
@@ -76,8 +63,7 @@ def run_ranks(args: argparse.Namespace, ctx: Context) -> Any:
     held.append("\n  per rank: ", style="bold")
     held.append(f"npu/debug_0/dump/<time>/<rank>/ against tf/dump/{ranks.RANK_DIR_PREFIX}<rank>/")
     ctx.note(held)
-    demo_ctx = Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
-                       console=ctx.console, table=ctx.table)
+    demo_ctx = demo_context(ctx, root)
     answer = run_checks(demo_ctx, root, check=not args.no_check)
     seconds = time.perf_counter() - started
     text = Text()

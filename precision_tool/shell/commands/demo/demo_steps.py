@@ -1,5 +1,5 @@
-"""Steps the demo commands share (`demo`, `demo --ranks N`): the command lines to show, the default folder,
-and running `tf_dump` and `ac -c --report` on the built workspace with ac's answer block kept for last.
+"""Steps the demo commands share (`demo`, `demo --ranks N`, `demo --model NAME`): the command lines to show,
+the folder to build in, and running `tf_dump` and `ac -c --report` on the built workspace with ac's answer block kept for last.
 
 Light at import (argparse only): the shell's command table imports the demo modules at start-up.
 """
@@ -45,6 +45,40 @@ def unused_workspace(ctx: Context) -> str | None:
     if root.is_dir() and any(root.iterdir()):
         return None
     return str(root) if not root.exists() or root.is_dir() else None
+
+
+def prepare_root(ctx: Context, dir_arg: str | None, default: str, *, force: bool) -> tuple[str, Any]:
+    """(the folder as the user named it, the resolved Path) of a demo to build: DIR, else the unused --data
+    workspace, else `default`; refused in one line when it cannot be written or holds a workspace without
+    --force (which clears only the demo's parts)."""
+    from pathlib import Path
+
+    from precision_tool.demo.build import WRITE_HINT, prepare_folder
+    from precision_tool.errors import WorkspaceError
+    from precision_tool.workspace import Workspace
+
+    dir_text = dir_arg or unused_workspace(ctx) or default
+    root = Path(dir_text).expanduser().resolve()
+    if root.is_dir():  # someone else's or a read-only folder: say so before --force removes anything
+        Workspace.ensure_dir(root, "demo folder", hint=WRITE_HINT)
+    try:
+        prepare_folder(root, force=force)
+    except WorkspaceError:
+        raise
+    except OSError as exc:  # --force could not remove a part of the old workspace
+        raise WorkspaceError(f"cannot write the demo folder {root}: {exc.strerror or exc} "
+                             f"({exc.filename}); {WRITE_HINT}") from None
+    return dir_text, root
+
+
+def demo_context(ctx: Context, root: Any) -> Context:
+    """The shell's context pointed at the demo workspace, for the commands run on it."""
+    import dataclasses
+
+    from precision_tool.workspace import Workspace
+
+    return Context(settings=dataclasses.replace(ctx.settings, ROOT_DIR=str(root)), workspace=Workspace(root),
+                   console=ctx.console, table=ctx.table)
 
 
 def run_checks(demo_ctx: Context, root: Any, *, check: bool = True, ac_line: str = "ac -c --report") -> list[Any]:

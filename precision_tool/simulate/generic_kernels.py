@@ -46,15 +46,16 @@ def _python_attr(value: Any) -> Any:
     return getattr(value, which) if which else None
 
 
-def _prepared(op: NpuOp, half: bool) -> tuple[str, tuple[Any, ...]]:
-    """(op type, eager attrs) for the op, its float types set to half when `half`, built once."""
-    key = (op.params["node_def"], half)  # by the NodeDef itself: two graphs may share an op name
+def _prepared(serialized: bytes, half: bool) -> tuple[str, tuple[Any, ...]]:
+    """(op type, eager attrs) for a serialized NodeDef, its float types set to half when `half`, built once
+    (keyed by the NodeDef itself: two graphs may share an op name)."""
+    key = (serialized, half)
     if key in _CACHE:
         return _CACHE[key]
     from tensorflow.core.framework import node_def_pb2, types_pb2
 
     node = node_def_pb2.NodeDef()
-    node.ParseFromString(op.params["node_def"])
+    node.ParseFromString(serialized)
     attrs: list[Any] = []
     for name, value in sorted(node.attr.items()):
         if name.startswith("_"):
@@ -95,15 +96,35 @@ def run_node(op: NpuOp, ins: list[Any]) -> list[Any]:
             inputs.append(variable.handle)
         else:
             inputs.append(tf.constant(value))
-    op_type, attrs = _prepared(op, half)
+    op_type, attrs = _prepared(op.params["node_def"], half)
     try:
         results = _execute(op_type, attrs, inputs, tf_outputs)
     except tf.errors.NotFoundError:  # no float16 CPU kernel: float32 arithmetic on the float16 inputs
         if not half:
             raise
         emulated.add(op_type)
-        op_type, attrs = _prepared(op, False)
+        op_type, attrs = _prepared(op.params["node_def"], False)
         widened = [tf.cast(t, tf.float32) if t.dtype == tf.float16 else t for t in inputs]
         results = _execute(op_type, attrs, widened, tf_outputs)
     outputs = [r.numpy() for r in results] + [v.numpy() for v in variables]
     return [np.asarray(out).astype(dtype, copy=False) for out, dtype in zip(outputs, wanted)]
+
+
+def run_scope(op: NpuOp, ins: list[Any]) -> list[Any]:
+    """A scope group's outputs: its TF nodes run in order in float32 on its inputs (float16 ones widened),
+    each output rounded to the op's dtype, as CANN's fused kernels compute inside in float32."""
+    import numpy as np
+    import tensorflow as tf
+
+    inputs = [tf.constant(np.asarray(v).astype(np.float32) if np.asarray(v).dtype == np.float16 else v)
+              for v in ins]
+    values: dict[str, Any] = {}
+    for name, serialized, wiring, count in zip(op.params["names"], op.params["nodes"], op.params["wiring"],
+                                               op.params["counts"]):
+        op_type, attrs = _prepared(serialized, False)
+        args = [inputs[ref] if isinstance(ref, int) else values[ref] for ref in wiring]
+        for slot, result in enumerate(_execute(op_type, attrs, args, count)):
+            values[f"{name}:{slot}"] = result
+    return [np.asarray(values[t].numpy()).astype(out.dtype, copy=False)
+            for t, out in zip(op.params["outputs"], op.outputs)]
+

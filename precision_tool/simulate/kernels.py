@@ -60,7 +60,62 @@ def _conv2d(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
         out = out + ins[2]  # vector unit, in the bias's dtype (the same)
     if op.params["relu"]:
         out = np.maximum(out, dtype.type(0))
+    if op.params.get("bn_reduce"):  # UB-fused with a batch norm's reduce: sums of the rounded result
+        return [out, *_channel_sums(out)]
     return [out]
+
+
+def _channel_sums(x: Any) -> list[Any]:
+    """BNTrainingReduce: per-channel sum and sum of squares, accumulated in float32."""
+    import numpy as np
+
+    wide = x.astype(np.float32)
+    axes = tuple(range(wide.ndim - 1))
+    return [wide.sum(axis=axes, dtype=np.float32), np.square(wide).sum(axis=axes, dtype=np.float32)]
+
+
+def _bn_reduce(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
+    return _channel_sums(ins[0])
+
+
+def _bn_update(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
+    """BNTrainingUpdate from the reduce's sums: y in the data's dtype (Relu'd when UB-fused with one),
+    then FusedBatchNormV3's batch mean, unbiased variance, mean and biased variance, all float32."""
+    import numpy as np
+
+    x, total, squares, scale, offset = ins
+    n = x.size // x.shape[-1]
+    mean = total / np.float32(n)
+    variance = np.maximum(squares / np.float32(n) - mean * mean, np.float32(0))
+    y = (x.astype(np.float32) - mean) / np.sqrt(variance + np.float32(op.params["epsilon"])) * scale + offset
+    y = y.astype(x.dtype)
+    if op.params["relu"]:
+        y = np.maximum(y, y.dtype.type(0))
+    unbiased = variance * np.float32(n / max(n - 1, 1))
+    return [y, mean, unbiased, mean, variance]
+
+
+def _bn_update_grad(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
+    """BNTrainingUpdateGrad: the scale and offset gradients, float32."""
+    import numpy as np
+
+    dy, x, mean, variance = ins
+    axes = tuple(range(x.ndim - 1))
+    normalised = (x.astype(np.float32) - mean) / np.sqrt(variance + np.float32(op.params["epsilon"]))
+    wide = dy.astype(np.float32)
+    return [(wide * normalised).sum(axis=axes, dtype=np.float32), wide.sum(axis=axes, dtype=np.float32)]
+
+
+def _bn_reduce_grad(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
+    """BNTrainingReduceGrad: dx from dy, x and the update's gradients, in the data's dtype."""
+    import numpy as np
+
+    dy, x, diff_scale, diff_offset, scale, mean, variance = ins
+    n = np.float32(x.size // x.shape[-1])
+    inv = np.float32(1) / np.sqrt(variance + np.float32(op.params["epsilon"]))
+    normalised = (x.astype(np.float32) - mean) * inv
+    dx = scale * inv * (dy.astype(np.float32) - diff_offset / n - normalised * diff_scale / n)
+    return [dx.astype(dy.dtype)]
 
 
 def _matmul(op: NpuOp, ins: list[Any], options: SimOptions) -> list[Any]:
@@ -191,6 +246,8 @@ KERNELS: dict[str, Callable[[NpuOp, list[Any], SimOptions], list[Any]]] = {
     "BiasAddGrad": _bias_add_grad, "SoftmaxCrossEntropyWithLogits": _softmax_xent, "ReduceMeanD": _reduce_mean,
     "Mul": _mul, "Conv2DBackpropInputD": _conv_backprop_input, "Conv2DBackpropFilterD": _conv_backprop_filter,
     "ApplyGradientDescent": _apply_gradient_descent, "Reshape": _reshape, "Cast": _cast, "TransData": _trans_data,
+    "BNTrainingReduce": _bn_reduce, "BNTrainingUpdate": _bn_update, "BNTrainingUpdateGrad": _bn_update_grad,
+    "BNTrainingReduceGrad": _bn_reduce_grad,
 }
 
 
@@ -202,9 +259,13 @@ def simulate(graph: NpuGraph, feeds: dict[str, Any], options: SimOptions,
     adds or replaces kernels by NPU op type (the rank demo's collectives)."""
     import numpy as np
 
-    from precision_tool.simulate.generic_kernels import run_node
+    from precision_tool.simulate.generic_kernels import run_node, run_scope
 
     table = {**KERNELS, **(kernels or {})}
+    names = {op.name for op in graph.ops}
+    for fault in options.faults:
+        if fault.op_name not in names:  # a fault that would silently plant nothing
+            raise ValueError(f"planted fault: {fault.op_name} is no op of the NPU graph {graph.name}")
     values: Values = {}
     with warnings.catch_warnings(), np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -218,7 +279,12 @@ def simulate(graph: NpuGraph, feeds: dict[str, Any], options: SimOptions,
                 fault = options.fault_of(op.name)
                 if fault and fault.inputs:
                     ins = fault.inputs(ins)
-                outputs = run_node(op, ins) if "node_def" in op.params else table[op.type](op, ins, options)
+                if "node_def" in op.params:
+                    outputs = run_node(op, ins)
+                elif "nodes" in op.params:  # a scope group (LayerNorm...): its TF nodes as one kernel
+                    outputs = run_scope(op, ins)
+                else:
+                    outputs = table[op.type](op, ins, options)
                 if fault and fault.outputs:
                     outputs = fault.outputs(outputs)
             _check(op, outputs)

@@ -269,15 +269,20 @@ class Lowering:
         for n in resources:  # the updated variables, as GE's Apply* ops output them (no golden tensor)
             outputs.append(NpuTensor(**{**vars(self.tensor_of(inputs[n])), "origin_name": None,
                                         "origin_index": None}))
-        copy = type(node)()
-        copy.CopyFrom(node)
-        del copy.input[:]
-        for key in ("_output_shapes", "_class"):
-            if key in copy.attr:
-                del copy.attr[key]
         self.finish(name, NpuOp(name, npu_type, "compute", inputs, outputs, original_names=[name], params={
-            "node_def": copy.SerializeToString(), "precision": precision, "resource_inputs": resources,
+            "node_def": stripped_node_def(node), "precision": precision, "resource_inputs": resources,
             "tf_outputs": len(slots)}))
+
+
+def stripped_node_def(node: Any) -> bytes:
+    """A NodeDef as its kernel runs it: inputs and graph-only attributes left out, serialized."""
+    copy = type(node)()
+    copy.CopyFrom(node)
+    del copy.input[:]
+    for key in ("_output_shapes", "_class"):
+        if key in copy.attr:
+            del copy.attr[key]
+    return copy.SerializeToString()
 
 
 _DTYPE_NAMES = {1: FLOAT32, 3: "int32", 9: "int64", 19: FLOAT16}

@@ -27,20 +27,23 @@ from precision_tool.simulate.graph_model import (FLOAT16, FLOAT32, INT32, PASS_T
 from precision_tool.simulate.lowering import (_FOLLOW_INPUT_OPS, CONTROL_FLOW, HCCL_ATTRS, Lowering,  # noqa: F401
                                               SimulationUnsupported)
 from precision_tool.simulate.mix_precision import MIXED, MixPolicy
-from precision_tool.simulate.npu_fusion import plan_fusion
+from precision_tool.simulate.npu_fusion import FusionPlanner
 from precision_tool.simulate.npu_fusion import data_inputs as _data_inputs
 from precision_tool.simulate.npu_fusion import split_ref as _split
+from precision_tool.simulate.training_fusion import add_scope_groups
+from precision_tool.simulate.training_lowering import TrainingLowering
 
 IMAGE_OPS = frozenset({"Conv2D", "DepthwiseConv2dNative", "MaxPool", "AvgPool", "FusedBatchNormV3", "Conv3D"})
 
 
-class _Deriver(Lowering):
+class _Deriver(Lowering, TrainingLowering):
     """One derivation; see `derive_npu_graph`."""
 
     def __init__(self, graph_def: Any, roots: Sequence[str], data_nodes: Sequence[str],
                  fold: Callable[[list[str]], list[Any]], graph_name: str, policy: MixPolicy,
-                 dtypes: Mapping[str, str] | None) -> None:
+                 dtypes: Mapping[str, str] | None, training: bool) -> None:
         self.policy = policy
+        self.training = training
         self.nodes = {node.name: node for node in graph_def.node}
         self.order = {node.name: n for n, node in enumerate(graph_def.node)}
         self.infos = tensor_infos(graph_def, dtypes)
@@ -233,21 +236,35 @@ class _Deriver(Lowering):
             raise SimulationUnsupported(f"{flow[0]} is a {self.nodes[flow[0]].op}: control flow and function calls "
                                         "(tf.cond, tf.while_loop, tf.function) are not simulated")
         self.prefold()
-        plan = plan_fusion(self.nodes, self.needed, self.order, self.resolve, PASS_THROUGH_OPS)
+        planner = FusionPlanner(self.nodes, self.needed, self.order, self.resolve, PASS_THROUGH_OPS,
+                                self.computed if self.training else None)
+        self.plan = plan = planner.plan()
+        if self.training:
+            add_scope_groups(plan, self.nodes, self.needed, self.order, self.resolve, self.computed, planner.users)
         self.fused_into = plan.fused_into
-        groups = plan.groups
+        joined = set(plan.bn_relu.values())  # Relus computed by their batch norm's update (UB fusion)
         for name in sorted(self.needed, key=self.order.__getitem__):
-            node = self.nodes[name]
-            if (node.op in PASS_THROUGH_OPS or node.op in SKIPPED_OPS or node.op == "VarHandleOp"
-                    or name in self.data_nodes or self.is_foldable(name) or name in self.fused_into):
+            if not self.computed(name) or name in self.fused_into or name in joined:
                 continue
-            if node.op == "Reshape" and self.resolve(f"{name}:0") != f"{name}:0":
-                continue
-            if name in groups:
-                self.lower_group([self.nodes[n] for n in groups[name]])
+            if name in plan.groups:
+                self.lower_group([self.nodes[n] for n in plan.groups[name]])
+            elif name in plan.scopes:
+                self.lower_scope(plan.scopes[name])
+            elif name in plan.bn_split:
+                self.lower_batch_norm_split(self.nodes[name])
+            elif name in plan.conv_bn_reduce:
+                self.lower_conv_bn_reduce(self.nodes[name])
             else:
-                self.lower(node)
+                self.lower(self.nodes[name])
         return NpuGraph(self.graph_name, self.ops, plan.graph_fusion, plan.ub_fusion)
+
+    def computed(self, name: str) -> bool:
+        """Whether a needed TF node becomes an NPU op (not dropped, folded, fed or a variable)."""
+        node = self.nodes[name]
+        if (node.op in PASS_THROUGH_OPS or node.op in SKIPPED_OPS or node.op == "VarHandleOp"
+                or name in self.data_nodes or self.is_foldable(name)):
+            return False
+        return not (node.op == "Reshape" and self.resolve(f"{name}:0") != f"{name}:0")
 
     def finish(self, node_name: str, op: NpuOp) -> None:
         self.add(op)
@@ -258,7 +275,7 @@ class _Deriver(Lowering):
 def derive_npu_graph(graph_def: Any, *, roots: Sequence[str], data_nodes: Sequence[str],
                      fold: Callable[[list[str]], list[Any]], graph_name: str,
                      keep_fp32: Collection[str] = frozenset(), policy: MixPolicy | None = None,
-                     dtypes: Mapping[str, str] | None = None) -> NpuGraph:
+                     dtypes: Mapping[str, str] | None = None, training_passes: bool = False) -> NpuGraph:
     """The compiled graph for the TF nodes `roots` need (data edges only, as GE prunes the rest).
 
     `graph_def` must carry `_output_shapes` (as_graph_def(add_shapes=True)); `fold(['node:slot', ...])`
@@ -266,7 +283,9 @@ def derive_npu_graph(graph_def: Any, *, roots: Sequence[str], data_nodes: Sequen
     `policy`: the mixed-precision lists (default CANN's, allow_mix_precision); `keep_fp32`: NPU op types
     (e.g. "MatMulV2") added to its black list: their inputs and outputs are float32 (Casts follow).
     `dtypes`: 'node:slot' → dtype name from the tf.Graph (exact; else read from type attributes).
+    `training_passes`: also the fusion passes of a training graph (`training_fusion`, the batch norm
+    split); the small demos keep the few passes they were built with.
     SimulationUnsupported when the graph holds what the simulation does not model.
     """
     policy = (policy or MixPolicy()).with_changes(black_add=keep_fp32)
-    return _Deriver(graph_def, roots, data_nodes, fold, graph_name, policy, dtypes).derive()
+    return _Deriver(graph_def, roots, data_nodes, fold, graph_name, policy, dtypes, training_passes).derive()

@@ -158,7 +158,8 @@ def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
     name = "sim_" + time.strftime("ge_default_%Y%m%d%H%M%S_1")
     try:
         derived = npu_graph.derive_npu_graph(graph_def, roots=_closure(graph, fetches), data_nodes=sorted(fed),
-                                             fold=fold, graph_name=name, policy=policy, dtypes=dtypes)
+                                             fold=fold, graph_name=name, policy=policy, dtypes=dtypes,
+                                             training_passes=True)
     except npu_graph.SimulationUnsupported as error:
         raise SimFailed(f"train -d sim: {error}") from None
     computed = simulate(derived, values, SimOptions(faults=tuple(faults)))

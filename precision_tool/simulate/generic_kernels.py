@@ -63,6 +63,9 @@ def _prepared(serialized: bytes, half: bool) -> tuple[str, tuple[Any, ...]]:
         if half and name not in FLOAT32_ONLY_ATTRS and value.WhichOneof("value") == "type" \
                 and value.type == types_pb2.DT_FLOAT:
             value.type = types_pb2.DT_HALF
+        elif half and value.WhichOneof("value") == "list" and types_pb2.DT_FLOAT in value.list.type:
+            # a list of types (IdentityN's T): its float entries, as the float inputs arrive in half
+            value.list.type[:] = [types_pb2.DT_HALF if t == types_pb2.DT_FLOAT else t for t in value.list.type]
         attrs += [name, _python_attr(value)]
     _CACHE[key] = (node.op, tuple(attrs))
     return _CACHE[key]

@@ -134,8 +134,8 @@ class _Deriver(Lowering, TrainingLowering):
         if node.op == "ReadVariableOp":
             var = _split(_data_inputs(node)[0])[0]
             if var not in self.by_name:
-                self.add(NpuOp(var, "Variable", "variable", [], [NpuTensor(
-                    FLOAT32, self.origin_format(tensor), info.shape, self.origin_format(tensor),
+                self.add(NpuOp(var, "Variable", "variable", [], [NpuTensor(  # its own dtype: int64 counters too
+                    info.dtype, self.origin_format(tensor), info.shape, self.origin_format(tensor),
                     origin_name=name, origin_index=0)], original_names=[var]))
             self.tf_to_npu[tensor] = (var, 0)
         elif name in self.data_nodes:

@@ -31,8 +31,6 @@ from precision_tool.workspace import SIMULATED_MARKER as MARKER_NAME
 EXIT_USAGE = 2
 RESULT_NAME = "replay_sim.json"
 ACTIONS = ("dump", "overflow")
-KERAS_REFUSED = ("train -d sim: the captured step is a Keras one; the simulation takes TF1 steps (PrecisionTfSession) "
-                 "for now: capture the step with PrecisionTfSession, or run train -d cpu and train -d npu")
 
 
 class SimFailed(Exception):
@@ -64,7 +62,8 @@ def _policy(workspace: Any, config: Any) -> Any:
     from precision_tool.formats.npu.mixlist import read_mixlist
     from precision_tool.simulate.mix_precision import MIXED, MODES, policy_from_mixlist
 
-    options = npu_options_of(config)  # the NpuOptimizer's parameters, as `train -d npu` reads them
+    # the NpuOptimizer's parameters, as `train -d npu` reads them (a Keras capture has no ConfigProto)
+    options = npu_options_of(config) if config is not None else {}
     mode = str(options.get("precision_mode") or MIXED)
     if mode not in MODES:
         mode = MIXED  # allow_mix_precision_fp16 and the like: the same lists
@@ -99,8 +98,14 @@ def _load_step(workspace: Any) -> tuple[Any, Any, dict[str, Any], list[str], Any
     from precision_tool.capture.replay_step import restore_tf1_step, saved_config
 
     manifest = sm.read_manifest(workspace.checkpoint_dir)
-    if manifest.kind != sm.KIND_TF1:
-        raise SimFailed(KERAS_REFUSED)
+    if manifest.kind != sm.KIND_TF1:  # Keras: the graph its train_on_batch runs (no ConfigProto of its own)
+        from precision_tool.simulate.keras_step import KerasStepUnsupported, load_keras_step
+
+        try:
+            graph, session, feeds, fetches = load_keras_step(manifest)
+        except KerasStepUnsupported as error:
+            raise SimFailed(f"train -d sim: {error}") from None
+        return graph, session, feeds, fetches, None
     step = restore_tf1_step(manifest, tf_setup.golden_session_config())
     fetches = step.fetches + [op.name for op in step.graph.get_collection(tf.compat.v1.GraphKeys.TRAIN_OP)]
     return step.graph, step.session, step.feeds, fetches, saved_config(manifest)

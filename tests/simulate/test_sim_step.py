@@ -77,21 +77,29 @@ def test_train_sim_refuses_two_actions_in_one_line(captured: Path) -> None:
             in (proc.stdout + proc.stderr).strip().splitlines())
 
 
-def test_a_keras_capture_is_refused_in_one_line(tmp_path) -> None:
-    from precision_tool.capture import step_manifest as sm
+def test_a_keras_capture_is_simulated_with_the_golden_runs_op_names(tmp_path) -> None:
+    """PrecisionKerasCapture's step: the graph Keras traces for it, derived and computed, compared by name
+    with the golden tensors `train -d cpu` dumps through tfdbg v2."""
+    import csv
 
-    folder = tmp_path / "tf" / "checkpoints"
-    for name in ("model.keras", "inputs/000_x.npy"):
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(b"x")
-    sm.write_manifest(folder, sm.KIND_KERAS, {"model": "model.keras",
-                                              "inputs": [{"tensor": "x", "file": "inputs/000_x.npy", "source": "batch", "role": "x"}],
-                                              "fetches": []})
-    proc = cli(tmp_path, "train", "-d", "sim")
-    assert proc.returncode != 0
-    last = (proc.stdout + proc.stderr).strip().splitlines()[-1]
-    assert last.startswith("train -d sim: the captured step is a Keras one; the simulation takes TF1 steps"), last
-    assert not (tmp_path / "npu").exists() or not any((tmp_path / "npu").iterdir())
+    keras_script = ROOT / "tests" / "capture" / "train" / "scripts" / "capture_keras.py"
+    proc = subprocess.run([sys.executable, str(keras_script), "capture", str(tmp_path / "record.json")],
+                          env=child_env(tmp_path), capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert cli(tmp_path, "train", "-d", "cpu").returncode == 0
+    sim = cli(tmp_path, "train", "-d", "sim")
+    assert sim.returncode == 0, sim.stdout + sim.stderr
+    assert "npu/debug_0 is a SIMULATED NPU run" in sim.stdout
+    checked = cli(tmp_path, "ac", "-c")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "(SIMULATED NPU run) vs golden" in checked.stdout
+    result = next((tmp_path / "temp" / "vector_compare").glob("*/result_*[0-9].csv"))
+    rows = {row["GroundTruth"]: row for row in csv.DictReader(open(result, newline=""))}
+    fused = rows["sequential_1/dense_1/MatMul,sequential_1/dense_1/BiasAdd"]  # MatMulBiasAddFusionPass
+    assert fused["OpType"] == "MatMulV2" and float(fused["CosineSimilarity"]) > 0.999
+    compared = [row for row in rows.values() if row["CosineSimilarity"] not in ("NaN", "")]
+    assert len(compared) > 20 and all(float(row["CosineSimilarity"]) > 0.99 for row in compared)
+    assert any(name.startswith("gradient_tape/") for name in rows)  # the backward pass matched by name too
 
 
 CONTROL_FLOW_SCRIPT = """

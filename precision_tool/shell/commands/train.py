@@ -162,10 +162,6 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
     manifest = read_manifest(ctx.workspace.checkpoint_dir)
     from precision_tool.capture.replay_run import replay_cpu, run_replay
 
-    if args.device == "sim" and manifest.kind != "tf1":
-        from precision_tool.simulate.sim_step import KERAS_REFUSED
-
-        raise UsageError(KERAS_REFUSED)
     root = ctx.workspace.root.resolve()
     devices = ["cpu", "npu"] if args.device == "all" else [args.device]
     if "cpu" in devices:

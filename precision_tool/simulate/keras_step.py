@@ -5,7 +5,8 @@ step (`one_step_on_data`, a tf.function around `train_step`); the golden tensors
 graph's ops (`sequential_1/dense_1/MatMul`). The same graph is traced here, in a fresh process after the
 same `load_model` and dropout switch, so its op names are the golden run's. Its variables arrive as
 captured resource placeholders: each becomes a `VarHandleOp` holding the model's value, so the graph
-imports into a tf.Graph and runs in a Session like a captured TF1 step.
+imports into a tf.Graph and runs in a Session like a captured TF1 step (a captured eager tensor becomes a
+constant).
 """
 
 from __future__ import annotations
@@ -59,19 +60,15 @@ def load_keras_step(manifest: Any) -> tuple[Any, Any, dict[str, Any], list[str]]
         if node.name not in captured or node.op != "Placeholder":
             continue
         external = captured[node.name]
-        if external.dtype != tf.resource:
-            raise KerasStepUnsupported(f"{node.name} captures a {external.dtype.name} tensor; the simulation "
-                                       "takes captured variables only")
+        if external.dtype != tf.resource:  # a captured eager tensor: a constant of the graph
+            value = np.asarray(external)
+            _retype(node, "Const")
+            node.attr["dtype"].type = external.dtype.as_datatype_enum
+            node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(value))
+            continue
         dtype, shape = _variable_spec(func_graph, node.name)
         values[node.name] = np.asarray(tf.raw_ops.ReadVariableOp(resource=external, dtype=dtype))
-        node.op = "VarHandleOp"
-        shapes = node.attr["_output_shapes"] if "_output_shapes" in node.attr else None
-        kept = type(shapes)() if shapes is not None else None
-        if shapes is not None:
-            kept.CopyFrom(shapes)
-        node.attr.clear()
-        if kept is not None:
-            node.attr["_output_shapes"].CopyFrom(kept)
+        _retype(node, "VarHandleOp")
         node.attr["dtype"].type = dtype.as_datatype_enum
         node.attr["shape"].shape.CopyFrom(tf.TensorShape(values[node.name].shape).as_proto())
         node.attr["shared_name"].s = node.name.encode()
@@ -106,3 +103,15 @@ def _variable_spec(func_graph: Any, placeholder: str) -> tuple[Any, Any]:
                 is not None else None
             return dtype, shape
     raise KerasStepUnsupported(f"{placeholder}: a captured resource no op reads or assigns (not a variable)")
+
+
+def _retype(node: Any, op_type: str) -> None:
+    """A placeholder NodeDef made another op: its attributes cleared but its `_output_shapes`."""
+    kept = None
+    if "_output_shapes" in node.attr:
+        kept = type(node.attr["_output_shapes"])()
+        kept.CopyFrom(node.attr["_output_shapes"])
+    node.op = op_type
+    node.attr.clear()
+    if kept is not None:
+        node.attr["_output_shapes"].CopyFrom(kept)

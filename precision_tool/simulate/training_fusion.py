@@ -240,7 +240,8 @@ def add_scope_groups(plan: FusionPlan, nodes: Mapping[str, Any], needed: Collect
     taken = {n for group in plan.groups.values() for n in group}
     groups, counts = plan_scopes(nodes, needed, order, resolve, computed, users)
     for group in groups:
-        if taken.intersection(group.members):
+        if taken.intersection(group.members):  # another pass took one of its nodes first: it did not fire
+            counts[group.pass_name].effect_times -= 1
             continue
         plan.scopes[group.computed_originals[-1]] = group
         for inner in group.computed_originals[:-1]:

@@ -35,6 +35,15 @@ def test_demo_model_names_its_planted_op_with_kernel(cli, tmp_path, model) -> No
     marker = json.loads((root / "npu" / "debug_0" / "simulated.json").read_text())
     assert marker["planted_faults"] == [planted.text] and marker["simulated"] is True
     assert (root / "temp" / "report").is_dir() and (root / "tf" / "checkpoints" / "manifest.json").is_file()
+    fused = {"resnet50": ["conv1/FusedBatchNormV3_Updateconv1/Relu", "stage1/block1/shortcut/FusedBatchNormV3_Update",
+                          "gradients/conv1/FusedBatchNormV3_grad/FusedBatchNormGradV3_Update",
+                          "gradients/conv1/FusedBatchNormV3_grad/FusedBatchNormGradV3_Reduce"],
+             "bert": ["bert/encoder/layer_0/attention/output/LayerNorm",
+                      "gradients/bert/encoder/layer_0/attention/output/LayerNorm"]}.get(model)
+    if fused:  # the fused ops replay: their TF subgraphs rebuilt, outputs without a TF tensor left out
+        replay = cli("--data", str(root), "replay", "-q", *fused, timeout=600)
+        assert replay.status == 0 and "CANNOT" not in replay.out, replay.out
+        assert replay.out.count("replay [") == len(fused), replay.out
     if model == "widedeep":  # the global step's increment: a scalar variable, dumped as [1], replays
         replay = cli("--data", str(root), "replay", "-q", "Ftrl", timeout=600)
         assert replay.status == 0 and "replay [" in replay.out and "(AssignAddVariableOp): OK" in replay.out, replay.out

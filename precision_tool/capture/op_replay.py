@@ -177,8 +177,9 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
         raise ReplayFailed(f"output {outside[0]} is not made by {', '.join(nodes)}")
     feeds, constants, notes = plan_feeds(case, by_name)
     if missing:
-        notes.append(f"output{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))} stand{'' if len(missing) > 1 else 's'} "
-                     "for no TF tensor (the fused op's own): not replayed")
+        which = ", ".join(map(str, missing))
+        notes.append(f"outputs {which} stand for no TF tensor (the fused op's own): not replayed" if len(missing) > 1
+                     else f"output {which} stands for no TF tensor (the fused op's own): not replayed")
     result: dict[str, Any] = {"status": "ok", "graph_def": graph_file, "notes": notes, "variants": {}, "graphs": {}}
 
     def load(path: str) -> Any:

@@ -107,7 +107,8 @@ def test_training_batch_norm_is_split_and_fused_with_its_conv_and_relu() -> None
     update = by_type["BNTrainingUpdate"]
     assert update.name == "block/FusedBatchNormV3_Updateblock/Relu"
     assert update.original_names == ["block/FusedBatchNormV3", "block/Relu"]
-    assert update.pass_name_ub == "BNUpdateEltwiseFusionPass" and update.inputs[1:3] == [(fused.name, 1), (fused.name, 2)]
+    assert update.pass_name_ub == "BNUpdateEltwiseFusionPass"
+    assert update.inputs[1:3] == [(fused.name, 1), (fused.name, 2)]  # the sums come from the fused convolution
     assert by_type["BNTrainingUpdateGrad"].name.endswith("FusedBatchNormGradV3_Update")
     assert by_type["BNTrainingReduceGrad"].name.endswith("FusedBatchNormGradV3_Reduce")
     assert "FusedBatchNormV3" not in by_type and "Relu" not in by_type and "BatchNorm" not in by_type

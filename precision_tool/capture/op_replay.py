@@ -168,18 +168,12 @@ def replay_case(folder: Path, graphs: GraphSource) -> dict[str, Any]:
     nodes = list(case["tf_nodes"])
     by_name, graph_file = graphs.find(list(case["graph_defs"]), nodes)
     missing = [o["index"] for o in case["outputs"] if not o["tf_tensor"]]
-    if len(missing) == len(case["outputs"]):
+    if missing:
         raise ReplayFailed(f"the graph does not say which TF tensor output {missing[0]} stands for")
-    # a fused op's own outputs (a batch norm reduce's sums) stand for no TF tensor: the others are replayed
-    case["outputs"] = [o for o in case["outputs"] if o["tf_tensor"]]
     outside = [o["tf_tensor"] for o in case["outputs"] if split_ref(o["tf_tensor"])[0] not in nodes]
     if outside:
         raise ReplayFailed(f"output {outside[0]} is not made by {', '.join(nodes)}")
     feeds, constants, notes = plan_feeds(case, by_name)
-    if missing:
-        which = ", ".join(map(str, missing))
-        notes.append(f"outputs {which} stand for no TF tensor (the fused op's own): not replayed" if len(missing) > 1
-                     else f"output {which} stands for no TF tensor (the fused op's own): not replayed")
     result: dict[str, Any] = {"status": "ok", "graph_def": graph_file, "notes": notes, "variants": {}, "graphs": {}}
 
     def load(path: str) -> Any:

@@ -56,6 +56,7 @@ def load_keras_step(manifest: Any) -> tuple[Any, Any, dict[str, Any], list[str]]
     captured = {internal.op.name: external for external, internal in func_graph.captures}
     values: dict[str, Any] = {}
     graph_def = func_graph.as_graph_def(add_shapes=True)
+    specs = _variable_specs(func_graph)
     for node in graph_def.node:
         if node.name not in captured or node.op != "Placeholder":
             continue
@@ -66,7 +67,9 @@ def load_keras_step(manifest: Any) -> tuple[Any, Any, dict[str, Any], list[str]]
             node.attr["dtype"].type = external.dtype.as_datatype_enum
             node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(value))
             continue
-        dtype, shape = _variable_spec(func_graph, node.name)
+        if node.name not in specs:
+            raise KerasStepUnsupported(f"{node.name}: a captured resource no op reads or assigns (not a variable)")
+        dtype, shape = specs[node.name]
         values[node.name] = np.asarray(tf.raw_ops.ReadVariableOp(resource=external, dtype=dtype))
         _retype(node, "VarHandleOp")
         node.attr["dtype"].type = dtype.as_datatype_enum
@@ -93,16 +96,19 @@ def load_keras_step(manifest: Any) -> tuple[Any, Any, dict[str, Any], list[str]]
     return graph, session, feeds, fetches
 
 
-def _variable_spec(func_graph: Any, placeholder: str) -> tuple[Any, Any]:
-    """(dtype, shape or None) of a captured variable, from the ops that read or write it."""
+def _variable_specs(func_graph: Any) -> dict[str, tuple[Any, Any]]:
+    """Placeholder name → (dtype, shape or None) of each captured variable, from the ops that read or
+    write it (indexed in one pass over the graph)."""
+    specs: dict[str, tuple[Any, Any]] = {}
     for op in func_graph.get_operations():
         if op.type in ("ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp") and \
-                op.inputs and op.inputs[0].op.name == placeholder:
-            dtype = op.get_attr("dtype")
-            shape = op.outputs[0].shape.as_list() if op.type == "ReadVariableOp" and op.outputs[0].shape.rank \
-                is not None else None
-            return dtype, shape
-    raise KerasStepUnsupported(f"{placeholder}: a captured resource no op reads or assigns (not a variable)")
+                op.inputs:
+            placeholder = op.inputs[0].op.name
+            shape = op.outputs[0].shape.as_list() if op.type == "ReadVariableOp" and \
+                op.outputs[0].shape.rank is not None else None
+            if placeholder not in specs or specs[placeholder][1] is None:
+                specs[placeholder] = (op.get_attr("dtype"), shape)
+    return specs
 
 
 def _retype(node: Any, op_type: str) -> None:

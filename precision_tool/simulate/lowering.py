@@ -228,6 +228,13 @@ class Lowering:
                 original_names=[handle]))
         return (handle, 0)
 
+    def output_tensors(self, name: str) -> list[str]:
+        """A TF node's outputs, 'node:slot', as many as the graph knows of."""
+        slots: list[str] = []
+        while f"{name}:{len(slots)}" in self.infos:
+            slots.append(f"{name}:{len(slots)}")
+        return slots
+
     def lower_generic(self, node: Any) -> None:
         """Any TF op as the same op on the NPU: float inputs in the dtype the lists give it, its NodeDef
         kept for the kernel (the deriver refused control flow before lowering anything)."""
@@ -240,9 +247,7 @@ class Lowering:
         resources = [n for n, (dtype, _l, _c) in enumerate(sources) if dtype == "resource"]
         floats = [n for n, (dtype, _l, _c) in enumerate(sources) if dtype in FLOATS
                   and self.infos[self.resolve(ins[n])].dtype == FLOAT32]
-        slots = []
-        while f"{name}:{len(slots)}" in self.infos:
-            slots.append(f"{name}:{len(slots)}")
+        slots = self.output_tensors(name)
         if resources:
             dtype = FLOAT32  # optimizer updates: the variables' own dtype
         else:

@@ -128,14 +128,27 @@ def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
 
     tf_setup.disable_graph_rewriter()
     tf_setup.seed_everything()
+
+    started = time.perf_counter()
+    graph, session, feeds, fetches, config = _load_step(workspace)
+    policy = _policy(workspace, config)
+    name = "sim_" + time.strftime("ge_default_%Y%m%d%H%M%S_1")
+    derived, computed = simulate_session(graph, session, feeds, fetches, policy=policy, graph_name=name,
+                                         faults=faults)
+    session.close()
+    return Simulation(derived, computed, policy, len(graph.get_operations()), started)
+
+
+def simulate_session(graph: Any, session: Any, feeds: dict[str, Any], fetches: list[str], *, policy: Any,
+                     graph_name: str, faults: tuple[Any, ...] = (), training_passes: bool = True) -> tuple[Any, Any]:
+    """(derived NPU graph, every op's values) of the step `fetches` run in `session` (its variables set,
+    `feeds` by tensor name): what `train -d sim` computes, under `policy`'s lists."""
     import numpy as np
     import tensorflow as tf
 
     from precision_tool.simulate import npu_graph
     from precision_tool.simulate.kernels import SimOptions, simulate
 
-    started = time.perf_counter()
-    graph, session, feeds, fetches, config = _load_step(workspace)
     if any(op.type in ("VariableV2", "Variable") for op in graph.get_operations()):
         raise SimFailed("train -d sim: the graph uses reference variables (VariableV2, TF1 without resource "
                         "variables); the simulation takes resource variables: build the graph with "
@@ -159,17 +172,13 @@ def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
     def fold(tensors: list[str]) -> list[Any]:
         return [np.asarray(v) for v in session.run(tensors, feed_dict=feed_dict)]
 
-    policy = _policy(workspace, config)
-    name = "sim_" + time.strftime("ge_default_%Y%m%d%H%M%S_1")
     try:
         derived = npu_graph.derive_npu_graph(graph_def, roots=_closure(graph, fetches), data_nodes=sorted(fed),
-                                             fold=fold, graph_name=name, policy=policy, dtypes=dtypes,
-                                             training_passes=True)
+                                             fold=fold, graph_name=graph_name, policy=policy, dtypes=dtypes,
+                                             training_passes=training_passes)
     except npu_graph.SimulationUnsupported as error:
         raise SimFailed(f"train -d sim: {error}") from None
-    computed = simulate(derived, values, SimOptions(faults=tuple(faults)))
-    session.close()
-    return Simulation(derived, computed, policy, len(graph.get_operations()), started)
+    return derived, simulate(derived, values, SimOptions(faults=tuple(faults)))
 
 
 def write_simulation(workspace: Any, sim: Simulation, actions: tuple[str, ...],

@@ -138,11 +138,5 @@ class TrainingLowering:
                    pass_name=group.pass_name, params={
                        "nodes": [stripped_node_def(self.nodes[m]) for m in group.members], "wiring": wiring,
                        "names": list(group.members), "outputs": list(group.outputs),
-                       "counts": [self._output_count(m) for m in group.members]})
+                       "counts": [len(self.output_tensors(m)) for m in group.members]})
         self._map(op, list(group.outputs))
-
-    def _output_count(self, name: str) -> int:
-        count = 0
-        while f"{name}:{count}" in self.infos:
-            count += 1
-        return count

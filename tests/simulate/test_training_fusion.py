@@ -14,13 +14,13 @@ pytestmark = pytest.mark.tf
 
 
 def _derive(build, training: bool = True, mode: str = "force_fp32"):
-    """(derived graph, simulated values, TF values by tensor name) of a graph `build(v1)` makes; `build`
-    returns (feeds by placeholder, tensors to fetch)."""
+    """(derived graph, simulated values, session, feed dict, TF tensors by name) of the step a graph
+    `build(v1)` makes, simulated as `train -d sim` simulates it; `build` returns (feeds by placeholder,
+    [loss, train op])."""
     import tensorflow as tf
 
-    from precision_tool.simulate.kernels import SimOptions, simulate
     from precision_tool.simulate.mix_precision import MixPolicy
-    from precision_tool.simulate.npu_graph import derive_npu_graph
+    from precision_tool.simulate.sim_step import simulate_session
 
     v1 = tf.compat.v1
     graph = tf.Graph()
@@ -30,35 +30,12 @@ def _derive(build, training: bool = True, mode: str = "force_fp32"):
         init = v1.global_variables_initializer()
     session = v1.Session(graph=graph)
     session.run(init)
+    derived, computed = simulate_session(graph, session, feeds, [t.name for t in fetches],
+                                         policy=MixPolicy(mode=mode), graph_name="g", training_passes=training)
     feed_dict = {graph.get_tensor_by_name(name): value for name, value in feeds.items()}
-    handles = [op for op in graph.get_operations() if op.type == "VarHandleOp"]
-    with graph.as_default():
-        reads = {op.name: tf.raw_ops.ReadVariableOp(resource=op.outputs[0], dtype=op.get_attr("dtype"))
-                 for op in handles}
-    values = {**session.run(reads), **{name.split(":")[0]: value for name, value in feeds.items()}}
-    graph_def = graph.as_graph_def(add_shapes=True)
-    dtypes = {f"{op.name}:{n}": out.dtype.base_dtype.name for op in graph.get_operations()
-              for n, out in enumerate(op.outputs)}
-    derived = derive_npu_graph(
-        graph_def, roots=_closure(fetches), data_nodes=[n.split(":")[0] for n in feeds],
-        fold=lambda tensors: [np.asarray(v) for v in session.run(tensors, feed_dict=feed_dict)],
-        graph_name="g", policy=MixPolicy(mode=mode), dtypes=dtypes, training_passes=training)
-    computed = simulate(derived, values, SimOptions())
     everything = {f"{op.name}:{n}": out for op in graph.get_operations() for n, out in enumerate(op.outputs)
                   if out.dtype != tf.resource}
     return derived, computed, session, feed_dict, everything
-
-
-def _closure(fetches) -> list[str]:
-    """Every op the fetches need through data and control edges (as `train -d sim` gives the step)."""
-    seen: set[str] = set()
-    stack = [t.op if hasattr(t, "op") else t for t in fetches]
-    while stack:
-        op = stack.pop()
-        if op.name not in seen:
-            seen.add(op.name)
-            stack.extend([t.op for t in op.inputs] + list(op.control_inputs))
-    return sorted(seen)
 
 
 def _check_outputs(derived, computed, session, feed_dict, everything, types, tolerance: float) -> int:

@@ -194,7 +194,15 @@ def _save_tensors(index: GraphIndex, entry: OpEntry, op: Op, dump_path: Path, fo
     folder.mkdir(parents=True, exist_ok=True)
     saved: dict[str, list[ReplayTensor]] = {"input": [], "output": []}
     notes: list[str] = []
+    # a fused op's own outputs (a batch norm reduce's sums) stand for no TF tensor: the others are replayed
+    own = [t.index for t in dump.outputs if output_tf_tensor(op, t.index) is None]
+    if len(own) < len(dump.outputs):
+        notes.extend(f"not replayed: output {index}, the fused op's own, stands for no TF tensor" for index in own)
+    else:
+        own = []  # none stands for one: the replay says so
     for tensor in (*dump.inputs, *dump.outputs):
+        if tensor.kind == "output" and tensor.index in own:
+            continue
         array, story = origin_layout_array(tensor, read_tensor(dump, tensor), origins.get((tensor.kind, tensor.index)))
         if story.problem:
             notes.append(f"{tensor.kind} {tensor.index}: kept as dumped ({story.problem})")

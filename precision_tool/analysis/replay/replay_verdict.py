@@ -173,8 +173,6 @@ def judge(case: ReplayCase, result: ChildResult | None, settings: "Settings") ->
     folder = Path(case.folder)
     outputs: list[OutputJudgement] = []
     for tensor in case.outputs:
-        if not tensor.tf_tensor and any(t.tf_tensor for t in case.outputs):
-            continue  # a fused op's own output (a batch norm reduce's sums): no TF tensor to replay
         npu = _load(folder, tensor.file)
         tol = tolerance(settings, case_dtype(case))
         against: dict[str, Agreement] = {}

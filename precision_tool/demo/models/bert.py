@@ -39,16 +39,13 @@ Measured with TF 2.21 on 2 shared CPU cores (`python -m precision_tool.demo.mode
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
-import time
 from collections import Counter
 from typing import Any
 
-from precision_tool.demo.models.model_graph import (SIZES, ModelGraph, graph_sha256, minimize_with_loss_scale,
-                                                    timed_step)
+from precision_tool.demo.models.model_graph import (NOT_RUN, SIZES, ModelGraph, graph_sha256, minimize_with_loss_scale,
+                                                    model_main)
 
 LAYERS = {"full": 12, "reduced": 2}
 HIDDEN = 128
@@ -291,28 +288,11 @@ def op_counts(graph: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m precision_tool.demo.models.bert [--size full|reduced] [--no-run]`: build, initialise and
-    run one training step on CPU; print one JSON line of op counts, loss, times and the graph's sha256."""
-    parser = argparse.ArgumentParser(prog="python -m precision_tool.demo.models.bert")
-    parser.add_argument("--size", choices=SIZES, default="full")
-    parser.add_argument("--no-run", action="store_true", help="build and count only")
-    args = parser.parse_args(argv)
-    from precision_tool.capture import tf_setup  # before TensorFlow: oneDNN and grappler off, seeds
-
-    tf = _tf()
-    start = time.perf_counter()
-    model = build(args.size)
-    build_seconds = time.perf_counter() - start
-    digest = graph_sha256(model.graph)
-    report: dict[str, Any] = {"model": model.name, "size": model.size, "layers": LAYERS[model.size],
-                              **op_counts(model.graph), "loss": None, "build_seconds": round(build_seconds, 3),
-                              "init_seconds": None, "step_seconds": None, "graph_sha256": digest,
-                              "loss_scale": model.loss_scale, "description": model.description}
-    if not args.no_run:
-        with tf.compat.v1.Session(graph=model.graph, config=tf_setup.golden_session_config()) as session:
-            report.update(timed_step(session, model))
-    print(json.dumps(report))  # noqa: T201 (the module's command-line report)
-    return 0
+    """Build, initialise and run one training step; print one JSON line of op counts, loss, times and the
+    graph's sha256 (`model_main`)."""
+    return model_main(argv, "bert", build, lambda model: {
+        "layers": LAYERS[model.size], **op_counts(model.graph), "graph_sha256": graph_sha256(model.graph),
+        "loss_scale": model.loss_scale, "description": model.description, **NOT_RUN})
 
 
 if __name__ == "__main__":

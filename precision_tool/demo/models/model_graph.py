@@ -9,7 +9,7 @@ is fed through placeholders, so `PrecisionTfSession` captures it as the step's i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 SIZES = ("full", "reduced")  # full: every layer of the original; reduced: the same op types, fewer repeats
 
@@ -86,3 +86,38 @@ def timed_step(session: Any, model: ModelGraph) -> dict[str, Any]:
     start = time.perf_counter()
     _, loss = session.run([model.train_op, model.loss], feed_dict=model.feeds)
     return {"init_seconds": init_seconds, "step_seconds": round(time.perf_counter() - start, 3), "loss": float(loss)}
+
+
+NOT_RUN = {"loss": None, "init_seconds": None, "step_seconds": None}  # a report's step keys before the step
+
+
+def model_main(argv: list[str] | None, name: str, build: Callable[[str], ModelGraph],
+               details: Callable[[ModelGraph], dict[str, Any]],
+               after_step: Callable[[Any, ModelGraph], dict[str, Any]] | None = None) -> int:
+    """`python -m precision_tool.demo.models.<name> [--size full|reduced] [--no-run]`: build the model,
+    initialise it and run one training step on CPU; print one JSON line: `details(model)` (its counts and
+    sizes), the build's seconds, then the step's (`timed_step`, and `after_step`'s) unless --no-run."""
+    import argparse
+    import json
+    import time
+
+    parser = argparse.ArgumentParser(prog=f"python -m precision_tool.demo.models.{name}",
+                                     description=f"Build {name} and run one training step on CPU.")
+    parser.add_argument("--size", choices=SIZES, default="full")
+    parser.add_argument("--no-run", action="store_true", help="build and count only")
+    args = parser.parse_args(argv)
+    from precision_tool.capture import tf_setup  # before TensorFlow: oneDNN and grappler off, seeds
+    import tensorflow as tf
+
+    start = time.perf_counter()
+    model = build(args.size)
+    build_seconds = round(time.perf_counter() - start, 3)
+    report: dict[str, Any] = {"model": model.name, "size": model.size, **details(model),
+                              "build_seconds": build_seconds}
+    if not args.no_run:
+        with tf.compat.v1.Session(graph=model.graph, config=tf_setup.golden_session_config()) as session:
+            report.update(timed_step(session, model))
+            if after_step is not None:
+                report.update(after_step(session, model))
+    print(json.dumps(report))  # noqa: T201 (the module's command-line report)
+    return 0

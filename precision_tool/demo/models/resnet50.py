@@ -38,14 +38,11 @@ one step) and prints one JSON line of counts, loss and timings.
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-import time
 from typing import Any
 
 from precision_tool.demo.models.model_graph import (SIZES, ModelGraph, graph_sha256, minimize_with_loss_scale,
-                                                    timed_step)
+                                                    model_main)
 
 BATCH = 2
 IMAGE_SIZE = 64
@@ -177,32 +174,19 @@ def build(size: str = "full") -> ModelGraph:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Build, initialise and run one training step; print one JSON line (counts, loss, seconds)."""
-    parser = argparse.ArgumentParser(prog="python -m precision_tool.demo.models.resnet50",
-                                     description="Build ResNet-50 v1.5 and run one training step on CPU.")
-    parser.add_argument("--size", choices=SIZES, default="full")
-    parser.add_argument("--no-run", action="store_true", help="build only: print the graph's counts")
-    args = parser.parse_args(argv)
+    """Build, initialise and run one training step; print one JSON line (counts, loss, seconds; `model_main`)."""
+    return model_main(argv, "resnet50", build, _details, after_step=lambda session, model: {
+        "loss_after": float(session.run(model.loss, feed_dict=model.feeds))})
 
-    from precision_tool.capture import tf_setup  # before TensorFlow: oneDNN and grappler off, seeds
+
+def _details(model: ModelGraph) -> dict[str, Any]:
     import tensorflow as tf
 
-    start = time.perf_counter()
-    model = build(args.size)
-    build_seconds = time.perf_counter() - start
     types = [op.type for op in model.graph.get_operations()]
-    report: dict[str, Any] = {
-        "model": model.name, "size": model.size, "description": model.description, "ops": len(types),
-        "op_types": {name: types.count(name) for name in COUNTED_TYPES},
-        "variables": len(model.graph.get_collection(tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES)),
-        "sha256": graph_sha256(model.graph), "build_seconds": round(build_seconds, 3),
-    }
-    if not args.no_run:
-        with tf.compat.v1.Session(graph=model.graph, config=tf_setup.golden_session_config()) as session:
-            report.update(timed_step(session, model))
-            report["loss_after"] = float(session.run(model.loss, feed_dict=model.feeds))
-    print(json.dumps(report))
-    return 0
+    return {"description": model.description, "ops": len(types),
+            "op_types": {name: types.count(name) for name in COUNTED_TYPES},
+            "variables": len(model.graph.get_collection(tf.compat.v1.GraphKeys.TRAINABLE_VARIABLES)),
+            "sha256": graph_sha256(model.graph)}
 
 
 if __name__ == "__main__":

@@ -36,16 +36,13 @@ Measured with TF 2.21 on 2 CPU cores (`python -m precision_tool.demo.models.wide
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
-import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from precision_tool.demo.models.model_graph import SIZES, ModelGraph, graph_sha256, timed_step, unscale
+from precision_tool.demo.models.model_graph import NOT_RUN, SIZES, ModelGraph, graph_sha256, model_main, unscale
 
 DENSE_FEATURES = 13  # Criteo's integer features I1..I13
 
@@ -206,33 +203,20 @@ def op_counts(graph: Any) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m precision_tool.demo.models.widedeep [--size full|reduced] [--no-run]`: build, initialise
-    and run one training step on CPU; print one JSON line of op counts, loss, times and the graph's sha256."""
-    parser = argparse.ArgumentParser(prog="python -m precision_tool.demo.models.widedeep")
-    parser.add_argument("--size", choices=SIZES, default="full")
-    parser.add_argument("--no-run", action="store_true", help="build and count only")
-    args = parser.parse_args(argv)
-    from precision_tool.capture import tf_setup  # before TensorFlow: oneDNN and grappler off, seeds
+    """Build, initialise and run one training step; print one JSON line of sizes, op counts, loss, times and
+    the graph's sha256 (`model_main`)."""
+    return model_main(argv, "widedeep", build, _details)
 
-    tf = _tf()
-    start = time.perf_counter()
-    model = build(args.size)
-    build_seconds = time.perf_counter() - start
-    digest = graph_sha256(model.graph)
+
+def _details(model: ModelGraph) -> dict[str, Any]:
     ids = model.feeds["sparse_ids:0"]
     shape = SHAPES[model.size]
-    report: dict[str, Any] = {
-        "model": model.name, "size": model.size, "fields": shape.fields, "vocab": shape.vocab,
-        "hidden": list(shape.hidden), "batch": shape.batch, **op_counts(model.graph),
-        # ids the batch repeats within a field (what Unique + UnsortedSegmentSum fold together)
-        "repeated_ids": int(ids.size - sum(len(set(column)) for column in ids.T.tolist())),
-        "loss": None, "build_seconds": round(build_seconds, 3), "init_seconds": None, "step_seconds": None,
-        "graph_sha256": digest, "loss_scale": model.loss_scale, "description": model.description}
-    if not args.no_run:
-        with tf.compat.v1.Session(graph=model.graph, config=tf_setup.golden_session_config()) as session:
-            report.update(timed_step(session, model))
-    print(json.dumps(report))  # noqa: T201 (the module's command-line report)
-    return 0
+    return {"fields": shape.fields, "vocab": shape.vocab, "hidden": list(shape.hidden), "batch": shape.batch,
+            **op_counts(model.graph),
+            # ids the batch repeats within a field (what Unique + UnsortedSegmentSum fold together)
+            "repeated_ids": int(ids.size - sum(len(set(column)) for column in ids.T.tolist())),
+            "graph_sha256": graph_sha256(model.graph), "loss_scale": model.loss_scale,
+            "description": model.description, **NOT_RUN}
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
-from precision_tool.shell.commands.demo.demo_steps import (demo_context, open_command, prepare_root, run_checks,
+from precision_tool.shell.commands.demo.demo_steps import (demo_context, finished, prepare_root, run_checks,
                                                           tool_command)
 
 _DESCRIPTION = """\
@@ -104,7 +104,6 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
         return run_fixed(args, ctx)
     import time
 
-    from rich.rule import Rule
     from rich.text import Text
 
     from precision_tool.demo.build import DEFAULT_DIR, fused_ops, run_network
@@ -132,19 +131,13 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     ctx.note(held)
     demo_ctx = demo_context(ctx, root)
     answer = run_checks(demo_ctx, root, check=not args.no_check)
-    seconds = time.perf_counter() - started
-    text = Text()
-    text.append(f"Demo workspace ready in {seconds:.0f} s: ", style="bold")
-    text.append(str(root), style="path")
     ops_info = Workspace(root).ops_info_file
     kept = _kept_in_float32(ops_info)
+    extra = []
     if kept:  # `ac -c`'s replay wrote the fix: say how to see it applied
-        text.append(f"\nApply the fix ({ops_info.relative_to(root)}: {', '.join(kept)} in float32) with the vendor's fixed "
-                    "kernel:\n  ", style="bold")
-        text.append(tool_command("demo", "--fixed", dir_text), style="bold green")
-    text.append("\nOpen the shell on it:\n  ", style="bold")
-    text.append(open_command(dir_text), style="bold green")
-    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]
+        extra = [(f"\nApply the fix ({ops_info.relative_to(root)}: {', '.join(kept)} in float32) with the vendor's "
+                  "fixed kernel:\n  ", "bold"), (tool_command("demo", "--fixed", dir_text), "bold green")]
+    return finished("Demo workspace", root, dir_text, started, answer, extra)
 
 
 def _complete(request: CompletionRequest) -> list[str]:

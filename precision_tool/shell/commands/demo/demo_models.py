@@ -19,14 +19,13 @@ REPLAY_ALL = 1000  # more than the abnormal ops of any of the three
 def run_model(args: argparse.Namespace, ctx: Context) -> Any:
     import time
 
-    from rich.rule import Rule
     from rich.text import Text
 
     from precision_tool.demo.build import run_network
     from precision_tool.demo.model_demo import DEFAULT_DIRS
     from precision_tool.errors import UsageError
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.demo.demo_steps import demo_context, open_command, prepare_root, run_checks
+    from precision_tool.shell.commands.demo.demo_steps import demo_context, finished, prepare_root, run_checks
 
     if args.fixed or args.ranks is not None:
         raise UsageError("demo: --model builds its own workspace; it does not go with --fixed or --ranks")
@@ -56,10 +55,4 @@ def run_model(args: argparse.Namespace, ctx: Context) -> Any:
     demo_ctx = demo_context(ctx, root)
     # every abnormal op replayed on its own inputs: the planted kernel and what float16 alone gets wrong
     answer = run_checks(demo_ctx, root, check=not args.no_check, ac_line=f"ac -c --replay {REPLAY_ALL} --report")
-    seconds = time.perf_counter() - started
-    text = Text()
-    text.append(f"{args.model} demo workspace ready in {seconds:.0f} s: ", style="bold")
-    text.append(str(root), style="path")
-    text.append("\nOpen the shell on it:\n  ", style="bold")
-    text.append(open_command(dir_text), style="bold green")
-    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]
+    return finished(f"{args.model} demo workspace", root, dir_text, started, answer)

@@ -30,14 +30,13 @@ def parse_ranks(text: str) -> int:
 def run_ranks(args: argparse.Namespace, ctx: Context) -> Any:
     import time
 
-    from rich.rule import Rule
     from rich.text import Text
 
     from precision_tool.demo import ranks
     from precision_tool.demo.build import run_network
     from precision_tool.errors import UsageError
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.demo.demo_steps import demo_context, open_command, prepare_root, run_checks
+    from precision_tool.shell.commands.demo.demo_steps import demo_context, finished, prepare_root, run_checks
 
     if args.fixed:
         raise UsageError("demo: --ranks and --fixed do not go together: --fixed re-runs the single-rank demo's "
@@ -65,10 +64,4 @@ def run_ranks(args: argparse.Namespace, ctx: Context) -> Any:
     ctx.note(held)
     demo_ctx = demo_context(ctx, root)
     answer = run_checks(demo_ctx, root, check=not args.no_check)
-    seconds = time.perf_counter() - started
-    text = Text()
-    text.append(f"Rank demo workspace ({count} ranks) ready in {seconds:.0f} s: ", style="bold")
-    text.append(str(root), style="path")
-    text.append("\nOpen the shell on it:\n  ", style="bold")
-    text.append(open_command(dir_text), style="bold green")
-    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]
+    return finished(f"Rank demo workspace ({count} ranks)", root, dir_text, started, answer)

@@ -17,6 +17,25 @@ def open_command(dir_text: str) -> str:
     return tool_command("--data", dir_text)
 
 
+def finished(what: str, root: Any, dir_text: str, started: float, answer: list[Any],
+             extra: list[tuple[str, str]] = ()) -> list[Any]:
+    """A demo's closing lines: `<what> ready in N s: ROOT`, the `extra` (text, style) parts, how to open the
+    shell on it, then ac's answer block (`started`: the demo's time.perf_counter() at its start)."""
+    import time
+
+    from rich.rule import Rule
+    from rich.text import Text
+
+    text = Text()
+    text.append(f"{what} ready in {time.perf_counter() - started:.0f} s: ", style="bold")
+    text.append(str(root), style="path")
+    for part, style in extra:
+        text.append(part, style=style)
+    text.append("\nOpen the shell on it:\n  ", style="bold")
+    text.append(open_command(dir_text), style="bold green")
+    return [Rule("[bold]demo[/bold]", align="left"), text, *answer]
+
+
 def tool_command(*words: str) -> str:
     """A command line of this tool as the user can type it (`precision-tool` when installed)."""
     import shlex

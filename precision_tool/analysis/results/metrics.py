@@ -80,7 +80,7 @@ def not_compared(*reasons: str) -> TensorMetrics:
 
 def is_scalar_shape(shape: Sequence[int]) -> bool:
     """msaccucmp's test: the dims add up to their count ([1], [1,1], [], and degenerate [2,0])."""
-    return sum(int(d) for d in shape) == len(shape)
+    return sum(map(int, shape)) == len(shape)
 
 
 def format_value(value: float) -> str:

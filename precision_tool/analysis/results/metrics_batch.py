@@ -1,0 +1,178 @@
+"""The ten metrics of many small tensor pairs at once: one set of numpy calls per batch, not per pair.
+
+Real networks are made of many ops with small tensors, where the ~45 numpy calls metrics.py makes per pair
+(each a microsecond or more of fixed cost) outweigh the arithmetic. Here pairs of the same element count
+are stacked into rows of a 2-D array and every sweep runs once over the stack. The numbers stay those of
+metrics.py to the last bit, because every step is the same IEEE operation on the same values:
+- elementwise arithmetic, sqrt, log, min and max do not care where an element sits;
+- numpy reduces each contiguous row of a C-ordered 2-D array with the same pairwise tree it uses for a
+  1-D array of that length, and a pair of at most BATCH_ELEMENTS elements is one block and one leaf in
+  metrics.py, so its sums are single pairwise reductions there too (tests/analysis/results/
+  test_metrics_batch.py pins this on every length up to BATCH_ELEMENTS);
+- numpy's float32 `**` on a scalar calls powf, which on arrays would be sqrt (they differ in the last bit
+  now and then), so the one printed power is taken row by row on scalars, as metrics.py takes it;
+- np.std's float64 deviation is summed for every row instead of being settled from Σx² (metrics.py's
+  shortcut prints the same three decimals by construction).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from precision_tool.analysis.results.metrics import (
+    EPS,
+    NAN_TEXT,
+    STD_ZERO_BELOW,
+    TensorMetrics,
+    is_scalar_shape,
+)
+from precision_tool.analysis.results.metrics_sweeps import KL_FLOOR
+
+BATCH_ELEMENTS = 8192
+"""Largest pair batched: one block of metrics.py's sweeps, and within numpy's 8,192-element buffer, so the
+float64 sums of the means are single pairwise reductions as well."""
+_ROWS_PER_STACK = 2048
+"""Rows stacked at once (2,048 rows of 8,192 float32 values: 64 MB per side at most)."""
+
+_SCALAR_REASON = "This tensor is scalar."
+
+
+def batchable(x: np.ndarray, y: np.ndarray) -> bool:
+    """True for a pair metrics_batch computes: same non-zero size up to BATCH_ELEMENTS, real numbers on both
+    sides (bool, complex and empty pairs keep metrics.py's own rules)."""
+    return (0 < x.size <= BATCH_ELEMENTS and x.size == y.size
+            and x.dtype.kind in "iuf" and y.dtype.kind in "iuf")
+
+
+class MetricsBatch:
+    """Pairs collected with `add`, computed together by `compute` (in the order added)."""
+
+    def __init__(self) -> None:
+        self._pairs: list[tuple[np.ndarray, np.ndarray, bool, str, str]] = []
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    def add(self, x: np.ndarray, y: np.ndarray, shape: Sequence[int], npu_file: str, golden_file: str) -> int:
+        """Queue a pair (flat arrays, `batchable`); returns its slot in `compute`'s list. `shape`: the NPU
+        shape, for msaccucmp's scalar rule."""
+        self._pairs.append((x.reshape(-1), y.reshape(-1), is_scalar_shape(shape), npu_file, golden_file))
+        return len(self._pairs) - 1
+
+    def compute(self) -> list[TensorMetrics]:
+        """The metrics of every queued pair, then an empty batch."""
+        pairs, self._pairs = self._pairs, []
+        results: list[TensorMetrics | None] = [None] * len(pairs)
+        by_size: dict[int, list[int]] = {}
+        for slot, pair in enumerate(pairs):
+            by_size.setdefault(pair[0].size, []).append(slot)
+        for size, slots in by_size.items():
+            for start in range(0, len(slots), _ROWS_PER_STACK):
+                chunk = slots[start:start + _ROWS_PER_STACK]
+                x = np.empty((len(chunk), size), dtype=np.float32)
+                y = np.empty((len(chunk), size), dtype=np.float32)
+                for row, slot in enumerate(chunk):
+                    x[row] = pairs[slot][0]  # astype(float32), as metrics.py's as_float32
+                    y[row] = pairs[slot][1]
+                metrics = _stack_metrics(x, y, [pairs[s][2:] for s in chunk])
+                for slot, value in zip(chunk, metrics):
+                    results[slot] = value
+        return results  # type: ignore[return-value]
+
+
+def _stack_metrics(x: np.ndarray, y: np.ndarray, about: list[tuple[bool, str, str]]) -> list[TensorMetrics]:
+    """metrics.py's three sweeps over every row at once; `about`: (scalar, npu_file, golden_file) per row."""
+    n = x.shape[1]
+    add = np.add.reduce
+    with np.errstate(all="ignore"):
+        # sweep 1: moments, errors, extremes
+        a = x - y
+        b = np.abs(a)
+        s_ad, max_ad = add(b, axis=1), b.max(axis=1)
+        np.multiply(a, a, out=a)
+        s_d2 = add(a, axis=1)
+        s_x2 = add(x * x, axis=1)
+        s_y2 = add(y * y, axis=1)
+        small = ~(np.abs(y) > EPS)  # where(|y| > eps, |x/y - 1|, 0); NaN counts as small, as there
+        np.divide(x, y, out=b)
+        np.subtract(b, 1, out=b)
+        np.abs(b, out=b)
+        b[small] = 0
+        s_rel, max_rel = add(b, axis=1), b.max(axis=1)
+        x_min, x_max = x.min(axis=1), x.max(axis=1)
+        y_min, y_max = y.min(axis=1), y.max(axis=1)
+        x64, y64 = x.astype(np.float64), y.astype(np.float64)
+        mean_x, mean_y = add(x64, axis=1) / n, add(y64, axis=1) / n
+        nx, ny = np.sqrt(s_x2), np.sqrt(s_y2)
+
+        # sweep 2: cosine, KL normalisation, np.std's float64 deviations
+        s_cos = add((x / nx[:, None]) * (y / ny[:, None]), axis=1)
+        p, q = _kl_floor(x, x_min, x_max), _kl_floor(y, y_min, y_max)
+        s_p, s_q = add(p, axis=1), add(q, axis=1)
+        np.subtract(x64, mean_x[:, None], out=x64)
+        np.subtract(y64, mean_y[:, None], out=y64)
+        std_x = np.sqrt(add(x64 * x64, axis=1) / n)
+        std_y = np.sqrt(add(y64 * y64, axis=1) / n)
+
+        # sweep 3: the KL sum
+        np.divide(p, s_p[:, None], out=p)
+        np.divide(q, s_q[:, None], out=q)
+        kl = add(p * np.log(p / q), axis=1)
+
+        mae, rmse, mre = s_ad / n, np.sqrt(s_d2 / n), s_rel / n
+        ratio = s_d2 / s_y2
+        y_norm_small = [v ** 0.5 <= EPS for v in s_y2]  # numpy scalars: powf, as metrics.py
+        nx_small = [v ** 0.5 <= EPS for v in nx]
+        ny_small = [v ** 0.5 <= EPS for v in ny]
+        red = [format_value(0.0) if small_y else format_value(r ** 0.5) for small_y, r in zip(y_norm_small, ratio)]
+
+    columns = zip(
+        about, nx.tolist(), ny.tolist(), nx_small, ny_small, s_cos.tolist(), max_ad.tolist(), s_rel.tolist(), red,
+        kl.tolist(), mean_x.tolist(), std_x.tolist(), mean_y.tolist(), std_y.tolist(), mae.tolist(), rmse.tolist(),
+        max_rel.tolist(), mre.tolist(),
+    )
+    results = []
+    for ((scalar, npu_file, golden_file), nxv, nyv, nx_tiny, ny_tiny, cos, mad, srel, red_text, klv, mx, sx, my, sy,
+         mae_v, rmse_v, mrel, mre_v) in columns:
+        reasons: list[str] = []
+        if scalar:
+            cos_text = format_value(1)
+            reasons.append(_SCALAR_REASON)
+        elif nxv <= EPS and nyv < EPS:
+            cos_text = "1.0"
+        elif nx_tiny:
+            cos_text = NAN_TEXT
+            reasons.append(f"Cannot compare by Cosine Similarity. All the data is zero in {npu_file}.")
+        elif ny_tiny:
+            cos_text = NAN_TEXT
+            reasons.append(f"Cannot compare by Cosine Similarity. All the data is zero in {golden_file}.")
+        else:
+            cos_text = format_value(min(cos, 1.0))
+        kl_value = 0.0 if abs(klv) < EPS else klv
+        if kl_value == float("inf"):
+            reasons.append(f"Cannot compare by KL Divergence. The data contains 0 in {golden_file!r}.")
+        values = (cos_text, format_value(mad), format_value(srel), red_text, format_value(kl_value),
+                  "(%s;%s),(%s;%s)" % (_std_cell(mx), _std_cell(sx), _std_cell(my), _std_cell(sy)),
+                  format_value(mae_v), format_value(rmse_v), format_value(mrel), format_value(mre_v))
+        results.append(TensorMetrics(values, tuple(reasons)))
+    return results
+
+
+def _kl_floor(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """max((v − min)/(max − min), float32 eps) per row; v itself in a row where max == min."""
+    spread = high - low
+    flat = spread == 0
+    out = (values - low[:, None]) / np.where(flat, np.float32(1), spread)[:, None]
+    if flat.any():
+        out[flat] = values[flat]
+    return np.maximum(out, KL_FLOOR, out=out)
+
+
+def format_value(value: float) -> str:
+    return f"{value:.6f}"  # metrics.format_value's text, without a method call per cell
+
+
+def _std_cell(v: float) -> str:
+    return f"{0.0 if abs(v) < STD_ZERO_BELOW else v:.3f}"

@@ -72,8 +72,8 @@ def execute_plan(
         progress(label, finished, total)
     try:
         try:
-            for rows, nbytes, bad_files in (runner.results(setup, todo) if todo else ()):
-                writer.write_group(rows)
+            for text, nbytes, bad_files in (runner.results(setup, todo) if todo else ()):
+                writer.write_text(text)
                 bytes_read += nbytes
                 if unreadable is not None:
                     for name, problem in bad_files.items():

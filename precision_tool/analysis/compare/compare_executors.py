@@ -4,8 +4,9 @@ dask_executor.py).
 An executor takes a WorkerSetup and the groups still to compare, and yields each group's result *in the
 order given*, as soon as it and every earlier group are done, so the engine writes rows in graph order
 while later groups are still being compared. `close()` stops whatever is still running (Ctrl-C, an error).
-Groups go to workers in runs of neighbours so an op's output and the next op's input (the same golden
-file, usually the same NPU bytes) meet in one worker.
+Groups go to workers in batches of neighbours so an op's output and the next op's input (the same golden
+file, usually the same NPU bytes) meet in one worker, and the small tensors of a batch are measured
+together.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import signal
 from typing import Iterator, Protocol, Sequence
 
-from precision_tool.analysis.compare.compare_worker import GroupResult, GroupWorker, WorkerSetup, run_group
+from precision_tool.analysis.compare.compare_worker import GroupResult, GroupWorker, WorkerSetup, run_batch
 from precision_tool.analysis.compare.matching import GroupPlan
 
 
@@ -27,19 +28,30 @@ class GroupExecutor(Protocol):
         ...
 
 
+BATCH_GROUPS = 256
+"""Groups a worker compares in one go: their small pairs share one batch of metrics (metrics_batch.py)."""
+
+
+def batches(groups: Sequence[GroupPlan], size: int = BATCH_GROUPS) -> list[Sequence[GroupPlan]]:
+    return [groups[start:start + size] for start in range(0, len(groups), size)]
+
+
 class SerialExecutor:
-    """In this process, one group after the other (one worker, or too few groups to share)."""
+    """In this process, one batch of groups after the other (one worker, or too few groups to share)."""
 
     def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
         worker = GroupWorker(setup.golden_files, setup.npu_vs_npu, setup.columns)
-        for group in groups:
-            yield run_group(worker, group)
+        for batch in batches(groups):
+            yield from run_batch(worker, batch)
 
     def close(self) -> None:
         pass
 
 
 _POOL_WORKER: GroupWorker | None = None
+_POOL_GROUPS: Sequence[GroupPlan] = ()
+"""The groups of the run, set in the parent before the pool forks: workers inherit them, so a task is two
+numbers (pickling 20,000 group plans to the workers would cost the parent more than comparing them)."""
 
 
 def _init_pool_worker(setup: WorkerSetup) -> None:
@@ -48,9 +60,9 @@ def _init_pool_worker(setup: WorkerSetup) -> None:
     _POOL_WORKER = GroupWorker(setup.golden_files, setup.npu_vs_npu, setup.columns)
 
 
-def _pool_run(group: GroupPlan) -> GroupResult:
+def _pool_run(span: tuple[int, int]) -> list[GroupResult]:
     assert _POOL_WORKER is not None
-    return run_group(_POOL_WORKER, group)
+    return run_batch(_POOL_WORKER, _POOL_GROUPS[span[0]:span[1]])
 
 
 class PoolExecutor:
@@ -63,11 +75,19 @@ class PoolExecutor:
     def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
         import multiprocessing
 
+        global _POOL_GROUPS
         context = multiprocessing.get_context("fork")
-        self._pool = context.Pool(min(self.workers, len(groups)), initializer=_init_pool_worker,
-                                  initargs=(setup,))
-        chunk = max(1, min(32, len(groups) // (self.workers * 4)))
-        yield from self._pool.imap(_pool_run, groups, chunksize=chunk)
+        _POOL_GROUPS = groups
+        try:
+            self._pool = context.Pool(min(self.workers, len(groups)), initializer=_init_pool_worker,
+                                      initargs=(setup,))
+        finally:
+            _POOL_GROUPS = ()  # the forked workers have their copy; the parent keeps no second reference
+        # small batches while there are few groups, so every worker gets some; at most BATCH_GROUPS
+        size = max(1, min(BATCH_GROUPS, len(groups) // (self.workers * 4)))
+        spans = [(start, min(start + size, len(groups))) for start in range(0, len(groups), size)]
+        for results in self._pool.imap(_pool_run, spans):
+            yield from results
 
     def close(self) -> None:
         if self._pool is not None:

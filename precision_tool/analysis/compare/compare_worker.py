@@ -10,11 +10,12 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from precision_tool.analysis.compare.matching import GroupPlan, OpPlan, TensorMatch
 from precision_tool.analysis.results.metrics import (
     LEAF_ELEMENTS,
+    METRIC_NAMES,
     NAN_TEXT,
     ArraySource,
     FileSource,
@@ -23,23 +24,30 @@ from precision_tool.analysis.results.metrics import (
     is_scalar_shape,
     not_compared,
 )
+from precision_tool.analysis.results.metrics_batch import MetricsBatch, batchable
 from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
 from precision_tool.analysis.results.result_columns import Columns, overflow_text
-from precision_tool.analysis.results.results import CompareRow
+from precision_tool.analysis.results.results import CompareRow, encode_rows
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.shapes import shape_text
 
 
 # --- reading tensors ----------------------------------------------------------------
-def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
-    """(source, shape, dtype name) of a .npy without loading it; never unpickles. The header is read as data
-    and checked against the file's length (formats.golden.read_npy_header), so a damaged or hostile header is
-    one FormatError naming the golden file."""
+SMALL_FILE = 1 << 20
+"""Dump and golden files up to this size are read whole, in one call with their headers (real networks
+are mostly many small tensors, where each extra open and read costs more than the bytes)."""
+
+
+def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, ...], str]:
+    """(source, shape, dtype name) of a .npy; never unpickles. The header is read as data and checked against
+    the file's length (formats.golden.read_npy_start), so a damaged or hostile header is one FormatError
+    naming the golden file. A file of at most `whole_below` bytes comes back as an ArraySource, read in the
+    same call as its header; a bigger one as a FileSource, read later piece by piece."""
     import numpy as np
 
-    from precision_tool.formats.tf.golden import read_npy_header
+    from precision_tool.formats.tf.golden import read_npy_start
 
-    dtype, shape, fortran, offset, _size = read_npy_header(path)
+    dtype, shape, fortran, offset, _size, whole = read_npy_start(path, whole_below)
     if dtype.hasobject:
         raise FormatError(path, "holds Python objects; only numeric .npy files are compared (never unpickled)")
     if dtype.names is not None or dtype.subdtype is not None or dtype.kind not in "biufc":
@@ -54,6 +62,8 @@ def npy_source(path: Path) -> tuple[Any, tuple[int, ...], str]:
 
         array = load_npy(path)
         return ArraySource(np.ascontiguousarray(array).reshape(-1)), tuple(shape), array.dtype.name
+    if whole is not None:
+        return ArraySource(np.frombuffer(whole, dtype=dtype, count=count, offset=offset)), tuple(shape), dtype.name
     return FileSource(str(path), offset, dtype, count), tuple(shape), dtype.name
 
 
@@ -70,6 +80,12 @@ class GroupWorker:
         self.bytes_read = 0
         self.unreadable: dict[str, str] = {}
         """file → why it could not be read, for the files met since the parent last collected them."""
+        self.batch = MetricsBatch()
+        """Small pairs waiting for their metrics: computed together when the groups' rows are complete."""
+        self._pending: list[PendingMetrics] = []
+        """The rows' metrics waiting for the batch, in the batch's order."""
+        self._whole: dict[int, bytes] = {}
+        """id(DumpFile) → the whole file, for the dumps of the op being compared that were read whole."""
 
     def note_unreadable(self, exc: PrecisionToolError, fallback: Any) -> None:
         if isinstance(exc, FormatError):
@@ -77,12 +93,21 @@ class GroupWorker:
         else:
             self.unreadable.setdefault(str(fallback), str(exc))
 
+    def read_dump(self, path: Path) -> Any:
+        """A dump's header, its bytes kept for read_tensor when the file is small."""
+        from precision_tool.formats.npu.npu_dump import read_dump_start
+
+        dump, whole = read_dump_start(path, whole_below=SMALL_FILE)
+        if whole is not None:
+            self._whole[id(dump)] = whole
+        return dump
+
     def read_tensor(self, dump: Any, header: Any) -> Any:
         """The tensor's data; a file that cannot be read is noted (and the error passed on)."""
         from precision_tool.formats.npu.npu_dump import read_tensor
 
         try:
-            return read_tensor(dump, header)
+            return read_tensor(dump, header, self._whole.get(id(dump)))
         except PrecisionToolError as exc:
             self.note_unreadable(exc, dump.path)
             raise
@@ -94,7 +119,7 @@ class GroupWorker:
             self.golden_cache.move_to_end(path)
             return cached
         try:
-            source, shape, dtype = npy_source(Path(path))
+            source, shape, dtype = npy_source(path, SMALL_FILE)
         except PrecisionToolError as exc:
             self.note_unreadable(exc, path)
             raise
@@ -110,10 +135,22 @@ class GroupWorker:
         return entry
 
     def run_group(self, group: GroupPlan) -> list[CompareRow]:
-        rows: list[CompareRow] = []
-        for op in group.ops:
-            rows.extend(self._op_rows(group, op))
-        return rows
+        return self.run_groups([group])[0]
+
+    def run_groups(self, groups: Sequence[GroupPlan]) -> list[list[CompareRow]]:
+        """Each group's rows; the small pairs of all of them get their metrics in one batch at the end."""
+        out: list[list[CompareRow]] = []
+        for group in groups:
+            rows: list[CompareRow] = []
+            for op in group.ops:
+                rows.extend(self._op_rows(group, op))
+                self._whole.clear()
+            out.append(rows)
+        if len(self.batch):
+            for pending, metrics in zip(self._pending, self.batch.compute()):
+                pending.fill(metrics)
+            self._pending = []
+        return out
 
     def _nan_row(self, group: GroupPlan, op: OpPlan, reason: str) -> CompareRow:
         return CompareRow(
@@ -155,8 +192,6 @@ class GroupWorker:
             return row  # the row already says why the tensor could not be read
 
     def _plain_op_rows(self, group: GroupPlan, op: OpPlan) -> list[CompareRow]:
-        from precision_tool.formats.npu.npu_dump import read_dump_header
-
         if op.skip_reason is not None:  # a group of inner nodes: msaccucmp skips them, dumped or not
             return [self._nan_row(group, op, op.skip_reason)]
         if op.dump_path is None:
@@ -171,14 +206,14 @@ class GroupWorker:
                 tensor_index=NAN_TEXT, shape=NAN_TEXT,
                 metrics=not_compared(f'[{op.name}] There is no the ground truth dump file for the op "{op.name}".'))]
         try:
-            dump = read_dump_header(op.dump_path)
+            dump = self.read_dump(op.dump_path)
         except PrecisionToolError as exc:
             self.note_unreadable(exc, op.dump_path)
             return [self._nan_row(group, op, f"[{op.name}] {exc}")]
         right = None
         if self.npu_vs_npu and op.right_dump_path is not None:
             try:
-                right = read_dump_header(op.right_dump_path)
+                right = self.read_dump(op.right_dump_path)
             except PrecisionToolError as exc:
                 self.note_unreadable(exc, op.right_dump_path)
                 return [self._nan_row(group, op, f"[{op.name}] {exc}")]
@@ -282,7 +317,14 @@ class GroupWorker:
                           metrics=metrics)
 
     def _metrics(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
-        """Metrics, reused when this golden was just compared with identical NPU values (output → next input)."""
+        """Metrics, reused when this golden was just compared with identical NPU values (output → next input);
+        a small pair is queued for the batch (run_groups fills its row in)."""
+        if type(self).measure is GroupWorker.measure and isinstance(x, ArraySource) \
+                and isinstance(y, ArraySource) and batchable(x.array, y.array):
+            self.batch.add(x.array, y.array, shape, npu_file, golden_file)
+            pending = PendingMetrics(NOT_YET)
+            self._pending.append(pending)
+            return pending
         key = (golden_file, shape)
         small = isinstance(x, ArraySource)
         if small:
@@ -300,6 +342,19 @@ class GroupWorker:
         """The ten metrics of one pair of tensors as compared (NPU side in the golden layout, padding cut);
         the one place a subclass (the report's statistics) sees both sides of every pair."""
         return compare_sources(x, y, shape=shape, npu_file=npu_file, golden_file=golden_file)
+
+
+NOT_YET = (NAN_TEXT,) * len(METRIC_NAMES)
+
+
+@dataclass(frozen=True)
+class PendingMetrics(TensorMetrics):
+    """A row's metrics while its pair waits in the batch; `fill` gives it the batch's answer before the row
+    leaves the worker (once: filled in place, so the row need not be rebuilt)."""
+
+    def fill(self, metrics: TensorMetrics) -> None:
+        object.__setattr__(self, "values", metrics.values)
+        object.__setattr__(self, "reasons", metrics.reasons)
 
 
 def _same_bytes(a: Any, b: Any) -> bool:
@@ -329,23 +384,39 @@ def _usual_host_layout(npu_format: str, golden_dims: int) -> str:
     return npu_format if npu_format not in ("NC1HWC0", "NC1HWC0_C04", "FRACTAL_Z", "NDC1HWC0") else "ND"
 
 
+_DTYPE_TEXTS: dict[int, str] = {}
+
+
 def _dtype_text(header: Any) -> str:
     """The numpy name msaccucmp shows; bf16 is decoded to float32 there."""
-    from precision_tool.formats.npu.dump_types import DataType
+    text = _DTYPE_TEXTS.get(header.data_type)
+    if text is None:
+        from precision_tool.formats.npu.dump_types import DataType
 
-    if header.data_type == DataType.BF16:
-        return "float32"
-    try:
-        return header.numpy_dtype.name
-    except ValueError:
-        return NAN_TEXT
+        if header.data_type == DataType.BF16:
+            text = "float32"
+        else:
+            try:
+                text = header.numpy_dtype.name
+            except ValueError:
+                text = NAN_TEXT
+        _DTYPE_TEXTS[header.data_type] = text
+    return text
+
+
+_WIDENED: dict[Any, bool] = {}
 
 
 def as_compared(array: Any) -> Any:
     """bf16/fp8 (ml_dtypes) as float32, the rest unchanged (metrics cast to float32 themselves)."""
-    import numpy as np
+    dtype = array.dtype
+    widen = _WIDENED.get(dtype)
+    if widen is None:
+        widen = _WIDENED[dtype] = dtype.kind == "V" or dtype.name in (
+            "bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu")
+    if widen:
+        import numpy as np
 
-    if array.dtype.kind == "V" or array.dtype.name in ("bfloat16", "float8_e5m2", "float8_e4m3fn", "float8_e8m0fnu"):
         return array.astype(np.float32)
     return array
 
@@ -427,8 +498,9 @@ class WorkerSetup:
     """Names this setup across processes (a Dask worker keeps one GroupWorker per token)."""
 
 
-GroupResult = tuple[list[CompareRow], int, dict[str, str]]
-"""One group's rows, the bytes its worker read, and the files it could not read (file → problem)."""
+GroupResult = tuple[str, int, dict[str, str]]
+"""One group's rows as CSV text (encoded in the worker: text crosses processes faster than row objects),
+the bytes its worker read, and the files it could not read (file → problem)."""
 
 from threading import local as _thread_local  # noqa: E402 (kept in this section: the executor side)
 
@@ -445,14 +517,20 @@ def worker_for(setup: WorkerSetup) -> GroupWorker:
     return current[1]
 
 
-def run_group(worker: GroupWorker, group: GroupPlan) -> GroupResult:
+def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> list[GroupResult]:
+    """Neighbouring groups in one worker, in order: each group's CSV text, bytes read and unreadable files
+    (the bytes and files of the whole batch are counted with its first group)."""
     before = worker.bytes_read
-    rows = worker.run_group(group)
+    columns = worker.columns
+    texts = [encode_rows(rows, worker.npu_vs_npu, columns.overflow, columns.sequence)
+             for rows in worker.run_groups(groups)]
     unreadable, worker.unreadable = worker.unreadable, {}
-    return rows, worker.bytes_read - before, unreadable
+    results: list[GroupResult] = [(text, 0, {}) for text in texts]
+    if results:
+        results[0] = (texts[0], worker.bytes_read - before, unreadable)
+    return results
 
 
 def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> list[GroupResult]:
     """A batch of neighbouring groups in one worker process, in order (a Dask task)."""
-    worker = worker_for(setup)
-    return [run_group(worker, group) for group in groups]
+    return run_batch(worker_for(setup), groups)

@@ -1,6 +1,6 @@
 """Result CSVs (compare.md §3): writing ours as msaccucmp writes its, reading any version's, summarising.
 
-A run writes `result_<stamp>.csv.partial` row group by row group (each group one write, flushed), in
+A run writes `result_<stamp>.csv.partial` row group by row group (each group one write, flushed every FLUSH_SECONDS), in
 graph order, and renames it to `result_<stamp>.csv` only when every group is done: a finished name is a
 complete result, and an interrupted run leaves a valid CSV (`.partial`) that `vc --resume` continues.
 Readers find columns by header name, so msaccucmp CSVs of any version read the same way.
@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import math
+import operator
 import os
+import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -24,6 +28,9 @@ if TYPE_CHECKING:
     from precision_tool.analysis.graphs.op_labels import OpLabel, OpLabels
 
 PARTIAL_SUFFIX = ".partial"
+FLUSH_SECONDS = 0.2
+"""A .partial CSV reaches the disk at least this often (Ctrl-C flushes it; a hard kill loses at most this
+much, and `vc --resume` redoes a group cut in half)."""
 GOLDEN_HEADER: tuple[str, ...] = (
     "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "TensorIndex", "Shape",
     *METRIC_NAMES, "CompareFailReason",
@@ -84,10 +91,13 @@ class CompareRow:
 
 def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer)  # excel dialect: CRLF, minimal quoting — as msaccucmp writes
-    for row in rows:
-        writer.writerow(row)
+    csv.writer(buffer).writerows(rows)  # excel dialect: CRLF, minimal quoting — as msaccucmp writes
     return buffer.getvalue()
+
+
+def encode_rows(rows: Iterable[CompareRow], npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> str:
+    """Rows as the CSV text ResultWriter.write_text appends."""
+    return _encode_rows(row.cells(npu_vs_npu, overflow, sequence) for row in rows)
 
 
 class ResultWriter:
@@ -103,17 +113,25 @@ class ResultWriter:
         fd = os.open(self.partial_path, flags, 0o600)
         os.fchmod(fd, 0o600)
         empty = os.fstat(fd).st_size == 0
-        self._file = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        self._file = os.fdopen(fd, "w", encoding="utf-8", newline="", buffering=1 << 16)
+        self._flushed = 0.0
         if empty:
             self._write(_encode_rows([header_for(npu_vs_npu, overflow, sequence)]))
 
     def _write(self, text: str) -> None:
         self._file.write(text)
-        self._file.flush()
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_SECONDS:  # not per group: 20,000 groups would be 20,000 syscalls
+            self._file.flush()
+            self._flushed = now
 
     def write_group(self, rows: Sequence[CompareRow]) -> None:
         """All rows of one group in one write, so an interruption never splits a group (but see resume)."""
-        self._write(_encode_rows(row.cells(self.npu_vs_npu, **self.columns) for row in rows))
+        self._write(encode_rows(rows, self.npu_vs_npu, **self.columns))
+
+    def write_text(self, text: str) -> None:
+        """One group's rows already encoded (encode_rows, in a worker), in one write."""
+        self._write(text)
 
     def finish(self) -> Path:
         self._file.flush()
@@ -184,13 +202,13 @@ class TensorRecord:
         except ValueError:
             return -1
 
-    @property
+    @functools.cached_property
     def kind(self) -> str:
         """'input', 'output', or '' for a row without a tensor."""
         parts = self.tensor_index.rsplit(":", 2)
         return parts[1] if len(parts) == 3 and parts[1] in ("input", "output") else ""
 
-    @property
+    @functools.cached_property
     def tensor_op(self) -> str:
         parts = self.tensor_index.rsplit(":", 2)
         return parts[0] if len(parts) == 3 else self.npu_op
@@ -252,31 +270,41 @@ def read_result_text(text: str, path: Path) -> ResultTable:
         "overflow": first(OVERFLOW_COLUMN), "sequence": first(SEQUENCE_COLUMN),
     }
     metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
+    metric_names = tuple(metric_cols)
     rows = []
     problems: list[str] = []
     numeric = [(n, c) for n, c in metric_cols.items() if n != "StandardDeviation"]
+    numeric_cells = operator.itemgetter(*(c for _, c in numeric)) if len(numeric) > 1 else None
+    width = len(header)
+    # (one column index per field of TensorRecord, "" where the CSV lacks the column)
+    at = [cols["index"], cols["op_type"], cols["npu"], cols["golden"], tensor_col, cols["shape"], cosine_col,
+          cols["reason"], cols["overflow"], cols["sequence"]]
     for line, record in zip(lines[1:], records[1:]):
         if not record:
             continue
-        if len(record) != len(header):
-            problems.append(f"line {line}: has {len(record)} fields but the header has {len(header)} "
+        if len(record) != width:
+            problems.append(f"line {line}: has {len(record)} fields but the header has {width} "
                             "(a cut or corrupt row)")
-        for name, col in numeric:
-            value = record[col] if col < len(record) else ""
-            if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
-                problems.append(f"line {line}: {name} is {value!r}, not a number")
-
-        def cell(col: int | None) -> str:
-            return record[col] if col is not None and col < len(record) else ""
-
+            record = record[:width] + [""] * (width - len(record))
+        # the usual row (every metric a plain number or a nan/inf text) in one regex call, else cell by cell
+        if numeric_cells is None or not _NUMBERS.fullmatch(",".join(numeric_cells(record))):
+            for name, col in numeric:
+                value = record[col]
+                if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
+                    problems.append(f"line {line}: {name} is {value!r}, not a number")
+        index, op_type, npu, golden, tensor, shape, cosine, reason, overflow, sequence = (
+            record[c] if c is not None else "" for c in at)
         rows.append(TensorRecord(
-            index=cell(cols["index"]), op_type=cell(cols["op_type"]), npu_op=cell(cols["npu"]),
-            golden_op=cell(cols["golden"]), tensor_index=cell(tensor_col), shape=cell(cols["shape"]),
-            cosine=_float(cell(cosine_col)), values={n: cell(c) for n, c in metric_cols.items()},
-            reason=cell(cols["reason"]), overflow=cell(cols["overflow"]).strip(),
-            op_sequence=cell(cols["sequence"]).strip(),
+            index=index, op_type=op_type, npu_op=npu, golden_op=golden, tensor_index=tensor, shape=shape,
+            cosine=_float(cosine), values=dict(zip(metric_names, (record[c] for c in metric_cols.values()))),
+            reason=reason, overflow=overflow.strip(), op_sequence=sequence.strip(),
         ))
     return ResultTable(path=path, header=header, rows=tuple(rows), problems=tuple(problems))
+
+
+_NUMBERS = re.compile(r"(?:(?:-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|NaN|nan|-nan|inf|-inf)(?:,|$))*")
+"""Comma-joined metric cells that are all numbers as the tools print them (anything else: checked one by
+one with float(), which also takes forms this pattern does not)."""
 
 
 def read_result_csv(path: str | os.PathLike[str]) -> ResultTable:

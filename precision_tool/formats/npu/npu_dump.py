@@ -250,9 +250,21 @@ def _parse_header(path: str | os.PathLike[str], data: bytes) -> Any:
 
 def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None) -> DumpFile:
     """Read a dump file's header (no tensor data). FormatError on anything that does not add up."""
+    return read_dump_start(path, name)[0]
+
+
+def read_dump_start(path: str | os.PathLike[str], name: DumpName | None = None,
+                    whole_below: int = 0) -> tuple[DumpFile, bytes | None]:
+    """The dump's header and, for a file of at most `whole_below` bytes, the whole file, read in one call
+    with the header (`read_tensor(dump, tensor, data)` then slices it: one read per small dump); else None."""
     if not isinstance(path, Path):
         path = Path(path)
-    file_size, header_length, header_bytes, is_nano = _read_header_bytes(path)
+    file_size, header_length, header_bytes, is_nano, whole = _read_header_bytes(path, whole_below)
+    return _dump_file(path, name, file_size, header_length, header_bytes, is_nano), whole
+
+
+def _dump_file(path: Path, name: DumpName | None, file_size: int, header_length: int, header_bytes: bytes,
+               is_nano: bool) -> DumpFile:
     if name is None:
         name = dump_name_of(path)
     if is_nano:
@@ -297,7 +309,7 @@ def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None)
 def count_dump_tensors(path: str | os.PathLike[str]) -> tuple[int, int]:
     """(inputs, outputs) of a dump, checking only that the blocks fit the file: the cheap read `ls dump` needs
     (data types and formats are checked when tensors are read)."""
-    file_size, header_length, header_bytes, is_nano = _read_header_bytes(path)
+    file_size, header_length, header_bytes, is_nano, _ = _read_header_bytes(path)
     if is_nano:
         dump = _nano_dump_file(Path(path), None, file_size, header_length, header_bytes)
         return len(dump.inputs), len(dump.outputs)
@@ -312,8 +324,10 @@ def count_dump_tensors(path: str | os.PathLike[str]) -> tuple[int, int]:
     return len(inputs), len(outputs)
 
 
-def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes, bool]:
-    """(file size, header length, header bytes, is nano), checking the 8-byte length against the file."""
+def _read_header_bytes(path: str | os.PathLike[str], whole_below: int = 0) -> tuple[int, int, bytes, bool, bytes | None]:
+    """(file size, header length, header bytes, is nano, the whole file when it has at most `whole_below`
+    bytes), checking the 8-byte length against the file."""
+    whole = None
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
@@ -322,7 +336,12 @@ def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes, b
         file_size = os.fstat(fd).st_size
         if file_size == 0:
             raise FormatError(path, "the file is empty; it is not an NPU dump (was the dump interrupted?)")
-        head = os.pread(fd, 12, 0)
+        if file_size <= whole_below:
+            head = whole = os.pread(fd, file_size, 0)
+            if len(whole) != file_size:
+                raise FormatError(path, f"the file changed while it was read ({len(whole)} of {file_size} bytes came)")
+        else:
+            head = os.pread(fd, 12, 0)
         if len(head) < 8:
             raise FormatError(path, f"only {file_size} bytes, shorter than the 8-byte header length; not an NPU dump")
         is_nano = len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC
@@ -333,10 +352,10 @@ def _read_header_bytes(path: str | os.PathLike[str]) -> tuple[int, int, bytes, b
                 f"header length {header_length} runs past the end of the {file_size}-byte file; "
                 "the file is truncated or not an NPU dump",
             )
-        header_bytes = os.pread(fd, header_length, 8)
+        header_bytes = whole[8:8 + header_length] if whole is not None else os.pread(fd, header_length, 8)
     finally:
         os.close(fd)
-    return file_size, header_length, header_bytes, is_nano
+    return file_size, header_length, header_bytes, is_nano, whole
 
 
 def _nano_dump_file(path: Path, name: DumpName | None, file_size: int, header_length: int,
@@ -392,8 +411,9 @@ def _tensor_header(
     )
 
 
-def read_tensor(dump: DumpFile, tensor: TensorHeader) -> "np.ndarray":
-    """The tensor's values in its device layout, shaped by `tensor.shape` (read by offset, nothing else)."""
+def read_tensor(dump: DumpFile, tensor: TensorHeader, data: bytes | None = None) -> "np.ndarray":
+    """The tensor's values in its device layout, shaped by `tensor.shape` (read by offset, nothing else);
+    `data`: the whole file when read_dump_start kept it (sliced, not read again)."""
     import numpy as np
 
     try:
@@ -415,7 +435,8 @@ def read_tensor(dump: DumpFile, tensor: TensorHeader) -> "np.ndarray":
     shape = tensor.array_shape
     if count == 0:
         return np.zeros(shape, dtype=dtype)
-    raw = _read_bytes(dump.path, tensor.offset, needed)
+    raw = memoryview(data)[tensor.offset:tensor.offset + needed] if data is not None else \
+        _read_bytes(dump.path, tensor.offset, needed)
     if tensor.data_type == DataType.UINT1:
         bits = np.unpackbits(np.frombuffer(raw, dtype=np.uint8))[:count]
         return bits.reshape(shape)

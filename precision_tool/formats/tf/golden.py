@@ -6,6 +6,7 @@ and the names our own compare looks up, so both sides share this one module.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import struct
@@ -99,12 +100,23 @@ def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int
     BEFORE anything is allocated. FormatError (one line naming the file) for anything else: an .npz or
     other file, a cut or unreadable header, object dtypes, a shape the file cannot hold. Structured and
     text dtypes are returned: each caller says what it can use."""
+    return read_npy_start(path)[:5]  # type: ignore[return-value]
+
+
+def read_npy_start(path: str | os.PathLike[str], whole_below: int = 0) -> tuple[
+        "np.dtype", tuple[int, ...], bool, int, int, bytes | None]:
+    """read_npy_header's five answers and, for a file of at most `whole_below` bytes, the whole file (read in
+    one call with the header, so a network of small tensors costs one read per golden file); else None."""
     from precision_tool.errors import FormatError
 
+    whole = None
     try:
         with open(path, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
-            head = handle.read(12)
+            if size <= whole_below:
+                head = whole = handle.read(size)
+            else:
+                head = handle.read(12)
             if head[:4] == _ZIP_MAGIC:
                 raise FormatError(path, "an .npz archive (several arrays), not a .npy file; unpack one array "
                                         "with numpy (np.load(f)[name]) and save it with np.save")
@@ -128,8 +140,12 @@ def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int
             if start + length > size:
                 raise FormatError(path, f"the .npy header claims {length} bytes but the file has {size - start} "
                                         "after the magic; the file is truncated")
-            handle.seek(start)
-            text = handle.read(length).decode("utf-8" if major == 3 else "latin1")
+            if whole is not None:
+                raw = whole[start:start + length]
+            else:
+                handle.seek(start)
+                raw = handle.read(length)
+            text = raw.decode("utf-8" if major == 3 else "latin1")
     except OSError as exc:
         raise FormatError(path, f"cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
@@ -143,7 +159,9 @@ def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int
     if needed > size - offset:
         raise FormatError(path, f"the .npy header declares shape {list(shape)} of {dtype} ({needed} bytes) but the "
                                 f"file holds {size - offset} bytes of data; the file is truncated or damaged")
-    return dtype, shape, fortran, offset, size
+    if whole is not None and len(whole) != size:
+        raise FormatError(path, f"the file changed while it was read ({len(whole)} of {size} bytes came)")
+    return dtype, shape, fortran, offset, size, whole
 
 
 # The header np.save writes for a plain array, e.g. {'descr': '<f4', 'fortran_order': False, 'shape': (8, 3), }:
@@ -151,6 +169,30 @@ def read_npy_header(path: str | os.PathLike[str]) -> tuple["np.dtype", tuple[int
 # through the full parser below.
 _PLAIN_HEADER = re.compile(r"\{'descr': '([<>|=]?[biufc][1-9][0-9]?)', 'fortran_order': (False|True), "
                            r"'shape': \(((?:[0-9]{1,18}, ?)*(?:[0-9]{1,18})?)\), ?\}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_header(text: str) -> tuple["np.dtype", tuple[int, ...], bool] | None:
+    """The header np.save writes for a plain array, or None; cached, since a run's golden files share a few
+    headers (one per shape and dtype)."""
+    import numpy as np
+
+    plain = _PLAIN_HEADER.fullmatch(text)
+    if plain is None:
+        return None
+    dims = tuple(int(d) for d in plain.group(3).replace(" ", "").split(",") if d)
+    if len(dims) > _MAX_RANK:
+        return None
+    try:
+        dtype = np.dtype(plain.group(1))
+    except TypeError:
+        return None
+    if not dtype.itemsize or dtype.hasobject:
+        return None
+    span = 1
+    for d in dims:
+        span *= max(d, 1)
+    return (dtype, dims, plain.group(2) == "True") if span < 2 ** 62 else None
 
 
 def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtype", tuple[int, ...], bool]:
@@ -162,20 +204,9 @@ def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtyp
     from precision_tool.errors import FormatError
 
     text = text.strip()
-    plain = _PLAIN_HEADER.fullmatch(text)
+    plain = _plain_header(text)
     if plain is not None:
-        dims = tuple(int(d) for d in plain.group(3).replace(" ", "").split(",") if d)
-        if len(dims) <= _MAX_RANK:
-            try:
-                dtype = np.dtype(plain.group(1))
-            except TypeError:
-                dtype = None
-            if dtype is not None and dtype.itemsize and not dtype.hasobject:
-                span = 1
-                for d in dims:
-                    span *= max(d, 1)
-                if span < 2 ** 62:
-                    return dtype, dims, plain.group(2) == "True"
+        return plain
     if len(text) > _MAX_HEADER_TEXT or _nesting(text) > _MAX_NESTING:  # what could exhaust the parser's stack
         raise FormatError(path, "the .npy header is not the short dict numpy writes (too long or too deeply "
                                 "nested); the file is damaged")

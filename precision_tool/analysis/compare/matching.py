@@ -274,6 +274,8 @@ class _GraphIndex:
             key = _group_key(op)
             sizes[key] = sizes.get(key, 0) + 1
         self.group_size = {op.name: sizes[_group_key(op)] for op in ops}
+        self._outputs: dict[tuple[str, int], TensorMatch] = {}
+        """(op, output) → its golden: an output is asked for once as itself and once per consumer."""
 
     @property
     def quant_filtered(self) -> set[str]:
@@ -285,11 +287,17 @@ class _GraphIndex:
         return self._filtered
 
     def output_golden(self, op: "Op", index: int) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
-        return output_golden(op, index, self.by_name.get, lambda o: self.group_size.get(o.name, 1))
+        key = (op.name, index)
+        found = self._outputs.get(key)
+        if found is None or self.by_name.get(op.name) is not op:
+            found = output_golden(op, index, self.by_name.get, lambda o: self.group_size.get(o.name, 1))
+            if self.by_name.get(op.name) is op:
+                self._outputs[key] = found
+        return found
 
-    def input_golden(self, op: "Op", index: int) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
-        inputs = op.data_inputs
-        producer_name, producer_index = inputs[index]
+    def input_golden(self, op: "Op", index: int, inputs: list[tuple[str, int]] | None = None) -> TensorMatch:  # type: ignore[name-defined]  # noqa: F821
+        """`inputs`: op.data_inputs when the caller has them (they are parsed from text each time)."""
+        producer_name, producer_index = (op.data_inputs if inputs is None else inputs)[index]
         producer = self.by_name.get(producer_name)
         if producer is None:
             return TensorMatch(None, f'There is no "{producer_name}" in the graph.')
@@ -360,9 +368,10 @@ def plan_graph_compare(
             if dump is not None:
                 used.add(dump)
             outputs = max(len(op.output_descs), 1)
+            data_inputs = op.data_inputs
             op_plans.append(OpPlan(
                 name=op.name, op_type=op.type, dump_path=dump,
-                inputs=tuple(graph.input_golden(op, i) for i in range(len(op.data_inputs))),
+                inputs=tuple(graph.input_golden(op, i, data_inputs) for i in range(len(data_inputs))),
                 outputs=tuple(graph.output_golden(op, i) for i in range(outputs)),
                 skip_inputs=op.type == "AscendDequant" or op.name.endswith(DEQUANT_NAME_ENDINGS),
                 skip_outputs=op.type == "AscendQuant", sequence=int(op.id or 0),

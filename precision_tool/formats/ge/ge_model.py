@@ -224,6 +224,8 @@ def _str_attr(attrs: dict[str, Any], key: str) -> str | None:
     value = attrs.get(key)
     if value is None:
         return None
+    if type(value) is str:  # the usual case, first: plans read this on every output of 100,000-op graphs
+        return value or None
     items = _text_items(value)
     if items is not None:
         return ", ".join(item for item in items if item) or None

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from precision_tool.analysis.compare.compare_engine import CompareInterrupted, Progress, execute_plan
 from precision_tool.analysis.compare.stats_compare import dump_kinds, stats_only
 from precision_tool.analysis.results.result_columns import Columns
+from precision_tool.analysis.compare.graph_plan import plan_graph_compare
 from precision_tool.analysis.compare.matching import (
     MatchPlan,
     index_dumps,
-    plan_graph_compare,
     plan_name_compare,
     plan_npu_compare,
 )

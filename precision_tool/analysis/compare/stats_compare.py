@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from precision_tool.analysis.compare.graph_plan import plan_graph_compare
 from precision_tool.analysis.compare.matching import (
-    DumpIndex, MatchPlan, TensorMatch, index_dumps, plan_graph_compare, plan_name_compare,
+    DumpIndex, MatchPlan, TensorMatch, index_dumps, plan_name_compare,
 )
 from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.npu.npu_dump import MAPPING_FILE, dump_name_of

@@ -247,7 +247,7 @@ def input_golden_keys(index: GraphIndex, entry: OpEntry, op: Op) -> tuple[str | 
 def _output_key(index: GraphIndex, entry: OpEntry, name: str, slot: int) -> str | None:
     """The golden key of output `slot` of the op `name`, found as the comparison finds it (matching's
     output_golden); only the producers are looked up, so every op counts as alone in its fusion group."""
-    from precision_tool.analysis.compare.matching import output_golden
+    from precision_tool.analysis.compare.graph_plan import output_golden
     from precision_tool.formats.tf.golden import golden_key
 
     def producer(op_name: str) -> Any:

@@ -271,7 +271,8 @@ def test_npu_vs_npu_csv_equals_msaccucmp(make_case, reference_tool: Path) -> Non
 def test_quant_outputs_and_dequant_inputs_are_skipped_like_msaccucmp(
     make_case, reference_tool: Path  # type: ignore[no-untyped-def]
 ) -> None:
-    from precision_tool.analysis.compare.matching import index_dumps, plan_graph_compare
+    from precision_tool.analysis.compare.graph_plan import plan_graph_compare
+    from precision_tool.analysis.compare.matching import index_dumps
     from precision_tool.formats.npu.npu_dump_write import TensorSpec
 
     make, nd_desc, _, _ = make_case
@@ -327,7 +328,8 @@ def test_nan_data_outputs_are_not_reported_as_passing(make_case, cli) -> None:  
 
 
 def test_output_desc_without_attributes_is_paired_by_index_with_a_warning(make_case) -> None:  # type: ignore[no-untyped-def]
-    from precision_tool.analysis.compare.matching import index_dumps, plan_graph_compare
+    from precision_tool.analysis.compare.graph_plan import plan_graph_compare
+    from precision_tool.analysis.compare.matching import index_dumps
     from precision_tool.formats.ge import ge_graph as g
     from precision_tool.formats.npu.npu_dump_write import TensorSpec
 

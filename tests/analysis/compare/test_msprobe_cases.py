@@ -101,7 +101,8 @@ def test_fractal_z_group_convolution_weights_are_refused() -> None:
 
 # --- fusion-rule parsing (test_fusion_rule_parser) ---------------------------------------------------
 def _plan(tmp_path: Path, ops: list[dict]):  # type: ignore[no-untyped-def]
-    from precision_tool.analysis.compare.matching import DumpIndex, plan_graph_compare
+    from precision_tool.analysis.compare.graph_plan import plan_graph_compare
+    from precision_tool.analysis.compare.matching import DumpIndex
     from precision_tool.formats.ge.ge_graph import load_graph
 
     path = tmp_path / "graph.json"

@@ -50,7 +50,7 @@ def main() -> int:
     from bench_compare import build
     from distributed import LocalCluster
 
-    from precision_tool.analysis.compare.dask_executor import connect
+    from precision_tool.analysis.compare.engine.dask_executor import connect
 
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from precision_tool.analysis.compare.compare_engine import CompareInterrupted, Progress, execute_plan
+from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted, Progress, execute_plan
 from precision_tool.analysis.compare.stats_compare import dump_kinds, stats_only
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_graph_compare
@@ -28,7 +28,7 @@ from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.workspace import result_dirs
 
 if TYPE_CHECKING:
-    from precision_tool.analysis.compare.compare_executors import GroupExecutor
+    from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor
     from precision_tool.analysis.graphs.op_labels import OpLabels
 
 RUN_FILE = "run.json"

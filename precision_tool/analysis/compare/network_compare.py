@@ -2,7 +2,7 @@
 
 The work is split by concern; this module names the public pieces in one place for the commands:
 - compare_engine: streams a plan's rows into a CSV from an executor (compare_executors.py, dask_executor.py)
-  whose workers (compare_worker.py) compare the tensors;
+  whose workers (engine/compare_worker.py) compare the tensors;
 - compare_runs: one comparison (RunSpec) run into a result folder, run.json, `--resume`;
 - workspace_runs: what `vc` compares in a workspace (graphs, ranks, debug_1);
 - pair_compare: two tensors (`cp`);
@@ -11,8 +11,8 @@ The work is split by concern; this module names the public pieces in one place f
 
 from __future__ import annotations
 
-from precision_tool.analysis.compare.compare_engine import CompareInterrupted, Progress, execute_plan
-from precision_tool.analysis.compare.compare_worker import HOST_CANDIDATES, npy_source
+from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted, Progress, execute_plan
+from precision_tool.analysis.compare.engine.compare_worker import HOST_CANDIDATES, npy_source
 from precision_tool.analysis.compare.compare_runs import (
     PATH_FIELDS,
     RUN_FILE,

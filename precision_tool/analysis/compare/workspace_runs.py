@@ -9,7 +9,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from precision_tool.analysis.compare.compare_engine import Progress
+from precision_tool.analysis.compare.engine.compare_engine import Progress
 from precision_tool.analysis.compare.compare_runs import (
     CompareRun,
     RunSpec,
@@ -27,7 +27,7 @@ from precision_tool.errors import WorkspaceError
 from precision_tool.workspace import RankDir, golden_dir_for_rank, has_rank_goldens, new_result_dir, rank_dirs
 
 if TYPE_CHECKING:
-    from precision_tool.analysis.compare.compare_executors import GroupExecutor
+    from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor
 
 
 def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], what: str) -> int | None:

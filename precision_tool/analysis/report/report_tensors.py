@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from precision_tool.analysis.compare.compare_worker import GroupWorker
+from precision_tool.analysis.compare.engine.compare_worker import GroupWorker
 from precision_tool.analysis.compare.matching import GroupPlan, OpPlan
 from precision_tool.analysis.results.metrics import LEAF_ELEMENTS, TensorMetrics, not_compared
 from precision_tool.analysis.results.results import CompareRow

@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("distributed")
 
 from precision_tool.analysis.compare import network_compare as nc  # noqa: E402
-from precision_tool.analysis.compare.dask_executor import DaskError, connect  # noqa: E402
+from precision_tool.analysis.compare.engine.dask_executor import DaskError, connect  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
 PREFIX = "precision-tool-compare-"

@@ -74,7 +74,7 @@ def _progress(ctx: Context) -> Iterator[Any]:
 
 def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     """Run the comparison `args` describe; returns the CompareRuns."""
-    from precision_tool.analysis.compare.compare_engine import CompareInterrupted
+    from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted
     from precision_tool.backends import cann
     from precision_tool.render.messages import warning_line
 
@@ -179,7 +179,7 @@ def _executor(scheduler: str, ctx: Context) -> Iterator[Any]:
     if not scheduler:
         yield None
         return
-    from precision_tool.analysis.compare.dask_executor import connect
+    from precision_tool.analysis.compare.engine.dask_executor import connect
     from precision_tool.render.messages import note_line
 
     with connect(scheduler) as executor:

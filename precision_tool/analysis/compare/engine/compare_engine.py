@@ -11,8 +11,8 @@ import uuid
 from pathlib import Path
 from typing import Callable
 
-from precision_tool.analysis.compare.compare_executors import GroupExecutor, local_executor
-from precision_tool.analysis.compare.compare_worker import WorkerSetup
+from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor, local_executor
+from precision_tool.analysis.compare.engine.compare_worker import WorkerSetup
 from precision_tool.analysis.compare.matching import MatchPlan
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.results.results import PARTIAL_SUFFIX, ResultWriter, prepare_resume

@@ -24,7 +24,7 @@ import os
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from precision_tool.analysis.compare.compare_worker import GroupResult, WorkerSetup
+from precision_tool.analysis.compare.engine.compare_worker import GroupResult, WorkerSetup
 from precision_tool.analysis.compare.matching import GroupPlan
 from precision_tool.errors import PrecisionToolError
 
@@ -186,7 +186,7 @@ class DaskExecutor:
 
     # --- GroupExecutor -------------------------------------------------------------------------------
     def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
-        from precision_tool.analysis.compare.compare_worker import run_groups
+        from precision_tool.analysis.compare.engine.compare_worker import run_groups
 
         distributed = _distributed()
         groups = list(groups)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import signal
 from typing import Iterator, Protocol, Sequence
 
-from precision_tool.analysis.compare.compare_worker import GroupResult, GroupWorker, WorkerSetup, run_batch
+from precision_tool.analysis.compare.engine.compare_worker import GroupResult, GroupWorker, WorkerSetup, run_batch
 from precision_tool.analysis.compare.matching import GroupPlan
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from precision_tool.analysis.compare.engine.compare_worker import HOST_CANDIDATES, as_compared
+from precision_tool.analysis.compare.engine.golden_layout import HOST_CANDIDATES, as_compared
 from precision_tool.analysis.results.metrics import TensorMetrics
 from precision_tool.shapes import shape_text
 from precision_tool.atomic import atomic_path

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from precision_tool.analysis.compare.engine.compare_worker import GroupWorker
 from precision_tool.analysis.compare.matching import GroupPlan, OpPlan
 from precision_tool.analysis.results.metrics import LEAF_ELEMENTS, TensorMetrics, not_compared
-from precision_tool.analysis.results.results import CompareRow
+from precision_tool.analysis.results.result_writer import CompareRow
 
 HIST_LOW = -12.0
 """log10 of the smallest absolute error the histogram has a bin for; smaller ones (and exact 0) are

@@ -1,9 +1,8 @@
-"""Result CSVs (compare.md §3): writing ours as msaccucmp writes its, reading any version's, summarising.
+"""Result CSVs (compare.md §3): reading any version's, summarising (result_writer.py writes ours).
 
-A run writes `result_<stamp>.csv.partial` row group by row group (each group one write, flushed every FLUSH_SECONDS), in
-graph order, and renames it to `result_<stamp>.csv` only when every group is done: a finished name is a
-complete result, and an interrupted run leaves a valid CSV (`.partial`) that `vc --resume` continues.
-Readers find columns by header name, so msaccucmp CSVs of any version read the same way.
+A finished name (`result_<stamp>.csv`) is a complete result; an interrupted run leaves a valid CSV
+(`.partial`) that `vc --resume` continues. Readers find columns by header name, so msaccucmp CSVs of any
+version read the same way.
 """
 
 from __future__ import annotations
@@ -16,164 +15,21 @@ import math
 import operator
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT, TensorMetrics
+from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT
 from precision_tool.errors import FormatError
 
 if TYPE_CHECKING:
     from precision_tool.analysis.graphs.op_labels import OpLabel, OpLabels
 
 PARTIAL_SUFFIX = ".partial"
-FLUSH_SECONDS = 0.2
-"""A .partial CSV reaches the disk at least this often (Ctrl-C flushes it; a hard kill loses at most this
-much, and `vc --resume` redoes a group cut in half)."""
-GOLDEN_HEADER: tuple[str, ...] = (
-    "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "TensorIndex", "Shape",
-    *METRIC_NAMES, "CompareFailReason",
-)
-NPU_VS_NPU_HEADER: tuple[str, ...] = (
-    "Index", "OpType", "NPUDump", "DataType", "Address", "GroundTruth", "DataType", "Address", "TensorIndex",
-    "Shape", *METRIC_NAMES, "CompareFailReason",
-)
-
-
 OVERFLOW_COLUMN = "OverFlow"
 """msaccucmp -overflow_detection: YES/NO for fp16 NPU tensors, NaN otherwise; right after Shape."""
 SEQUENCE_COLUMN = "OpSequence"
 """msaccucmp -r/-s: the graph op's id, right after Index."""
-
-
-def header_for(npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> tuple[str, ...]:
-    """The header msaccucmp writes, with its optional columns where it puts them."""
-    header = list(NPU_VS_NPU_HEADER if npu_vs_npu else GOLDEN_HEADER)
-    if overflow:
-        header.insert(header.index("Shape") + 1, OVERFLOW_COLUMN)
-    if sequence:
-        header.insert(1, SEQUENCE_COLUMN)
-    return tuple(header)
-
-
-@dataclass(frozen=True)
-class CompareRow:
-    """One CSV row: one tensor of one op (or one NaN row for an op that could not be compared)."""
-
-    index: int
-    """Fusion-group number in graph order (msaccucmp's Index)."""
-    op_type: str
-    npu_dump: str
-    npu_dtype: str
-    npu_address: str
-    ground_truth: str
-    golden_dtype: str
-    tensor_index: str
-    """'<npu op>:input:0' / '<npu op>:output:1'; 'NaN' on a row for an op without dump."""
-    shape: str
-    metrics: TensorMetrics
-    golden_address: str = NAN_TEXT
-    """Only written in NPU-vs-NPU results."""
-    overflow: str = NAN_TEXT
-    """YES/NO/NaN, written when the run detects overflow (OVERFLOW_COLUMN)."""
-    op_sequence: str = "0"
-    """The graph op's id, written when the run compares a range or selection of ops (SEQUENCE_COLUMN)."""
-
-    def cells(self, npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> list[str]:
-        head = [str(self.index)] + ([self.op_sequence] if sequence else []) + [
-            self.op_type, self.npu_dump, self.npu_dtype, self.npu_address, self.ground_truth, self.golden_dtype]
-        if npu_vs_npu:
-            head.append(self.golden_address)
-        return head + [self.tensor_index, self.shape] + ([self.overflow] if overflow else []) + [
-            *self.metrics.values, self.metrics.reason_text]
-
-
-def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer).writerows(rows)  # excel dialect: CRLF, minimal quoting — as msaccucmp writes
-    return buffer.getvalue()
-
-
-def encode_rows(rows: Iterable[CompareRow], npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> str:
-    """Rows as the CSV text ResultWriter.write_text appends."""
-    return _encode_rows(row.cells(npu_vs_npu, overflow, sequence) for row in rows)
-
-
-class ResultWriter:
-    """Streams row groups to `<final>.partial` (mode 0600); `finish()` renames it to the final name."""
-
-    def __init__(self, final_path: Path, npu_vs_npu: bool, *, resume: bool = False, overflow: bool = False,
-                 sequence: bool = False) -> None:
-        self.final_path = Path(final_path)
-        self.partial_path = self.final_path.with_name(self.final_path.name + PARTIAL_SUFFIX)
-        self.npu_vs_npu = npu_vs_npu
-        self.columns = {"overflow": overflow, "sequence": sequence}
-        flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resume else os.O_TRUNC)
-        fd = os.open(self.partial_path, flags, 0o600)
-        os.fchmod(fd, 0o600)
-        empty = os.fstat(fd).st_size == 0
-        self._file = os.fdopen(fd, "w", encoding="utf-8", newline="", buffering=1 << 16)
-        self._flushed = 0.0
-        if empty:
-            self._write(_encode_rows([header_for(npu_vs_npu, overflow, sequence)]))
-
-    def _write(self, text: str) -> None:
-        self._file.write(text)
-        now = time.monotonic()
-        if now - self._flushed >= FLUSH_SECONDS:  # not per group: 20,000 groups would be 20,000 syscalls
-            self._file.flush()
-            self._flushed = now
-
-    def write_group(self, rows: Sequence[CompareRow]) -> None:
-        """All rows of one group in one write, so an interruption never splits a group (but see resume)."""
-        self._write(encode_rows(rows, self.npu_vs_npu, **self.columns))
-
-    def write_text(self, text: str) -> None:
-        """One group's rows already encoded (encode_rows, in a worker), in one write."""
-        self._write(text)
-
-    def finish(self) -> Path:
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        os.replace(self.partial_path, self.final_path)
-        return self.final_path
-
-    def close(self) -> None:
-        """Stop without completing (interrupted): the .partial stays, valid, for --resume."""
-        if not self._file.closed:
-            self._file.flush()
-            self._file.close()
-
-
-def prepare_resume(partial_path: Path) -> set[int]:
-    """Make an interrupted `.partial` end on a whole group and return the group Indexes it holds.
-
-    A hard kill can leave half a line, or half of a group's rows: both are cut, and that group is redone.
-    """
-    data = partial_path.read_bytes()
-    end = data.rfind(b"\r\n")
-    data = data[: end + 2] if end >= 0 else b""
-    lines = data.split(b"\r\n")[:-1] if data else []
-    if len(lines) <= 1:
-        keep = data if lines else b""
-        done: set[int] = set()
-    else:
-        table = read_result_text(data.decode("utf-8"), partial_path)
-        indexes = [r.index_number for r in table.rows]
-        last = indexes[-1] if indexes else None
-        kept_rows = [i for i, value in enumerate(indexes) if value != last]
-        # rows are CSV records; re-encode header + kept rows exactly as they were written
-        records = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
-        keep = _encode_rows([records[0]] + [records[i + 1] for i in kept_rows]).encode("utf-8")
-        done = {indexes[i] for i in kept_rows}
-    fd = os.open(partial_path, os.O_WRONLY | os.O_TRUNC)
-    try:
-        os.write(fd, keep)
-    finally:
-        os.close(fd)
-    return done
 
 
 # --- reading ------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from precision_tool.analysis.compare.engine.compare_executors import GroupExecut
 from precision_tool.analysis.compare.engine.compare_worker import WorkerSetup
 from precision_tool.analysis.compare.matching import MatchPlan
 from precision_tool.analysis.results.result_columns import Columns
-from precision_tool.analysis.results.results import PARTIAL_SUFFIX, ResultWriter, prepare_resume
+from precision_tool.analysis.results.result_writer import ResultWriter, prepare_resume
+from precision_tool.analysis.results.results import PARTIAL_SUFFIX
 from precision_tool.errors import CommandFailed
 
 Progress = Callable[[str, int, int], None]

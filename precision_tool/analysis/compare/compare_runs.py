@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import time
@@ -15,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted, Progress, execute_plan
 from precision_tool.analysis.compare.stats_compare import dump_kinds, stats_only
 from precision_tool.analysis.results.result_columns import Columns
-from precision_tool.analysis.compare.graph_plan import plan_graph_compare
+from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_graph_compare
+from precision_tool.analysis.compare.plan_cache import graph_plans, shared_graph
 from precision_tool.analysis.compare.matching import (
     MatchPlan,
     index_dumps,
@@ -87,12 +87,19 @@ Labeller = Callable[["RunSpec"], "OpLabels | None"]
 
 
 def workspace_labeller(workspace: Any) -> Labeller:
-    """Labels from the workspace's Build graphs for runs over its own dumps (not for name-only runs)."""
-    from precision_tool.analysis.graphs.op_labels import labels_for_run
+    """Labels from the workspace's Build graphs for runs over its own dumps (not for name-only runs); a run
+    through a graph takes them from that graph's plan (plan_cache.py), already read to plan the run."""
+    from precision_tool.analysis.graphs.op_labels import labels_for_run, labels_of_ops
 
     def labels(spec: RunSpec) -> "OpLabels | None":
         if spec.name_only:
             return None
+        if spec.graph_path is not None and spec.right_dir is None:
+            if workspace.run_of(workspace.relocate(spec.npu_dir)) is None:
+                return None  # dumps from outside the workspace: the CSV's own names and numbers
+            side = graph_plans(spec.graph_path, workspace.cache_dir).side(spec.graph_name)
+            return labels_of_ops(Path(spec.graph_path).name,
+                                 ((m.sequence, m.name) for group in side.groups for m in group.members))
         return labels_for_run(workspace, spec.npu_dir, spec.graph_path, spec.graph_name)
 
     return labels
@@ -120,15 +127,23 @@ class CompareRun:
 
 # --- planning runs ----------------------------------------------------------------------------------
 def has_golden_files(folder: Path) -> bool:
-    from precision_tool.formats.tf.golden import scan_golden_dir
+    """Whether `folder` holds a golden .npy (stops at the first: the run's planning lists them all)."""
+    from precision_tool.formats.tf.golden import GOLDEN_NAME
 
-    return bool(scan_golden_dir(folder))
+    try:
+        with os.scandir(folder) as entries:
+            return any(entry.name.endswith(".npy") and (match := GOLDEN_NAME.match(entry.name)) is not None
+                       and "." not in match.group(1) and entry.is_file() for entry in entries)
+    except OSError:
+        return False
 
 
-def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None) -> tuple[MatchPlan, dict[str, str]]:
+def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
+             cache_dir: Path | None = None) -> tuple[MatchPlan, dict[str, str]]:
     """Build the plan of one run (reads graph and folder listings, no tensor data); `model`: the run's graph
     when the caller has parsed it already; `only`: plan just the graph ops of these names (the report reads
-    a few outputs again)."""
+    a few outputs again); `cache_dir`: where the graph's side of the plan is kept between runs
+    (plan_cache.py)."""
     from precision_tool.formats.tf.golden import scan_golden_dir
 
     npu_dir = Path(spec.npu_dir)
@@ -150,25 +165,13 @@ def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None) -> 
         )
     if spec.graph_path is None:
         return plan_name_compare(dumps, golden), golden
+    if model is None and only is None:
+        return plan_from_side(graph_plans(spec.graph_path, cache_dir).side(spec.graph_name), dumps), golden
     model = model if model is not None else shared_graph(spec.graph_path)
     all_ops = [op for _, op in model.iter_ops()]
     graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]
     ops = [op for g in graphs for op in g.ops if only is None or op.name in only]
     return plan_graph_compare(ops, dumps, all_ops=all_ops), golden
-
-
-def shared_graph(path: str | Path) -> Any:
-    """The parsed graph of `path`, parsed once while the file stays the same: every rank of a multi-device
-    dump is planned through the same Build graph (read-only: nothing changes a parsed graph)."""
-    stat = os.stat(path)
-    return _parsed_graph(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=2)
-def _parsed_graph(path: str, _mtime_ns: int, _size: int) -> Any:
-    from precision_tool.formats.ge.ge_graph import load_graph
-
-    return load_graph(path)
 
 
 def run_specs(
@@ -182,9 +185,11 @@ def run_specs(
     on_warning: Callable[[str], None] | None = None,
     labels: Labeller | None = None,
     executor: "GroupExecutor | None" = None,
+    cache_dir: Path | None = None,
 ) -> list[CompareRun]:
     """Run each spec into `result_dir` (its run.json records them so `--resume` can continue); `executor`:
-    where the groups run (default: a local pool of `workers` processes; a DaskExecutor for a cluster).
+    where the groups run (default: a local pool of `workers` processes; a DaskExecutor for a cluster);
+    `cache_dir`: where graphs' plans are kept between runs (the workspace's temp/cache).
 
     A fresh run that fails before any result CSV exists leaves no folder behind (discard_empty_result_dir),
     so a failed `vc` never becomes the newest result that `vcs`/`ac` would read. Ctrl-C raises
@@ -194,7 +199,8 @@ def run_specs(
         write_run_file(result_dir, specs)
     try:
         return _run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
-                          resume=resume, on_warning=on_warning, labels=labels, executor=executor)
+                          resume=resume, on_warning=on_warning, labels=labels, executor=executor,
+                          cache_dir=cache_dir)
     except BaseException:
         if not resume:
             discard_empty_result_dir(result_dir)
@@ -229,6 +235,7 @@ def _run_specs(
     on_warning: Callable[[str], None] | None,
     labels: Labeller | None = None,
     executor: "GroupExecutor | None" = None,
+    cache_dir: Path | None = None,
 ) -> list[CompareRun]:
     runs: list[CompareRun] = []
     try:
@@ -253,7 +260,7 @@ def _run_specs(
             if stats_files and on_warning:  # a folder of both kinds: the tensors are compared, say what is not
                 on_warning(f"{spec.label}: {stats_files} statistics CSV(s) beside the tensor dumps are not compared "
                            "(vc compares statistics when a run dumped statistics only; `ni OP` shows them)")
-            plan, golden = plan_run(spec)
+            plan, golden = plan_run(spec, cache_dir=cache_dir)
             plan, columns, notes = _selected(spec, plan)
             for note in notes:
                 if on_warning:

@@ -4,6 +4,8 @@ by msaccucmp's rules (fusion groups, Cast/TransData traced to their producer, or
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -138,6 +140,49 @@ def _without_lxslice(ops: Sequence["Op"]) -> Sequence["Op"]:  # type: ignore[nam
             if "_lxslice" in op.name or any("_lxslice" in i for i in op.inputs) else op for op in ops]
 
 
+@dataclass  # not frozen: a graph has tens of thousands, and a frozen one costs four times as much to make
+class MemberSide:
+    """One op of a fusion group as the graph alone decides it: its OpPlan but for the dump file."""
+
+    name: str
+    op_type: str
+    inputs: tuple[TensorMatch, ...]
+    outputs: tuple[TensorMatch, ...]
+    skip_inputs: bool
+    skip_outputs: bool
+    sequence: int
+    ground_truth: str
+    """Its TF names, joined (the group's GroundTruth text is made of these)."""
+    inner: bool
+    """An inner node of a multi-to-multi fusion: msaccucmp never compares it."""
+
+    def plan(self, dump: Path | None) -> OpPlan:
+        return OpPlan(self.name, self.op_type, dump, self.inputs, self.outputs, None, self.skip_inputs,
+                      self.skip_outputs, self.sequence)
+
+
+@dataclass  # not frozen, as MemberSide
+class GroupSide:
+    """One fusion group (msaccucmp's Index) as the graph alone decides it."""
+
+    members: tuple[MemberSide, ...]
+    npu_text: str
+    ground_truth_text: str
+    sequences: tuple[int, ...]
+    reason: str = ""
+    """The group's NaN row when no member has a dump to compare (several members only)."""
+
+
+@dataclass(frozen=True)
+class GraphSide:
+    """Everything of a plan that the graph decides: the same for every dump of that graph, so it can be
+    worked out once and kept (plan_cache.py); plan_from_side adds the dump files."""
+
+    groups: tuple[GroupSide, ...]
+    op_count: int
+    warnings: tuple[str, ...] = ()
+
+
 def plan_graph_compare(
     graph_ops: Sequence["Op"],  # type: ignore[name-defined]  # noqa: F821
     dumps: DumpIndex,
@@ -145,48 +190,42 @@ def plan_graph_compare(
     all_ops: Sequence["Op"] | None = None,  # type: ignore[name-defined]  # noqa: F821
 ) -> MatchPlan:
     """Rows of an NPU-vs-golden run from the ops of one graph (in file order) and a dump index."""
+    return plan_from_side(graph_side(graph_ops, all_ops=all_ops), dumps)
+
+
+def graph_side(
+    graph_ops: Sequence["Op"],  # type: ignore[name-defined]  # noqa: F821
+    *,
+    all_ops: Sequence["Op"] | None = None,  # type: ignore[name-defined]  # noqa: F821
+) -> GraphSide:
+    """The graph's part of a plan: fusion groups in file order, each op's golden for every tensor."""
     graph_ops = _without_lxslice(graph_ops)
     graph = _GraphIndex(_without_lxslice(all_ops) if all_ops is not None else graph_ops)
     groups: dict[str | tuple[str, ...], list["Op"]] = {}  # type: ignore[name-defined]  # noqa: F821
     for op in graph_ops:
         groups.setdefault(_group_key(op), []).append(op)
-    plans: list[GroupPlan] = []
-    used: set[Path] = set()
-    for number, members in enumerate(groups.values()):
-        op_plans = []
+    sides: list[GroupSide] = []
+    for members in groups.values():
+        member_sides = []
         for op in members:
-            dump = dumps.find(op.name)
-            if dump is not None:
-                used.add(dump)
             outputs = max(len(op.output_descs), 1)
             data_inputs = op.data_inputs
-            op_plans.append(OpPlan(
-                name=op.name, op_type=op.type, dump_path=dump,
-                inputs=tuple(graph.input_golden(op, i, data_inputs) for i in range(len(data_inputs))),
-                outputs=tuple(graph.output_golden(op, i) for i in range(outputs)),
-                skip_inputs=op.type == "AscendDequant" or op.name.endswith(DEQUANT_NAME_ENDINGS),
-                skip_outputs=op.type == "AscendQuant", sequence=int(op.id or 0),
-            ))
+            member_sides.append(MemberSide(
+                op.name, op.type, tuple(graph.input_golden(op, i, data_inputs) for i in range(len(data_inputs))),
+                tuple(graph.output_golden(op, i) for i in range(outputs)),
+                op.type == "AscendDequant" or op.name.endswith(DEQUANT_NAME_ENDINGS), op.type == "AscendQuant",
+                int(op.id or 0), _ground_truth_names(op), len(members) > 1 and _is_inner_node(op)))
+        sequences = tuple(int(op.id or 0) for op in members)
         if len(members) == 1:
-            npu_text = members[0].name
-            gt_text = _ground_truth_names(members[0]) or "*"
-            kept = op_plans
-        else:
-            by_names: dict[str, list[OpPlan]] = {}
-            for op, op_plan in zip(members, op_plans):
-                by_names.setdefault(_ground_truth_names(op), []).append(op_plan)
-            npu_text = ",".join(p.name for plist in by_names.values() for p in plist)
-            gt_text = ",".join(by_names.keys())
-            inner = {op.name for op in members if _is_inner_node(op)}
-            kept = [p for p in op_plans if p.dump_path is not None and p.name not in inner]
-            if not kept:
-                import dataclasses
-
-                # msaccucmp's one NaN row: each op's reason (inner node / no dump), quant-filtered ops unsaid
-                kept = [dataclasses.replace(op_plans[0], skip_reason=_group_reason(members, inner, graph))]
-        plans.append(GroupPlan(number, tuple(kept), npu_text, gt_text, tuple(int(op.id or 0) for op in members)))
-    matched = len(used)
-    unmatched = len(set(dumps.by_op.values()) - used)
+            sides.append(GroupSide((member_sides[0],), members[0].name, member_sides[0].ground_truth or "*",
+                                   sequences))
+            continue
+        by_names: dict[str, list[str]] = {}
+        for member in member_sides:
+            by_names.setdefault(member.ground_truth, []).append(member.name)
+        inner = {m.name for m in member_sides if m.inner}
+        sides.append(GroupSide(tuple(member_sides), ",".join(n for names in by_names.values() for n in names),
+                               ",".join(by_names), sequences, _group_reason(members, inner, graph)))
     warnings: list[str] = []
     bare = [op.name for op in graph_ops if len(op.output_descs) > 1 and any(not d.attrs for d in op.output_descs)]
     if bare:
@@ -202,11 +241,37 @@ def plan_graph_compare(
             "dequantize inputs are not compared (as msaccucmp); msaccucmp also skips the ops between a quantize "
             "and its dequantize op, which are compared here"
         )
+    return GraphSide(tuple(sides), len(graph_ops), tuple(warnings))
+
+
+def plan_from_side(side: GraphSide, dumps: DumpIndex) -> MatchPlan:
+    """The plan of one run: the graph's side with each op's dump file (a group of several ops keeps the
+    members that have one and are not inner nodes; none left: the group's one NaN row)."""
+    plans: list[GroupPlan] = []
+    used: set[Path] = set()
+    for number, group in enumerate(side.groups):
+        op_plans = []
+        for member in group.members:
+            dump = dumps.find(member.name)
+            if dump is not None:
+                used.add(dump)
+            op_plans.append(member.plan(dump))
+        if len(op_plans) == 1:
+            kept = op_plans
+        else:
+            kept = [p for p, m in zip(op_plans, group.members) if p.dump_path is not None and not m.inner]
+            if not kept:
+                # msaccucmp's one NaN row: each op's reason (inner node / no dump), quant-filtered ops unsaid
+                kept = [dataclasses.replace(op_plans[0], skip_reason=group.reason)]
+        plans.append(GroupPlan(number, tuple(kept), group.npu_text, group.ground_truth_text, group.sequences))
+    matched = len(used)
+    unmatched = len(set(dumps.by_op.values()) - used)
+    warnings = list(side.warnings)
     ops_with_dump = sum(1 for g in plans for p in g.ops if p.dump_path is not None)
-    if graph_ops and (matched == 0 or unmatched > matched):
+    if side.op_count and (matched == 0 or unmatched > matched):
         warnings.append(
             f"the graph and the dump folder do not seem to belong together: {ops_with_dump} of "
-            f"{len(graph_ops)} graph ops have a dump, {unmatched} dump files match no graph op"
+            f"{side.op_count} graph ops have a dump, {unmatched} dump files match no graph op"
         )
     return MatchPlan(tuple(plans), npu_vs_npu=False, warnings=tuple(warnings),
                      matched_dumps=matched, unmatched_dumps=unmatched)

@@ -18,10 +18,10 @@ from precision_tool.analysis.compare.compare_runs import (
     interrupted_result_dir,
     read_run_file,
     run_specs,
-    shared_graph,
     workspace_labeller,
 )
 from precision_tool.analysis.compare.matching import dump_iterations, find_graph_dump_dir
+from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.ranks import ranks_text
 from precision_tool.errors import WorkspaceError
 from precision_tool.workspace import RankDir, golden_dir_for_rank, has_rank_goldens, new_result_dir, rank_dirs
@@ -61,25 +61,25 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
     graph_files = [p for p in graph_files if not (p.suffix == ".txt" and p.stem in jsons)]
     first = True
     for graph_file in graph_files:
-        model = shared_graph(graph_file)
-        for graph in model.graphs:
-            folder = npu_dir if graph.name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph.name)
+        names = graph_plans(graph_file, workspace.cache_dir).graph_names
+        for graph_name in names:
+            folder = npu_dir if graph_name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph_name)
             if folder is None:
-                if len(graph_files) == 1 and len(model.graphs) == 1:
+                if len(graph_files) == 1 and len(names) == 1:
                     folder = npu_dir
                 else:
-                    notes.append(f"graph {graph.name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
+                    notes.append(f"graph {graph_name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
                     continue
             try:
-                chosen = choose_step([folder], step, notes, f"the dump of graph {graph.name}")
+                chosen = choose_step([folder], step, notes, f"the dump of graph {graph_name}")
             except WorkspaceError as exc:
-                notes.append(f"{exc}; graph {graph.name} skipped")
+                notes.append(f"{exc}; graph {graph_name} skipped")
                 continue
-            name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph.name)}.csv"
+            name = f"result_{stamp}.csv" if first else f"result_{stamp}_{_safe(graph_name)}.csv"
             first = False
             simulated = " (SIMULATED NPU run)" if workspace.is_simulated(debug_id) else ""
-            specs.append(RunSpec(f"{graph.name}{simulated} vs golden", str(folder), name, golden_dir=str(golden_dir),
-                                 graph_path=str(graph_file), graph_name=graph.name, step=chosen))
+            specs.append(RunSpec(f"{graph_name}{simulated} vs golden", str(folder), name, golden_dir=str(golden_dir),
+                                 graph_path=str(graph_file), graph_name=graph_name, step=chosen))
     return specs
 
 
@@ -221,7 +221,8 @@ def compare_workspace(
     result_dir = new_result_dir(workspace.vector_compare_dir)
     specs = [RunSpec(**{**s.__dict__, "csv_name": s.csv_name.replace("{stamp}", result_dir.name)}) for s in specs]
     return run_specs(specs, result_dir, workers=settings.workers, threshold=settings.COSINE_THRESHOLD,
-                     progress=progress, on_warning=on_warning, labels=workspace_labeller(workspace))
+                     progress=progress, on_warning=on_warning, labels=workspace_labeller(workspace),
+                     cache_dir=workspace.cache_dir)
 
 
 def resume_workspace(
@@ -236,5 +237,5 @@ def resume_workspace(
     specs = [relocated_spec(spec, workspace) for spec in read_run_file(folder)]
     return run_specs(specs, folder, workers=workers or settings.workers, threshold=settings.COSINE_THRESHOLD,
                      progress=progress, resume=True, on_warning=on_warning, labels=workspace_labeller(workspace),
-                     executor=executor)
+                     executor=executor, cache_dir=workspace.cache_dir)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from precision_tool.errors import PrecisionToolError
 
@@ -42,7 +42,6 @@ def labels_for_run(workspace: Any, npu_dir: str | None, graph_path: str | None =
     """Labels for a run over the dump folder `npu_dir`, when it lies in the workspace's npu/debug_N/dump and
     that run has a Build graph (restricted to `graph_path`/`graph_name` when the run used one); else None."""
     from precision_tool.analysis.graphs.graph_index import index_for
-    from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
     if not npu_dir:
         return None
@@ -61,14 +60,22 @@ def labels_for_run(workspace: Any, npu_dir: str | None, graph_path: str | None =
         entries = [e for e in entries if e.graph == graph_name]
     if not entries:
         return None
-    labels = OpLabels(", ".join(sorted({e.file.name for e in entries})))
+    return labels_of_ops(", ".join(sorted({e.file.name for e in entries})), ((e.id, e.name) for e in entries))
+
+
+def labels_of_ops(source: str, ops: Iterable[tuple[int, str]]) -> OpLabels:
+    """Labels of (graph id, graph name) pairs, found by name and by dump-file spelling; a name two graphs
+    hold gets none (no single id to show)."""
+    from precision_tool.formats.npu.npu_dump import sanitize_op_name
+
+    labels = OpLabels(source)
     clashes: set[str] = set()
-    for entry in entries:
-        label = OpLabel(str(entry.id), entry.name)
-        for key in {entry.name, sanitize_op_name(entry.name)}:
+    for op_id, name in ops:
+        label = OpLabel(str(op_id), name)
+        for key in {name, sanitize_op_name(name)}:
             seen = labels.by_name.get(key)
             if seen is not None and seen != label:
-                clashes.add(key)  # two graphs hold this name: no single id to show
+                clashes.add(key)
             labels.by_name.setdefault(key, label)
     for key in clashes:
         del labels.by_name[key]

@@ -170,7 +170,8 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
 
             return run_specs_cann(specs, result_dir, command, threshold=threshold, labels=workspace_labeller(ws))
         return nc.run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
-                            on_warning=warn, labels=workspace_labeller(ws), executor=executor)
+                            on_warning=warn, labels=workspace_labeller(ws), executor=executor,
+                            cache_dir=ws.cache_dir)
 
 
 @contextmanager

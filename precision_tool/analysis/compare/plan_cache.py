@@ -1,0 +1,165 @@
+"""The graph's side of a comparison plan, worked out once per graph file and kept as JSON.
+
+Why: parsing a 20,000-op Build graph and tracing every tensor to its golden takes seconds, every `vc` and
+`ac -c` of the same graph did it again, and none of it depends on the dump (graph_plan.GraphSide). The
+first run writes it to the workspace's temp/cache/plans/ keyed by the graph file's path, size and mtime
+(and this module's version); later runs read it in a fraction of the parse. A stale, damaged or unwritable
+cache only means parsing again. JSON, never pickle: a cache is data from disk like any other.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from precision_tool.analysis.compare.graph_plan import GraphSide, GroupSide, MemberSide, graph_side
+from precision_tool.analysis.compare.matching import GoldenRef, TensorMatch
+from precision_tool.atomic import write_atomic
+
+CACHE_VERSION = 1
+_ALL_GRAPHS = "*"  # the side of every graph of the file at once (vc -g FILE without a graph name)
+
+
+class GraphPlans:
+    """One graph file's names and the sides of its graphs, from the cache or worked out on first use."""
+
+    def __init__(self, graph_path: Path, cache_dir: Path | None, size: int, mtime_ns: int) -> None:
+        self.path = graph_path
+        self.cache_file = _cache_file(cache_dir, graph_path) if cache_dir is not None else None
+        self._stamp = (size, mtime_ns)
+        self._names: list[str] | None = None
+        self._sides: dict[str, GraphSide] = {}
+        self._read_cache()
+
+    @property
+    def graph_names(self) -> list[str]:
+        if self._names is None:
+            self._names = [graph.name for graph in self._model().graphs]
+            self._write_cache()
+        return self._names
+
+    def side(self, graph_name: str | None) -> GraphSide:
+        key = _ALL_GRAPHS if graph_name is None else graph_name
+        found = self._sides.get(key)
+        if found is None:
+            model = self._model()
+            all_ops = [op for _, op in model.iter_ops()]
+            ops = [op for g in model.graphs if graph_name in (None, g.name) for op in g.ops]
+            found = self._sides[key] = graph_side(ops, all_ops=all_ops)
+            self._names = [graph.name for graph in model.graphs]
+            self._write_cache()
+        return found
+
+    def _model(self) -> Any:
+        return shared_graph(self.path)
+
+    # --- the cache file ------------------------------------------------------------------------------
+    def _read_cache(self) -> None:
+        if self.cache_file is None:
+            return
+        try:
+            tree = json.loads(self.cache_file.read_bytes())
+            if (tree.get("version"), tree.get("path"), tree.get("size"), tree.get("mtime_ns")) != (
+                    CACHE_VERSION, str(self.path), *self._stamp):
+                return
+            names = [str(name) for name in tree["graphs"]]
+            sides = {str(key): _side_from_json(value) for key, value in tree["sides"].items()}
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return  # no cache, or a stale or damaged one: work it out again
+        self._names, self._sides = names, sides
+
+    def _write_cache(self) -> None:
+        if self.cache_file is None:
+            return
+        tree = {"version": CACHE_VERSION, "path": str(self.path), "size": self._stamp[0], "mtime_ns": self._stamp[1],
+                "graphs": self._names or [], "sides": {k: _side_to_json(v) for k, v in self._sides.items()}}
+        try:
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps(tree, separators=(",", ":"), ensure_ascii=False)
+            write_atomic(self.cache_file, [text.encode("utf-8", errors="surrogateescape")])
+        except OSError:
+            pass  # a read-only workspace still compares, just without the cache
+
+
+def shared_graph(path: str | os.PathLike[str]) -> Any:
+    """The parsed graph of `path`, parsed once while the file stays the same: every rank of a multi-device
+    dump is planned through the same Build graph (read-only: nothing changes a parsed graph)."""
+    stat = os.stat(path)
+    return _parsed_graph(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=2)
+def _parsed_graph(path: str, _mtime_ns: int, _size: int) -> Any:
+    from precision_tool.formats.ge.ge_graph import load_graph
+
+    return load_graph(path)
+
+
+def graph_plans(graph_path: str | os.PathLike[str], cache_dir: Path | None) -> GraphPlans:
+    """The plans of one graph file; `cache_dir`: where to keep them (None: this process only)."""
+    path = Path(graph_path).resolve()
+    stat = path.stat()
+    return _plans(path, None if cache_dir is None else Path(cache_dir), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _plans(path: Path, cache_dir: Path | None, size: int, mtime_ns: int) -> GraphPlans:
+    return GraphPlans(path, cache_dir, size, mtime_ns)
+
+
+def _cache_file(cache_dir: Path, graph_path: Path) -> Path:
+    digest = hashlib.sha1(str(graph_path).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return cache_dir / "plans" / f"{digest}.json"
+
+
+# --- JSON ------------------------------------------------------------------------------------------
+def _match_to_json(match: TensorMatch) -> list[Any]:
+    golden = match.golden
+    if golden is None:
+        return [match.problem]
+    shape = list(golden.origin_shape) if golden.origin_shape is not None else None
+    return [match.problem, golden.op_name, golden.index, golden.layout, shape, golden.guess_layout]
+
+
+def _side_to_json(side: GraphSide) -> dict[str, Any]:
+    groups = []
+    for group in side.groups:
+        members = [[m.name, m.op_type, m.sequence, m.skip_inputs, m.skip_outputs, m.ground_truth, m.inner,
+                    [_match_to_json(t) for t in m.inputs], [_match_to_json(t) for t in m.outputs]]
+                   for m in group.members]
+        groups.append([group.npu_text, group.ground_truth_text, list(group.sequences), group.reason, members])
+    return {"op_count": side.op_count, "warnings": list(side.warnings), "groups": groups}
+
+
+def _side_from_json(tree: dict[str, Any]) -> GraphSide:
+    matches: dict[tuple[Any, ...], TensorMatch] = {}  # an output's golden is also each consumer's input
+
+    def match(item: list[Any]) -> TensorMatch:
+        if len(item) == 1:
+            key: tuple[Any, ...] = (item[0],)
+        else:
+            problem, name, index, layout, shape, guess = item
+            key = (problem, name, index, layout, None if shape is None else tuple(shape), guess)
+        found = matches.get(key)
+        if found is None:
+            if len(item) == 1:
+                found = TensorMatch(None, str(item[0]))
+            else:
+                found = TensorMatch(GoldenRef(str(name), int(index), layout if layout is None else str(layout),
+                                              tuple(int(d) for d in shape) if shape is not None else None,
+                                              bool(guess)), str(problem))
+            matches[key] = found
+        return found
+
+    groups = []
+    for npu_text, truth_text, sequences, reason, members in tree["groups"]:
+        sides = tuple(
+            MemberSide(str(name), str(op_type), tuple(map(match, inputs)), tuple(map(match, outputs)),
+                       bool(skip_in), bool(skip_out), int(sequence), str(truth), bool(inner))
+            for name, op_type, sequence, skip_in, skip_out, truth, inner, inputs, outputs in members)
+        groups.append(GroupSide(sides, str(npu_text), str(truth_text), tuple(int(s) for s in sequences), str(reason)))
+    return GraphSide(tuple(groups), int(tree["op_count"]), tuple(str(w) for w in tree["warnings"]))

@@ -41,7 +41,7 @@ from precision_tool.analysis.results.stats_results import (  # re-exported: the 
     StatsSummary, cell_text, encode_rows, filter_stats_rows, is_stats_result, read_stats_result, rows_from_text,
     summarize_stats,
 )
-from precision_tool.workspace import walk_files
+from precision_tool.workspace import walk_file_names
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,13 +65,13 @@ def dump_kinds(folder: str | os.PathLike[str], *, stop_at_tensor: bool = False) 
     """(statistics CSVs, tensor dump files) under `folder`; with `stop_at_tensor`, counting ends at the
     first tensor dump (enough to tell a statistics-only folder)."""
     stats = tensors = 0
-    for path in walk_files(Path(folder)):
-        base = path.name
+    for dirpath, base in walk_file_names(folder):
         if base.startswith(".") or base == MAPPING_FILE:
             continue
         if base.lower().endswith(".csv"):
-            stats += stats_name_of(path)[0] is not None
-        elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) and dump_name_of(path) is not None:
+            stats += stats_name_of(os.path.join(dirpath, base))[0] is not None
+        elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
+                and dump_name_of(os.path.join(dirpath, base)) is not None:
             tensors += 1
             if stop_at_tensor:
                 break

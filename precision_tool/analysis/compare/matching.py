@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable
 
 from precision_tool.formats.npu.npu_dump import DumpName, dump_name_of, sanitize_op_name
+from precision_tool.formats.tf.golden import golden_key
 from precision_tool.workspace import walk_files
 
 PASS_THROUGH_TYPES = ("Cast", "TransData")
@@ -39,8 +40,6 @@ class GoldenRef:
 
     @property
     def key(self) -> str:
-        from precision_tool.formats.tf.golden import golden_key
-
         return golden_key(self.op_name, self.index)
 
 

@@ -44,7 +44,7 @@ _BOOL_METRICS = ("CosineSimilarity", "RelativeEuclideanDistance")
 _PW_BLOCK = 128  # numpy's pairwise-summation block; leaves must not be smaller
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
 class TensorMetrics:
     """The ten metric cells of one CSV row, as msaccucmp prints them, and the reasons behind NaNs."""
 

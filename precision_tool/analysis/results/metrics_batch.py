@@ -8,7 +8,8 @@ metrics.py to the last bit, because every step is the same IEEE operation on the
 - numpy reduces each contiguous row of a C-ordered 2-D array with the same pairwise tree it uses for a
   1-D array of that length, and a pair of at most BATCH_ELEMENTS elements is one block and one leaf in
   metrics.py, so its sums are single pairwise reductions there too (tests/analysis/results/
-  test_metrics_batch.py pins this on every length up to BATCH_ELEMENTS);
+  test_metrics_batch.py pins this on every length up to 300 and on the lengths where the tree changes
+  shape, up to BATCH_ELEMENTS);
 - numpy's float32 `**` on a scalar calls powf, which on arrays would be sqrt (they differ in the last bit
   now and then), so the one printed power is taken row by row on scalars, as metrics.py takes it;
 - np.std's float64 deviation is summed for every row instead of being settled from Σx² (metrics.py's
@@ -30,11 +31,12 @@ from precision_tool.analysis.results.metrics import (
 )
 from precision_tool.analysis.results.metrics_sweeps import KL_FLOOR
 
-BATCH_ELEMENTS = 8192
-"""Largest pair batched: one block of metrics.py's sweeps, and within numpy's 8,192-element buffer, so the
-float64 sums of the means are single pairwise reductions as well."""
-_ROWS_PER_STACK = 2048
-"""Rows stacked at once (2,048 rows of 8,192 float32 values: 64 MB per side at most)."""
+BATCH_ELEMENTS = 1 << 16
+"""Largest pair batched: one block of metrics.py's sweeps (metrics_sweeps.BLOCK_ELEMENTS), so each of its
+sums is one pairwise reduction there too."""
+STACK_ELEMENTS = 1 << 18
+"""Elements of one side stacked at once (1 MB of float32): rows of small tensors share their numpy calls,
+and a stack's temporaries stay in the core's cache as metrics.py's blocks do."""
 
 _SCALAR_REASON = "This tensor is scalar."
 
@@ -51,6 +53,8 @@ class MetricsBatch:
 
     def __init__(self) -> None:
         self._pairs: list[tuple[np.ndarray, np.ndarray, bool, str, str]] = []
+        self.elements = 0
+        """Elements queued (one side): the caller computes early past a bound, so memory stays flat."""
 
     def __len__(self) -> int:
         return len(self._pairs)
@@ -59,18 +63,20 @@ class MetricsBatch:
         """Queue a pair (flat arrays, `batchable`); returns its slot in `compute`'s list. `shape`: the NPU
         shape, for msaccucmp's scalar rule."""
         self._pairs.append((x.reshape(-1), y.reshape(-1), is_scalar_shape(shape), npu_file, golden_file))
+        self.elements += x.size
         return len(self._pairs) - 1
 
     def compute(self) -> list[TensorMetrics]:
         """The metrics of every queued pair, then an empty batch."""
-        pairs, self._pairs = self._pairs, []
+        pairs, self._pairs, self.elements = self._pairs, [], 0
         results: list[TensorMetrics | None] = [None] * len(pairs)
         by_size: dict[int, list[int]] = {}
         for slot, pair in enumerate(pairs):
             by_size.setdefault(pair[0].size, []).append(slot)
         for size, slots in by_size.items():
-            for start in range(0, len(slots), _ROWS_PER_STACK):
-                chunk = slots[start:start + _ROWS_PER_STACK]
+            rows = max(1, STACK_ELEMENTS // size)
+            for start in range(0, len(slots), rows):
+                chunk = slots[start:start + rows]
                 x = np.empty((len(chunk), size), dtype=np.float32)
                 y = np.empty((len(chunk), size), dtype=np.float32)
                 for row, slot in enumerate(chunk):
@@ -123,22 +129,22 @@ def _stack_metrics(x: np.ndarray, y: np.ndarray, about: list[tuple[bool, str, st
 
         mae, rmse, mre = s_ad / n, np.sqrt(s_d2 / n), s_rel / n
         ratio = s_d2 / s_y2
-        y_norm_small = [v ** 0.5 <= EPS for v in s_y2]  # numpy scalars: powf, as metrics.py
+        # numpy scalars, one by one: their ** is powf, as in metrics.py (an array's ** 0.5 would be sqrt)
+        red = [0.0 if v ** 0.5 <= EPS else r ** 0.5 for v, r in zip(s_y2, ratio)]
         nx_small = [v ** 0.5 <= EPS for v in nx]
         ny_small = [v ** 0.5 <= EPS for v in ny]
-        red = [format_value(0.0) if small_y else format_value(r ** 0.5) for small_y, r in zip(y_norm_small, ratio)]
 
-    columns = zip(
-        about, nx.tolist(), ny.tolist(), nx_small, ny_small, s_cos.tolist(), max_ad.tolist(), s_rel.tolist(), red,
-        kl.tolist(), mean_x.tolist(), std_x.tolist(), mean_y.tolist(), std_y.tolist(), mae.tolist(), rmse.tolist(),
-        max_rel.tolist(), mre.tolist(),
-    )
+    kl_values = [0.0 if abs(v) < EPS else v for v in kl.tolist()]
+    texts = zip(*(_six_places(column) for column in (
+        max_ad.tolist(), s_rel.tolist(), red, kl_values, mae.tolist(), rmse.tolist(), max_rel.tolist(), mre.tolist())))
+    stds = _std_texts(mean_x.tolist(), std_x.tolist(), mean_y.tolist(), std_y.tolist())
+    cosines = _six_places([min(c, 1.0) for c in s_cos.tolist()])
     results = []
-    for ((scalar, npu_file, golden_file), nxv, nyv, nx_tiny, ny_tiny, cos, mad, srel, red_text, klv, mx, sx, my, sy,
-         mae_v, rmse_v, mrel, mre_v) in columns:
+    for ((scalar, npu_file, golden_file), nxv, nyv, nx_tiny, ny_tiny, cos_text, klv, std, cells) in zip(
+            about, nx.tolist(), ny.tolist(), nx_small, ny_small, cosines, kl_values, stds, texts):
         reasons: list[str] = []
         if scalar:
-            cos_text = format_value(1)
+            cos_text = "1.000000"
             reasons.append(_SCALAR_REASON)
         elif nxv <= EPS and nyv < EPS:
             cos_text = "1.0"
@@ -148,16 +154,30 @@ def _stack_metrics(x: np.ndarray, y: np.ndarray, about: list[tuple[bool, str, st
         elif ny_tiny:
             cos_text = NAN_TEXT
             reasons.append(f"Cannot compare by Cosine Similarity. All the data is zero in {golden_file}.")
-        else:
-            cos_text = format_value(min(cos, 1.0))
-        kl_value = 0.0 if abs(klv) < EPS else klv
-        if kl_value == float("inf"):
+        if klv == _INF:
             reasons.append(f"Cannot compare by KL Divergence. The data contains 0 in {golden_file!r}.")
-        values = (cos_text, format_value(mad), format_value(srel), red_text, format_value(kl_value),
-                  "(%s;%s),(%s;%s)" % (_std_cell(mx), _std_cell(sx), _std_cell(my), _std_cell(sy)),
-                  format_value(mae_v), format_value(rmse_v), format_value(mrel), format_value(mre_v))
-        results.append(TensorMetrics(values, tuple(reasons)))
+        mad, srel, red_text, kl_text, mae_text, rmse_text, mrel, mre_text = cells
+        results.append(TensorMetrics((cos_text, mad, srel, red_text, kl_text, std, mae_text, rmse_text, mrel,
+                                      mre_text), tuple(reasons)))
     return results
+
+
+_INF = float("inf")
+
+
+def _six_places(values: list[float]) -> list[str]:
+    """Each value as '{:.6f}' prints it (metrics.format_value), in one formatting call for the column."""
+    if not values:
+        return []
+    return ("%.6f\0" * len(values) % tuple(values)).split("\0")[:-1]
+
+
+def _std_texts(mean_x: list[float], std_x: list[float], mean_y: list[float], std_y: list[float]) -> list[str]:
+    """StandardDeviation cells, '(mean;std),(mean;std)' to 3 places, |v| < 0.001 printed as 0."""
+    cells = [0.0 if abs(v) < STD_ZERO_BELOW else v for column in zip(mean_x, std_x, mean_y, std_y) for v in column]
+    if not cells:
+        return []
+    return ("(%.3f;%.3f),(%.3f;%.3f)\0" * len(mean_x) % tuple(cells)).split("\0")[:-1]
 
 
 def _kl_floor(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -168,11 +188,3 @@ def _kl_floor(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarr
     if flat.any():
         out[flat] = values[flat]
     return np.maximum(out, KL_FLOOR, out=out)
-
-
-def format_value(value: float) -> str:
-    return f"{value:.6f}"  # metrics.format_value's text, without a method call per cell
-
-
-def _std_cell(v: float) -> str:
-    return f"{0.0 if abs(v) < STD_ZERO_BELOW else v:.3f}"

@@ -42,7 +42,7 @@ def header_for(npu_vs_npu: bool, overflow: bool = False, sequence: bool = False)
     return tuple(header)
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
 class CompareRow:
     """One CSV row: one tensor of one op (or one NaN row for an op that could not be compared)."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import functools
 import io
 import math
 import operator
@@ -33,7 +32,7 @@ SEQUENCE_COLUMN = "OpSequence"
 
 
 # --- reading ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
 class TensorRecord:
     """One row of a result CSV, whichever tool and version wrote it."""
 
@@ -58,16 +57,21 @@ class TensorRecord:
         except ValueError:
             return -1
 
-    @functools.cached_property
+    def __post_init__(self) -> None:
+        # worked out once per row: summaries ask each row several times
+        parts = self.tensor_index.rsplit(":", 2)
+        self._parts = (
+            parts[1] if len(parts) == 3 and parts[1] in ("input", "output") else "",
+            parts[0] if len(parts) == 3 else self.npu_op)
+
+    @property
     def kind(self) -> str:
         """'input', 'output', or '' for a row without a tensor."""
-        parts = self.tensor_index.rsplit(":", 2)
-        return parts[1] if len(parts) == 3 and parts[1] in ("input", "output") else ""
+        return self._parts[0]  # type: ignore[attr-defined, no-any-return]
 
-    @functools.cached_property
+    @property
     def tensor_op(self) -> str:
-        parts = self.tensor_index.rsplit(":", 2)
-        return parts[0] if len(parts) == 3 else self.npu_op
+        return self._parts[1]  # type: ignore[attr-defined, no-any-return]
 
 
 @dataclass(frozen=True)
@@ -196,7 +200,7 @@ NAN_DATA_TEXTS = ("nan", "-nan", "inf", "-inf")
 """How a metric computed over NaN/Inf data is printed (not computed at all is 'NaN')."""
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
 class TensorCosine:
     tensor_index: str
     cosine: float
@@ -210,7 +214,7 @@ class TensorCosine:
         return self.nan_data or (not math.isnan(self.cosine) and self.cosine <= threshold)
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
 class OpResult:
     """One op (or fusion group) of a result, in graph order."""
 

@@ -9,6 +9,8 @@ with different results (or none does) the conversion is refused instead of guess
 
 from __future__ import annotations
 
+import functools
+
 from typing import TYPE_CHECKING, Sequence
 
 from precision_tool.errors import PrecisionToolError
@@ -169,6 +171,19 @@ def from_device(
     raise UnsupportedConversion(f"converting {src} to {dst} is not supported")
 
 
+@functools.lru_cache(maxsize=256)
+def _nc1hwc0_channels(shape: tuple[int, ...], original: tuple[int, ...], original_format: str | None) -> int:
+    """The real channels of an NC1HWC0 tensor of `shape` whose original shape is `original` (LayoutError when
+    no reading fits or several do); cached: a network repeats a few shapes thousands of times."""
+    n, c1, h, w, c0 = shape
+    found: dict[tuple[int, ...], list[str]] = {}
+    for layout, dims in _readings(original, ("NCHW", "NHWC"), original_format):
+        if dims["N"] == n and dims["H"] == h and dims["W"] == w and _ceil_div(dims["C"], c0) == c1 and dims["C"] > 0:
+            found.setdefault((dims["C"],), []).append(layout)
+    (channels,) = _pick(found, f"NC1HWC0 {list(shape)}", original)
+    return channels
+
+
 def _from_nc1hwc0(array: "np.ndarray", dst: str, original: tuple[int, ...],
                   original_format: str | None) -> "np.ndarray":
     import numpy as np
@@ -178,14 +193,7 @@ def _from_nc1hwc0(array: "np.ndarray", dst: str, original: tuple[int, ...],
     if dst not in PLAIN_4D:
         raise UnsupportedConversion(f"NC1HWC0 converts to {', '.join(PLAIN_4D)}, not {dst}")
     n, c1, h, w, c0 = array.shape
-    if original:
-        found: dict[tuple[int, ...], list[str]] = {}
-        for layout, dims in _readings(original, ("NCHW", "NHWC"), original_format):
-            if dims["N"] == n and dims["H"] == h and dims["W"] == w and _ceil_div(dims["C"], c0) == c1 and dims["C"] > 0:
-                found.setdefault((dims["C"],), []).append(layout)
-        (channels,) = _pick(found, f"NC1HWC0 {list(array.shape)}", original)
-    else:
-        channels = c1 * c0  # no original shape: the padded channels stay
+    channels = _nc1hwc0_channels(array.shape, original, original_format) if original else c1 * c0
     out = np.empty((n, channels, h, w), dtype=array.dtype) if dst == "NCHW" else None
     if out is not None:
         # One copy, block by block, so the padding is never materialised.

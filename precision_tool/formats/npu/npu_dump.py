@@ -145,7 +145,7 @@ def _cached_mapping(folder: str, _mtime_ns: int, _size: int) -> dict[str, str]:
 
 
 # --- headers ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
 class TensorHeader:
     """One input or output as the header describes it; `offset` is absolute in the file (bytes)."""
 
@@ -190,7 +190,7 @@ class TensorHeader:
         return f"{self.kind}:{self.index}"
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
 class DumpFile:
     """A dump file's header: what it holds and where, without the tensor bytes."""
 

@@ -1,6 +1,7 @@
 """metrics_batch computes many small pairs at once and must print exactly what metrics.py prints for each
-pair alone: every length up to BATCH_ELEMENTS (each meets numpy's pairwise tree differently: the 8-way
-unrolled block of 128, the sequential tail, the splits above 128), every dtype the engine meets, and the
+pair alone: every length up to 300 and the lengths around each change of numpy's pairwise tree up to
+BATCH_ELEMENTS (each meets it differently: the 8-way unrolled block of 128, the sequential tail, the
+splits above 128, numpy's 8,192-element buffer), every dtype the engine meets, and the
 edge rows (zeros, constants, NaN, Inf, scalar shapes, all-zero sides, huge values)."""
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ def test_every_small_length_prints_what_one_pair_prints(start: int) -> None:
 
 
 @pytest.mark.parametrize("lengths", [(300, 511, 512, 513, 1000, 1023, 1024, 1025),
-                                     (2047, 2048, 4095, 4096, 4097, 5000, 8191, BATCH_ELEMENTS)])
+                                     (2047, 2048, 4095, 4096, 4097, 5000, 8191, 8192),
+                                     (8193, 10000, 16383, 16384, 16385, 40000, 65535, BATCH_ELEMENTS)])
 def test_lengths_above_one_block_of_128(lengths: tuple[int, ...]) -> None:
     rng = np.random.default_rng(lengths[0])
     pairs = []
@@ -72,7 +74,7 @@ def test_lengths_above_one_block_of_128(lengths: tuple[int, ...]) -> None:
 def test_a_random_sweep_of_lengths_in_one_batch() -> None:
     rng = np.random.default_rng(7)
     pairs = []
-    for n in rng.integers(1, BATCH_ELEMENTS + 1, 60):
+    for n in rng.integers(1, 20_000, 60):
         pairs.extend(_variants(rng, int(n))[:3])
     _check(pairs)
 

@@ -32,11 +32,14 @@ from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
 from precision_tool.analysis.results.result_columns import Columns, overflow_text
 from precision_tool.analysis.results.result_writer import CompareRow, encode_rows
 from precision_tool.errors import FormatError, PrecisionToolError
+from precision_tool.formats.npu.dump_types import format_name
 from precision_tool.shapes import shape_text
 
 
 # --- reading tensors ----------------------------------------------------------------
 SMALL_FILE = 1 << 20
+BATCH_QUEUE_ELEMENTS = 1 << 22
+"""Pairs queued for batched metrics hold at most this many elements a side (16 MB of float32)."""
 """Dump and golden files up to this size are read whole, in one call with their headers (real networks
 are mostly many small tensors, where each extra open and read costs more than the bytes)."""
 
@@ -149,11 +152,15 @@ class GroupWorker:
                 rows.extend(self._op_rows(group, op))
                 self._whole.clear()
             out.append(rows)
+        self._measure_batch()
+        return out
+
+    def _measure_batch(self) -> None:
+        """The queued pairs' metrics, each into its row."""
         if len(self.batch):
             for pending, metrics in zip(self._pending, self.batch.compute()):
                 pending.fill(metrics)
             self._pending = []
-        return out
 
     def _nan_row(self, group: GroupPlan, op: OpPlan, reason: str) -> CompareRow:
         return CompareRow(
@@ -272,8 +279,6 @@ class GroupWorker:
     def _golden_pair(
         self, base: dict, op: OpPlan, dump: Any, header: Any, match: TensorMatch, npu_dtype: str, tensor_id: str
     ) -> CompareRow:
-        from precision_tool.formats.npu.dump_types import format_name
-
         golden_path = self.golden_files.get(match.golden.key) if match.golden is not None else None
         if golden_path is None:
             reasons = [f"[{op.name}] There is no the ground truth dump file for {tensor_id}."]
@@ -327,6 +332,8 @@ class GroupWorker:
             self.batch.add(x.array, y.array, shape, npu_file, golden_file)
             pending = PendingMetrics(NOT_YET)
             self._pending.append(pending)
+            if self.batch.elements >= BATCH_QUEUE_ELEMENTS:
+                self._measure_batch()  # big tensors: measure now rather than hold hundreds of them
             return pending
         key = (golden_file, shape)
         small = isinstance(x, ArraySource)
@@ -350,14 +357,12 @@ class GroupWorker:
 NOT_YET = (NAN_TEXT,) * len(METRIC_NAMES)
 
 
-@dataclass(frozen=True)
 class PendingMetrics(TensorMetrics):
     """A row's metrics while its pair waits in the batch; `fill` gives it the batch's answer before the row
-    leaves the worker (once: filled in place, so the row need not be rebuilt)."""
+    leaves the worker (filled in place, so the row need not be rebuilt)."""
 
     def fill(self, metrics: TensorMetrics) -> None:
-        object.__setattr__(self, "values", metrics.values)
-        object.__setattr__(self, "reasons", metrics.reasons)
+        self.values, self.reasons = metrics.values, metrics.reasons
 
 
 def _same_bytes(a: Any, b: Any) -> bool:

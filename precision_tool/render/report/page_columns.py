@@ -11,7 +11,11 @@ from typing import Any, Hashable, Iterable, TypeVar
 
 T = TypeVar("T", bound=Hashable)
 
-_SIX_DECIMALS = re.compile(r"-?[0-9]{1,9}\.[0-9]{6}\Z")
+# no leading zero and at most 9 digits before the point (the millionths stay exact in a JavaScript number):
+# exactly the cells decimals_text gives back, but '-0.000000' (an integer has no negative zero)
+_SIX_DECIMALS = re.compile(r"-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}\Z")
+_MEAN_STD_PAIRS = re.compile(r"\((-?[0-9]{1,12}\.[0-9]{3});(-?[0-9]{1,12}\.[0-9]{3})\),"
+                             r"\((-?[0-9]{1,12}\.[0-9]{3});(-?[0-9]{1,12}\.[0-9]{3})\)\Z")
 
 
 def utf16_length(text: str) -> int:
@@ -42,20 +46,30 @@ def table_and_indexes(values: Iterable[T]) -> tuple[list[T], list[int]]:
     return list(table), indexes
 
 
-def six_decimals_text(millionths: int) -> str:
-    """The text back from a cell held as its millionths (report.js `sixDecimals` does the same)."""
-    digits = str(abs(millionths)).rjust(7, "0")
-    return ("-" if millionths < 0 else "") + digits[:-6] + "." + digits[-6:]
+def decimals_text(units: int, places: int) -> str:
+    """The text back from a number held as an integer of 10**-places (report.js `decimals` does the same)."""
+    digits = str(abs(units)).rjust(places + 1, "0")
+    return ("-" if units < 0 else "") + digits[:-places] + "." + digits[-places:]
 
 
-def metric_cell(text: str) -> int | str:
+def mean_std_text(thousandths: list[int]) -> str:
+    """StandardDeviation's '(mean;std),(mean;std)' back from its four numbers in thousandths."""
+    a, b, c, d = (decimals_text(v, 3) for v in thousandths)
+    return f"({a};{b}),({c};{d})"
+
+
+def metric_cell(text: str) -> int | list[int] | str:
     """A metric cell as the CSV writes it, in fewer bytes: '0.021420' (msaccucmp writes most cells with
-    six decimals) becomes 21420, its millionths; any cell this would not give back exactly ('NaN',
-    '-0.000000', '(-0.119;1.165),(...)') stays text."""
+    six decimals) becomes 21420, its millionths; StandardDeviation's '(-0.119;1.165),(-0.119;1.164)' the
+    list of its four numbers in thousandths. Any cell this would not give back exactly ('NaN',
+    '-0.000000') stays text."""
     if _SIX_DECIMALS.match(text):
-        millionths = int(text.replace(".", ""))
-        if six_decimals_text(millionths) == text:
-            return millionths
+        return int(text.replace(".", "")) if text != "-0.000000" else text
+    pairs = _MEAN_STD_PAIRS.match(text)
+    if pairs:
+        thousandths = [int(v.replace(".", "")) for v in pairs.groups()]
+        if mean_std_text(thousandths) == text:
+            return thousandths
     return text
 
 

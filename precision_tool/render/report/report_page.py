@@ -122,8 +122,10 @@ def _ops_json(data: ReportData, names: list[str]) -> dict[str, Any]:
     return {
         "names": front_coded(names), "types": types, "type": type_index, "id": [f.id for f in facts],
         "passes": passes, "pass": pass_index[1:],
-        # most ops come from one TF op of their own name: 0 says so
-        "original": [0 if f.original == (f.name,) else list(f.original) for f in facts],
+        # most ops come from one TF op of their own name (-1); the others' TF ops, how many, then all of
+        # them front-coded in op order
+        "original": [-1 if f.original == (f.name,) else len(f.original) for f in facts],
+        "original_names": front_coded(n for f in facts if f.original != (f.name,) for n in f.original),
         "ports": [list(p) for p in ports],
         "inputs": [[port_number[d] for d in f.inputs] for f in facts],
         "outputs": [[port_number[d] for d in f.outputs] for f in facts],

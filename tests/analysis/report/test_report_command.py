@@ -197,10 +197,12 @@ def test_the_packed_json_unpacks_to_the_same_text(compared, cli, open_report):
     unpacked = page.evaluate("packed => window.precisionReport.codec.unFrontCode(packed)", front_coded(names))
     assert unpacked == names
     cells = ["0.999964", "0.000000", "0.000014", "-0.000001", "-0.000000", "-1.500000", "123456789.123456",
-             "7.094114", "NaN", "nan", "inf", "-inf", "1e-05", "0.5", "00.500000", "(-0.119;1.165),(-0.119;1.164)", ""]
+             "7.094114", "(-0.119;1.165),(-0.119;1.164)", "(0.000;12345.000),(-7.005;0.010)",
+             "NaN", "nan", "inf", "-inf", "1e-05", "0.5", "00.500000", "(-0.000;1.165),(-0.119;1.164)",
+             "(0.1;1.165),(-0.119;1.164)", "(nan;nan),(0.000;0.000)", ""]
     packed = [metric_cell(c) for c in cells]
-    # six decimals as millionths; '-0.000000' (the sign would be lost) and everything else as text
-    assert [isinstance(c, int) for c in packed] == [True] * 4 + [False] + [True] * 3 + [False] * 9
-    back = page.evaluate("""cells => cells.map(c => typeof c === 'number'
-                                                   ? window.precisionReport.codec.sixDecimals(c) : c)""", packed)
+    # six decimals as millionths, mean/std pairs as thousandths; a sign that would be lost and the rest as text
+    kinds = [type(c).__name__ for c in packed]
+    assert kinds == ["int"] * 4 + ["str"] + ["int"] * 3 + ["list"] * 2 + ["str"] * 11
+    back = page.evaluate("cells => cells.map(window.precisionReport.codec.metricText)", packed)
     assert back == cells

@@ -4,6 +4,7 @@
 // set with textContent (or drawn on a canvas), never parsed as HTML. The charts are chart.js, beside this.
 (function () {
   "use strict";
+  var started = window.performance ? performance.now() : 0; // the script's own time, for bench_report.py
   var BIG = 3000; // points in a run: above this, smaller markers
   var COLORS = ["#2463b0", "#8e44ad", "#16a085", "#d35400", "#7f8c8d"];
   var metric = "cosine";
@@ -18,11 +19,21 @@
     return names;
   }
 
-  // A metric cell held as its millionths back to the CSV's text: 21420 → "0.021420"
-  function sixDecimals(millionths) {
-    var digits = String(Math.abs(millionths));
-    while (digits.length < 7) { digits = "0" + digits; }
-    return (millionths < 0 ? "-" : "") + digits.slice(0, -6) + "." + digits.slice(-6);
+  // A number held as an integer of 10^-places back to its text: decimals(21420, 6) → "0.021420"
+  function decimals(units, places) {
+    var digits = String(Math.abs(units));
+    while (digits.length < places + 1) { digits = "0" + digits; }
+    return (units < 0 ? "-" : "") + digits.slice(0, -places) + "." + digits.slice(-places);
+  }
+
+  // A metric cell back to the CSV's text: millionths, StandardDeviation's four thousandths, or text as is
+  function metricText(cell) {
+    if (typeof cell === "number") { return decimals(cell, 6); }
+    if (Array.isArray(cell)) {
+      var v = cell.map(function (n) { return decimals(n, 3); });
+      return "(" + v[0] + ";" + v[1] + "),(" + v[2] + ";" + v[3] + ")";
+    }
+    return cell;
   }
 
   function flags(indexes, length) {
@@ -32,12 +43,13 @@
   }
 
   function unpack(packed) {
-    var o = packed.ops, names = unFrontCode(o.names);
+    var o = packed.ops, names = unFrontCode(o.names), originals = unFrontCode(o.original_names), next = 0;
+    var port = function (k) { return o.ports[k]; };
     var ops = names.map(function (name, i) {
-      var port = function (k) { return o.ports[k]; };
-      return { name: name, type: o.types[o.type[i]], id: o.id[i], pass: o.passes[o.pass[i]],
-        original: o.original[i] === 0 ? [name] : o.original[i], inputs: o.inputs[i].map(port),
-        outputs: o.outputs[i].map(port) };
+      var count = o.original[i], original = count < 0 ? [name] : originals.slice(next, next + count);
+      next += Math.max(count, 0);
+      return { name: name, type: o.types[o.type[i]], id: o.id[i], pass: o.passes[o.pass[i]], original: original,
+        inputs: o.inputs[i].map(port), outputs: o.outputs[i].map(port) };
     });
     var runs = packed.runs.map(function (run) {
       var n = run.x.length;
@@ -55,10 +67,7 @@
 
   // The ten metrics of a point as the CSV writes them
   function metricTexts(run, i) {
-    return run.metricColumns.map(function (column) {
-      var cell = column[i];
-      return typeof cell === "number" ? sixDecimals(cell) : cell;
-    });
+    return run.metricColumns.map(function (column) { return metricText(column[i]); });
   }
 
   // A point's statistics for its panel, or null: both sides by name, the histogram's bars and labels
@@ -278,6 +287,7 @@
   draw();
   window.precisionReport = { data: data, chart: chart, traceType: "canvas", openPanel: openPanel, setMetric: setMetric,
     metricTexts: metricTexts, histogram: function () { return histogram; },
-    codec: { unFrontCode: unFrontCode, sixDecimals: sixDecimals }, ready: true };
+    codec: { unFrontCode: unFrontCode, metricText: metricText },
+    scriptMs: window.performance ? performance.now() - started : null, ready: true };
   document.body.setAttribute("data-ready", "yes");
 })();

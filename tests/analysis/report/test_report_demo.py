@@ -209,7 +209,7 @@ def test_zoom_pan_reset_legend_and_png(open_report, report):
     page.locator("#chart .chart-legend-item").nth(1).click()
     assert page.evaluate(f"{chart}.drawn") == [everything[0], 0]
     page.locator("#chart .chart-legend-item").nth(1).click()
-    assert page.evaluate(f"{chart}.drawn") == everything
+    assert page.evaluate(f"{chart}.drawn") == everything and page.evaluate(f"{chart}.xRange") == full
     with page.expect_download() as download:
         page.click("#chart .chart-tool:text('save PNG')")
     with open(download.value.path(), "rb") as png:

@@ -185,7 +185,7 @@
       item.addEventListener("click", function () {
         self.hidden[k] = !self.hidden[k];
         item.classList.toggle("off", self.hidden[k]);
-        self.draw();
+        if (self.zoomed) { self.draw(); } else { self.reset(); } // unzoomed axes fit the runs shown
       });
       self.legend.appendChild(item);
     });
@@ -204,6 +204,7 @@
     var auto = this.autoRanges();
     this.xRange = auto.x;
     this.yRange = auto.y;
+    this.zoomed = false;
     this.draw();
   };
 
@@ -211,6 +212,7 @@
   Scatter.prototype.setRange = function (x, y) {
     if (x) { this.xRange = [x[0], x[1]]; }
     if (y) { this.yRange = this.axes.yLog ? [Math.log10(y[0]), Math.log10(y[1])] : [y[0], y[1]]; }
+    this.zoomed = true;
     this.draw();
   };
 
@@ -366,6 +368,7 @@
         var sx = (drag.xRange[1] - drag.xRange[0]) / p.w, sy = (drag.yRange[1] - drag.yRange[0]) / p.h;
         self.xRange = [drag.xRange[0] - dx * sx, drag.xRange[1] - dx * sx];
         self.yRange = [drag.yRange[0] + dy * sy, drag.yRange[1] + dy * sy];
+        self.zoomed = true;
         if (!self.frame) {
           self.frame = window.requestAnimationFrame(function () { self.frame = null; self.draw(); });
         }
@@ -395,6 +398,7 @@
       var y = function (py) { return self.yRange[0] + (p.t + p.h - py) / p.h * (self.yRange[1] - self.yRange[0]); };
       self.xRange = [x(box.x0), x(box.x1)];
       self.yRange = [y(box.y1), y(box.y0)];
+      self.zoomed = true;
       self.draw();
     });
     area.addEventListener("pointerleave", function () {

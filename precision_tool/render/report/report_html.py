@@ -1,8 +1,9 @@
-"""The HTML report: one self-contained file (plotly's JavaScript, the data, the subgraph picture and the
-styles all inside it) that opens offline, on a machine without the tool, attached to an email.
+"""The HTML report: one self-contained file (the data, the scripts that draw it, the subgraph picture and
+the styles all inside it) that opens offline, on a machine without the tool, attached to an email.
 
-The page is templates/report.html.j2 (jinja2) with report.js and report.css beside it; this module only
-fills them in. Imported by the `report` command only: jinja2 and plotly are never loaded at start-up.
+The page is report_assets/report.html.j2 (jinja2) with report.js, chart.js and chart_bars.js (the charts,
+drawn on a canvas: no chart library) and report.css beside it; this module only fills them in. Imported by the `report`
+command only: jinja2 is never loaded at start-up.
 """
 
 from __future__ import annotations
@@ -111,8 +112,6 @@ def _divergent_context(data: ReportData) -> dict[str, Any] | None:
 def render_report(data: ReportData, page_dir: Path) -> str:
     """The page's HTML text."""
     import jinja2
-    import plotly
-    from plotly.offline import get_plotlyjs
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(ASSETS)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -127,8 +126,7 @@ def render_report(data: ReportData, page_dir: Path) -> str:
         "tables": table_rows(data), "svg": svg, "svg_note": svg_note, "notes": list(data.notes),
         "replay_links": replay_links, "thresholds": sorted(data.thresholds.items()),
         "page_json": _script_safe(json.dumps(page_json(data), separators=(",", ":"), allow_nan=False)),
-        "plotly_js": get_plotlyjs(), "plotly_version": plotly.__version__,
-        "report_js": _raw_asset("report.js"), "report_css": _raw_asset("report.css"),
+        "chart_js": _raw_asset("chart.js") + _raw_asset("chart_bars.js"), "report_js": _raw_asset("report.js"), "report_css": _raw_asset("report.css"),
         "overflow_total": data.overflows.total if data.overflows is not None else 0,
         "result_dir": relative_link(data.result_dir, page_dir) if data.result_dir else None,
     }

@@ -12,8 +12,10 @@ from typing import Any
 
 from precision_tool.analysis.results.metrics import METRIC_NAMES
 from precision_tool.analysis.report.report_data import ReportData
-from precision_tool.analysis.report.report_runs import RunReport
-from precision_tool.analysis.report.report_tensors import HIST_LOW, HIST_STEP, PairStats, SideStats
+from precision_tool.analysis.report.report_runs import OutputPoint, RunReport
+from precision_tool.analysis.report.report_tensors import HIST_BINS, HIST_LOW, HIST_STEP, PairStats, SideStats
+from precision_tool.render.report.page_columns import (front_coded, indexes_where, metric_cell,
+                                                       table_and_indexes)
 
 
 def number_text(value: float | int | None) -> str:
@@ -33,23 +35,29 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _side(stats: SideStats) -> dict[str, str]:
-    return {"count": number_text(stats.count), "max": number_text(stats.max), "min": number_text(stats.min),
-            "mean": number_text(stats.mean), "std": number_text(stats.std), "nan": number_text(stats.nan_count),
-            "inf": number_text(stats.inf_count), "zero": number_text(stats.zero_count)}
+STAT_KEYS = ("count", "max", "min", "mean", "std", "nan", "inf", "zero")
+"""The order of a side's statistics in the page's JSON (report.js reads them by position)."""
 
 
-def _histogram(stats: PairStats) -> dict[str, Any]:
+def _side(stats: SideStats) -> list[str]:
+    return [number_text(stats.count), number_text(stats.max), number_text(stats.min), number_text(stats.mean),
+            number_text(stats.std), number_text(stats.nan_count), number_text(stats.inf_count),
+            number_text(stats.zero_count)]
+
+
+def histogram_labels() -> list[str]:
+    """Every bin edge of the error histogram as the page writes it, once per page (HIST_BINS + 1)."""
+    return [f"{10 ** (HIST_LOW + i * HIST_STEP):.2g}" for i in range(HIST_BINS + 1)]
+
+
+def _stats_json(stats: PairStats) -> list[Any]:
+    """[npu side, golden side, first bin, counts from it to the last bin used, equal pairs, NaN/Inf pairs]:
+    the bars between the first and the last bin that hold anything, labelled by histogram_labels()."""
     counts = list(stats.counts)
     used = [i for i, c in enumerate(counts) if c]
     first, last = (used[0], used[-1]) if used else (0, -1)
-    labels = [f"{10 ** (HIST_LOW + i * HIST_STEP):.2g}" for i in range(first, last + 2)]
-    return {"labels": labels, "counts": counts[first:last + 1], "zero": stats.zero_errors,
-            "nonfinite": stats.nonfinite_pairs}
-
-
-def _stats_json(stats: PairStats) -> dict[str, Any]:
-    return {"npu": _side(stats.npu), "golden": _side(stats.golden), "hist": _histogram(stats)}
+    return [_side(stats.npu), _side(stats.golden), first, counts[first:last + 1], stats.zero_errors,
+            stats.nonfinite_pairs]
 
 
 def _placeholder(values: list[float | None], top: bool, log: bool) -> float:
@@ -63,8 +71,19 @@ def _placeholder(values: list[float | None], top: bool, log: bool) -> float:
     return max(finite) + 0.05 * spread if top else min(finite) - 0.05 * spread
 
 
+def _tensor_cell(point: OutputPoint, op_number: int) -> int | str:
+    """'<op>:output:N' of a known op is just N (the page holds each op's name once)."""
+    prefix = point.op + ":output:"
+    if op_number >= 0 and point.tensor.startswith(prefix):
+        rest = point.tensor[len(prefix):]
+        if rest.isdigit() and str(int(rest)) == rest:
+            return int(rest)
+    return point.tensor
+
+
 def run_json(run: RunReport, run_number: int, op_numbers: dict[str, int]) -> dict[str, Any]:
-    """One run's points (columnar: the chart reads arrays) and the numbers of its op panels."""
+    """One run's points, columnar (the chart reads arrays; page_columns.py says how each is packed), and
+    the statistics of its op panels by point number."""
     points = run.points
     cosine = [_finite(p.cosine) for p in points]
     error = [_finite(p.max_abs_error) if p.max_abs_error > 0 else None for p in points]
@@ -72,20 +91,44 @@ def run_json(run: RunReport, run_number: int, op_numbers: dict[str, int]) -> dic
     # the smallest ones, hover says 0
     low_cosine = _placeholder(cosine, top=False, log=False)
     low_error, high_error = _placeholder(error, top=False, log=True), _placeholder(error, top=True, log=True)
+    op = [op_numbers.get(p.op, -1) for p in points]
+    shapes, shape = table_and_indexes(p.shape for p in points)
     return {
         "label": run.label, "npu_vs_npu": run.npu_vs_npu, "number": run_number,
         "x": [p.position for p in points],
         "cosine": [c if c is not None else low_cosine for c in cosine],
         "error": [e if e is not None else (low_error if p.max_abs_error == 0 else high_error)
                   for e, p in zip(error, points)],
-        "op": [op_numbers.get(p.op, -1) for p in points],
-        "tensor": [p.tensor for p in points],
-        "abnormal": [1 if p.abnormal else 0 for p in points],
-        "nan_data": [1 if p.nan_data else 0 for p in points],
-        "shape": [p.shape for p in points],
-        "metrics": [[p.metrics.get(name, "") for name in METRIC_NAMES] for p in points],
-        "stats": {p.tensor: _stats_json(run.stats[p.csv_tensor]) for p in points if p.csv_tensor in run.stats},
+        "op": op,
+        "tensor": [_tensor_cell(p, n) for p, n in zip(points, op)],
+        "abnormal": indexes_where(p.abnormal for p in points),
+        "nan_data": indexes_where(p.nan_data for p in points),
+        "shapes": shapes, "shape": shape,
+        # one column per metric: a column's cells are alike, and most are six-decimal numbers
+        "metrics": [[metric_cell(p.metrics.get(name, "")) for p in points] for name in METRIC_NAMES],
+        "stats": {str(i): _stats_json(run.stats[p.csv_tensor]) for i, p in enumerate(points)
+                  if p.csv_tensor in run.stats},
         "stats_note": run.stats_note,
+    }
+
+
+def _ops_json(data: ReportData, names: list[str]) -> dict[str, Any]:
+    """The ops in id order, columnar: names front-coded, types, passes and ports as tables and indexes."""
+    facts = [data.ops[n] for n in names]
+    types, type_index = table_and_indexes(f.type for f in facts)
+    passes, pass_index = table_and_indexes([None] + [f.fusion_pass for f in facts])  # 0: no pass
+    ports, _ = table_and_indexes(d for f in facts for d in (*f.inputs, *f.outputs))
+    port_number = {port: i for i, port in enumerate(ports)}
+    return {
+        "names": front_coded(names), "types": types, "type": type_index, "id": [f.id for f in facts],
+        "passes": passes, "pass": pass_index[1:],
+        # most ops come from one TF op of their own name (-1); the others' TF ops, how many, then all of
+        # them front-coded in op order
+        "original": [-1 if f.original == (f.name,) else len(f.original) for f in facts],
+        "original_names": front_coded(n for f in facts if f.original != (f.name,) for n in f.original),
+        "ports": [list(p) for p in ports],
+        "inputs": [[port_number[d] for d in f.inputs] for f in facts],
+        "outputs": [[port_number[d] for d in f.outputs] for f in facts],
     }
 
 
@@ -93,13 +136,10 @@ def page_json(data: ReportData) -> dict[str, Any]:
     """Everything the page's script reads."""
     names = sorted(data.ops, key=lambda n: (data.ops[n].id is None, data.ops[n].id or 0, n))
     op_numbers = {name: i for i, name in enumerate(names)}
-    ops = [{"name": f.name, "type": f.type, "id": f.id, "pass": f.fusion_pass, "original": list(f.original),
-            "inputs": [list(d) for d in f.inputs], "outputs": [list(d) for d in f.outputs]}
-           for f in (data.ops[n] for n in names)]
     runs = [run_json(run, i, op_numbers) for i, run in enumerate(data.runs)]  # statistics runs: no points
     verdicts = {str(v.get("op")): {"verdict": v.get("verdict"), "line": v.get("line")} for v in data.replay}
-    return {"threshold": data.threshold, "metric_names": list(METRIC_NAMES), "ops": ops, "runs": runs,
-            "verdicts": verdicts}
+    return {"threshold": data.threshold, "metric_names": list(METRIC_NAMES), "stat_keys": list(STAT_KEYS),
+            "hist_labels": histogram_labels(), "ops": _ops_json(data, names), "runs": runs, "verdicts": verdicts}
 
 
 def relative_link(target: Path, page_dir: Path) -> str:

@@ -132,7 +132,7 @@ def test_hostile_op_names_are_text_not_markup(compared, cli, tmp_path, open_repo
     opened = open_report(_report_path(shown.out))
     assert opened.errors == []
     page = opened.page
-    assert page.locator("script").count() == 3  # data, plotly, ours: nothing injected
+    assert page.locator("script").count() == 3  # data, the charts, the page's own: nothing injected
     names = page.evaluate("window.precisionReport.data.runs[0].tensor")
     assert any(hostile in name for name in names)
     index = next(i for i, name in enumerate(names) if hostile in name)
@@ -181,3 +181,28 @@ def test_read_only_workspace_says_where_else(compared, tmp_path):
         assert len(list(out.glob("*/report.html"))) == 1
     finally:
         users.make_writable_again(workspace)
+
+
+def test_the_packed_json_unpacks_to_the_same_text(compared, cli, open_report):
+    """page_columns.py packs names and metric cells; the page's script (the one every report carries)
+    unpacks them: the same text back, for names outside the BMP, names that repeat or shrink, and every
+    kind of cell the packer keeps or turns into millionths."""
+    from precision_tool.render.report.page_columns import front_coded, metric_cell
+
+    shown = cli("report", "-s", "0", data=compared)
+    assert shown.status == 0, shown.out + shown.err
+    page = open_report(_report_path(shown.out)).page
+    names = ["net/a/Conv2D", "net/a/Conv2D", "net/a/Conv2D_1", "net/a", "", "net/😀/b", "net/😀/bé", "net/😁/b",
+             "网络/层/卷积", "网络/层/加", "</script><b>x</b>"]
+    unpacked = page.evaluate("packed => window.precisionReport.codec.unFrontCode(packed)", front_coded(names))
+    assert unpacked == names
+    cells = ["0.999964", "0.000000", "0.000014", "-0.000001", "-0.000000", "-1.500000", "123456789.123456",
+             "7.094114", "(-0.119;1.165),(-0.119;1.164)", "(0.000;12345.000),(-7.005;0.010)",
+             "NaN", "nan", "inf", "-inf", "1e-05", "0.5", "00.500000", "(-0.000;1.165),(-0.119;1.164)",
+             "(0.1;1.165),(-0.119;1.164)", "(nan;nan),(0.000;0.000)", ""]
+    packed = [metric_cell(c) for c in cells]
+    # six decimals as millionths, mean/std pairs as thousandths; a sign that would be lost and the rest as text
+    kinds = [type(c).__name__ for c in packed]
+    assert kinds == ["int"] * 4 + ["str"] + ["int"] * 3 + ["list"] * 2 + ["str"] * 11
+    back = page.evaluate("cells => cells.map(window.precisionReport.codec.metricText)", packed)
+    assert back == cells

@@ -1,7 +1,8 @@
 """The demo's report, opened in headless Chromium: `precision-tool demo` ends by printing its path; the page
-loads with no console error and fetches nothing; the chart draws one point per compared output; hover
-names the op; a click opens the op's panel with the numbers of the CSV and of the tensors themselves;
-the tables sort and filter.
+loads with no console error and fetches nothing; the chart (a canvas drawn by the page's own chart.js)
+draws one point per compared output, where its axes say; hover names the op; a click opens the op's panel
+with the numbers of the CSV and of the tensors themselves; box zoom, pan, reset, the legend and the PNG
+export work; the tables sort and filter.
 
 Expected numbers are read here independently: the result CSVs with the csv module, the golden tensor
 with numpy, the NPU dump's raw data through its reader.
@@ -57,40 +58,55 @@ def test_demo_ends_with_the_report_path(demo_run, report):
 def test_the_page_is_one_file_that_needs_nothing_else(report):
     text = report.read_text(encoding="utf-8")
     assert not re.search(r"<script[^>]+src=", text) and not re.search(r"<link[^>]+stylesheet", text)
-    assert "plotly.js v" in text  # the library itself is inside
-    assert 3_000_000 < len(text) < 20_000_000
+    assert "window.PrecisionChart" in text  # the charts' script itself is inside
+    assert 50_000 < len(text) < 1_000_000  # no chart library: data, scripts and the subgraph's SVG
+
+
+def _canvas_rgb(page, x: float, y: float) -> list[int]:
+    """The colour the chart's canvas holds under a client point (read from the canvas, not the chart's state)."""
+    return page.evaluate(f"""() => {{
+        const canvas = document.querySelector('#chart canvas.chart-points'), box = canvas.getBoundingClientRect();
+        const ratio = canvas.width / box.width;
+        return Array.from(canvas.getContext('2d').getImageData(Math.round(({x} - box.left) * ratio),
+                                                               Math.round(({y} - box.top) * ratio), 1, 1).data).slice(0, 3);
+    }}""")
 
 
 def test_no_console_error_and_one_point_per_compared_output(open_report, report):
     opened = open_report(report)
     assert opened.errors == []
     page = opened.page
-    assert page.evaluate("window.precisionReport.traceType") == "scatter"  # few points: SVG, countable
+    assert page.evaluate("window.precisionReport.traceType") == "canvas"
     runs = _result_csvs(report)
     expected = [len(_compared_outputs(p)) for p in runs]
     assert len(expected) == 2 and all(expected)
-    drawn = page.evaluate("""() => Array.from(document.querySelectorAll('#chart .scatterlayer .trace'))
-                               .map(t => t.querySelectorAll('path.point').length)""")
-    assert drawn == expected
-    names = page.evaluate("document.getElementById('chart').data.map(t => t.name)")
+    assert page.evaluate("window.precisionReport.chart.drawn") == expected  # every point inside the plot
+    names = page.evaluate("window.precisionReport.chart.traces.map(t => t.name)")
     assert len(names) == 2 and names[1] == "debug_0 vs debug_1"
+    legend = page.locator("#chart .chart-legend-item").all_inner_texts()
+    assert [t.strip() for t in legend] == names
+    # the first divergent op's point is painted red where the chart places it
+    index = page.evaluate(f"window.precisionReport.data.runs[0].tensor.indexOf('{OP}:output:0')")
+    page.locator("#chart").scroll_into_view_if_needed()
+    red, green, blue = _canvas_rgb(page, *page.evaluate(f"window.precisionReport.chart.pixel(0, {index})"))
+    assert red > 150 and green < 100 and blue < 100
 
 
-def _point_box(page, run: int, tensor: str):
+def _point_position(page, run: int, tensor: str) -> tuple[float, float]:
     index = page.evaluate(f"window.precisionReport.data.runs[{run}].tensor.indexOf({tensor!r})")
     assert index >= 0
     page.locator("#chart").scroll_into_view_if_needed()  # below the answer block: scrolled to, as a person would
-    point = page.locator("#chart .scatterlayer .trace").nth(run).locator("path.point").nth(index)
-    return point.bounding_box()
+    x, y = page.evaluate(f"window.precisionReport.chart.pixel({run}, {index})")
+    return x, y
 
 
 def test_hover_names_the_op_and_click_opens_its_panel(open_report, report):
     page = open_report(report).page
-    box = _point_box(page, 0, f"{OP}:output:0")
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_selector("#chart .hoverlayer .hovertext")
-    assert OP in page.locator("#chart .hoverlayer").text_content()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    x, y = _point_position(page, 0, f"{OP}:output:0")
+    page.mouse.move(x, y)
+    page.wait_for_selector("#chart .chart-hover:not([hidden])")
+    assert OP in page.locator("#chart .chart-hover").text_content()
+    page.mouse.click(x, y)
     page.wait_for_selector("#op-panel:not([hidden])")
     assert OP in page.locator("#panel-title").inner_text()
     run = int(page.locator("#op-panel").get_attribute("data-run"))  # overlapping points: either run's
@@ -129,23 +145,75 @@ def test_the_panel_shows_both_sides_statistics_and_the_verdict(open_report, repo
     assert stats["min"] == [f"{npu.min():.6g}", f"{float(golden.min()):.6g}"]
     assert stats["count"] == [f"{golden.size:,}", f"{golden.size:,}"]  # padding cut, as compared
     assert stats["mean"][1] == f"{float(golden.astype(np.float64).mean()):.6g}"
-    histogram = page.evaluate("document.getElementById('histogram').data[0].y")
+    histogram = page.evaluate("window.precisionReport.histogram().counts")
     assert sum(histogram) + int(page.locator("#histogram-note").inner_text().split(": ")[1].split(" ")[0]) \
         == golden.size
     body = page.locator("#panel-body").inner_text()
     assert "BatchNorm" in body and "NC1HWC0" in body and "bn2/FusedBatchNormV3" in body
     verdict = page.locator("#verdict").inner_text()
     assert "kernel" in verdict and "disagrees with TensorFlow" in verdict
+    # hovering a bar names its bin and count
+    canvas = page.locator("#histogram canvas").bounding_box()
+    assert canvas["width"] > 200 and canvas["height"] > 200  # drawn at the size of its (shown) panel
+    tallest = histogram.index(max(histogram))
+    plot = page.evaluate("window.precisionReport.histogram().plot")
+    page.mouse.move(canvas["x"] + plot["l"] + (tallest + 0.5) * plot["w"] / len(histogram),
+                    canvas["y"] + plot["t"] + plot["h"] - 2)
+    assert page.locator("#histogram .chart-hover").inner_text().endswith(f": {max(histogram)} elements")
 
 
 def test_the_error_view_has_a_log_axis(open_report, report):
     page = open_report(report).page
     page.click("#show-error")
-    page.wait_for_function("document.getElementById('chart').layout.yaxis.type === 'log'")
-    assert page.evaluate("document.getElementById('chart').layout.shapes.length") == 0
+    chart = "window.precisionReport.chart"
+    assert page.evaluate(f"{chart}.axes.yLog") is True and page.evaluate(f"{chart}.axes.threshold") is None
+    assert page.evaluate(f"{chart}.axes.yTitle") == "max absolute error"
+    # the y range is in decades: every point's max abs error (or its NaN/Inf placeholder) lies inside it
+    low, high = page.evaluate(f"{chart}.yRange")
+    errors = page.evaluate("window.precisionReport.data.runs.map(r => r.error).flat()")
+    assert all(10 ** low < e < 10 ** high for e in errors)
+    assert page.evaluate(f"{chart}.drawn") == page.evaluate("window.precisionReport.data.runs.map(r => r.x.length)")
     page.click("#show-cosine")
-    page.wait_for_function("document.getElementById('chart').layout.shapes.length === 1")
-    assert page.evaluate("document.getElementById('chart').layout.shapes[0].y0") == 0.98
+    assert page.evaluate(f"{chart}.axes.yLog") is False
+    assert page.evaluate(f"{chart}.axes.threshold.y") == 0.98
+
+
+def test_zoom_pan_reset_legend_and_png(open_report, report):
+    page = open_report(report).page
+    chart = "window.precisionReport.chart"
+    page.locator("#chart").scroll_into_view_if_needed()
+    box = page.locator("#chart canvas.chart-overlay").bounding_box()
+    everything = page.evaluate(f"{chart}.drawn")
+    full = page.evaluate(f"{chart}.xRange")
+    # a box dragged over the left third of the plot: x and y zoom to it, fewer points drawn
+    plot = page.evaluate(f"{chart}.plot()")
+    left, top = box["x"] + plot["l"] + 5, box["y"] + plot["t"] + 5
+    page.mouse.move(left, top)
+    page.mouse.down()
+    page.mouse.move(left + plot["w"] / 3, top + plot["h"] - 10, steps=5)
+    page.mouse.up()
+    zoomed = page.evaluate(f"{chart}.xRange")
+    assert full[0] < zoomed[0] < zoomed[1] < full[1]
+    assert sum(page.evaluate(f"{chart}.drawn")) < sum(everything)
+    # pan: the same span, moved
+    page.click("#chart .chart-tool:text('pan')")
+    page.mouse.move(left + 100, top + 50)
+    page.mouse.down()
+    page.mouse.move(left + 200, top + 50, steps=5)
+    page.mouse.up()
+    panned = page.evaluate(f"{chart}.xRange")
+    assert panned[0] < zoomed[0] and abs((panned[1] - panned[0]) - (zoomed[1] - zoomed[0])) < 1e-6
+    page.mouse.dblclick(left + 50, top + 50)  # back to everything
+    assert page.evaluate(f"{chart}.xRange") == full and page.evaluate(f"{chart}.drawn") == everything
+    # a run's name in the legend hides its points, and shows them again
+    page.locator("#chart .chart-legend-item").nth(1).click()
+    assert page.evaluate(f"{chart}.drawn") == [everything[0], 0]
+    page.locator("#chart .chart-legend-item").nth(1).click()
+    assert page.evaluate(f"{chart}.drawn") == everything and page.evaluate(f"{chart}.xRange") == full
+    with page.expect_download() as download:
+        page.click("#chart .chart-tool:text('save PNG')")
+    with open(download.value.path(), "rb") as png:
+        assert png.read(8) == b"\x89PNG\r\n\x1a\n"
 
 
 def _column(page, table: str, column: int) -> list[str]:

@@ -1,12 +1,88 @@
 // The report's behaviour: the chart along the network, the op panel, sortable and filterable tables.
-// Every number shown comes from the page's JSON (written by render/report/report_page.py); nothing is computed here
-// but where to draw it. Text from the data is set with textContent, never parsed as HTML.
+// Every number shown comes from the page's JSON (written by render/report/report_page.py, packed by
+// page_columns.py and unpacked here); nothing is computed here but where to draw it. Text from the data is
+// set with textContent (or drawn on a canvas), never parsed as HTML. The charts are chart.js, beside this.
 (function () {
   "use strict";
-  var data = JSON.parse(document.getElementById("report-data").textContent);
-  var GL_ABOVE = 3000; // points: above this, WebGL keeps pan, zoom and hover smooth
+  var started = window.performance ? performance.now() : 0; // the script's own time, for bench_report.py
+  var BIG = 3000; // points in a run: above this, smaller markers
   var COLORS = ["#2463b0", "#8e44ad", "#16a085", "#d35400", "#7f8c8d"];
   var metric = "cosine";
+
+  // --- the JSON, unpacked (page_columns.py packs it) ---------------------------------------------
+  function unFrontCode(flat) {
+    var names = [], previous = "";
+    for (var k = 0; k < flat.length; k += 2) {
+      previous = previous.slice(0, flat[k]) + flat[k + 1];
+      names.push(previous);
+    }
+    return names;
+  }
+
+  // A number held as an integer of 10^-places back to its text: decimals(21420, 6) → "0.021420"
+  function decimals(units, places) {
+    var digits = String(Math.abs(units));
+    while (digits.length < places + 1) { digits = "0" + digits; }
+    return (units < 0 ? "-" : "") + digits.slice(0, -places) + "." + digits.slice(-places);
+  }
+
+  // A metric cell back to the CSV's text: millionths, StandardDeviation's four thousandths, or text as is
+  function metricText(cell) {
+    if (typeof cell === "number") { return decimals(cell, 6); }
+    if (Array.isArray(cell)) {
+      var v = cell.map(function (n) { return decimals(n, 3); });
+      return "(" + v[0] + ";" + v[1] + "),(" + v[2] + ";" + v[3] + ")";
+    }
+    return cell;
+  }
+
+  function flags(indexes, length) {
+    var out = new Uint8Array(length);
+    indexes.forEach(function (i) { out[i] = 1; });
+    return out;
+  }
+
+  function unpack(packed) {
+    var o = packed.ops, names = unFrontCode(o.names), originals = unFrontCode(o.original_names), next = 0;
+    var port = function (k) { return o.ports[k]; };
+    var ops = names.map(function (name, i) {
+      var count = o.original[i], original = count < 0 ? [name] : originals.slice(next, next + count);
+      next += Math.max(count, 0);
+      return { name: name, type: o.types[o.type[i]], id: o.id[i], pass: o.passes[o.pass[i]], original: original,
+        inputs: o.inputs[i].map(port), outputs: o.outputs[i].map(port) };
+    });
+    var runs = packed.runs.map(function (run) {
+      var n = run.x.length;
+      return { label: run.label, npu_vs_npu: run.npu_vs_npu, number: run.number, x: run.x, cosine: run.cosine,
+        error: run.error, op: run.op, stats_note: run.stats_note, metricColumns: run.metrics, packedStats: run.stats,
+        tensor: run.tensor.map(function (t, i) { return typeof t === "number" ? ops[run.op[i]].name + ":output:" + t : t; }),
+        abnormal: flags(run.abnormal, n), nan_data: flags(run.nan_data, n),
+        shape: run.shape.map(function (k) { return run.shapes[k]; }) };
+    });
+    return { threshold: packed.threshold, metric_names: packed.metric_names, stat_keys: packed.stat_keys,
+      hist_labels: packed.hist_labels, ops: ops, runs: runs, verdicts: packed.verdicts };
+  }
+
+  var data = unpack(JSON.parse(document.getElementById("report-data").textContent));
+
+  // The ten metrics of a point as the CSV writes them
+  function metricTexts(run, i) {
+    return run.metricColumns.map(function (column) { return metricText(column[i]); });
+  }
+
+  // A point's statistics for its panel, or null: both sides by name, the histogram's bars and labels
+  function statsOf(run, i) {
+    var packed = run.packedStats[String(i)];
+    if (!packed) { return null; }
+    var side = function (values) {
+      var out = {};
+      data.stat_keys.forEach(function (key, k) { out[key] = values[k]; });
+      return out;
+    };
+    var first = packed[2], counts = packed[3];
+    return { npu: side(packed[0]), golden: side(packed[1]), hist: { counts: counts, zero: packed[4], nonfinite: packed[5],
+      labels: data.hist_labels.slice(first, first + counts.length + 1) } };
+  }
 
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
@@ -16,13 +92,6 @@
     (children || []).forEach(function (child) { node.appendChild(child); });
     return node;
   }
-
-  function hasWebGL() {
-    try { return !!document.createElement("canvas").getContext("webgl"); } catch (e) { return false; }
-  }
-
-  var total = data.runs.reduce(function (n, run) { return n + run.x.length; }, 0);
-  var traceType = total > GL_ABOVE && hasWebGL() ? "scattergl" : "scatter";
 
   // An output's op: its tensor's name without ':output:N' (the page holds each name once)
   function opName(run, i) {
@@ -36,57 +105,46 @@
     return (op && op.id !== null ? "[" + op.id + "] " : "") + opName(run, i) + (op ? " (" + op.type + ")" : "");
   }
 
+  var charted = data.runs.filter(function (run) { return run.x.length; });
+
   function traces() {
-    return data.runs.filter(function (run) { return run.x.length; }).map(function (run, k) {
-      var color = COLORS[k % COLORS.length];
-      var custom = run.x.map(function (_, i) {
-        return [opLabel(run, i), run.tensor[i], run.metrics[i][0], run.metrics[i][1]];
-      });
+    return charted.map(function (run, k) {
+      var color = COLORS[k % COLORS.length], bad = run.npu_vs_npu ? "#e67e22" : "#c0392b";
+      // NPU-vs-NPU points are open diamonds, so both runs stay visible where they overlap; NaN/Inf crosses
+      var symbol = run.npu_vs_npu ? "diamond-open" : "circle", cross = run.npu_vs_npu ? "x-open" : "x";
       return {
-        type: traceType, mode: "markers", name: run.label, meta: { run: run.number },
-        x: run.x, y: metric === "cosine" ? run.cosine : run.error, customdata: custom,
-        // NPU-vs-NPU points are open diamonds, so both runs stay visible where they overlap
-        marker: {
-          size: run.x.length > GL_ABOVE ? 5 : 8,
-          color: run.abnormal.map(function (a) { return a ? (run.npu_vs_npu ? "#e67e22" : "#c0392b") : color; }),
-          symbol: run.nan_data.map(function (n) {
-            return n ? (run.npu_vs_npu ? "x-open" : "x") : (run.npu_vs_npu ? "diamond-open" : "circle");
-          }),
-          line: { width: run.npu_vs_npu ? 1.5 : 0 }
-        },
-        hovertemplate: "%{customdata[0]}<br>%{customdata[1]}<br>cosine %{customdata[2]}" +
-          "<br>max abs error %{customdata[3]}<extra>%{fullData.name}</extra>"
+        name: run.label, run: run.number, x: run.x, y: metric === "cosine" ? run.cosine : run.error,
+        size: run.x.length > BIG ? 5 : 8,
+        styles: [{ symbol: symbol, color: color }, { symbol: symbol, color: bad },
+          { symbol: cross, color: color }, { symbol: cross, color: bad }],
+        style: function (i) { return (run.nan_data[i] ? 2 : 0) + (run.abnormal[i] ? 1 : 0); },
+        hover: function (i) {
+          var texts = metricTexts(run, i);
+          return [opLabel(run, i), run.tensor[i], "cosine " + texts[0], "max abs error " + texts[1]];
+        }
       };
     });
   }
 
-  function layout() {
+  function axes() {
     var cosine = metric === "cosine";
-    return {
-      margin: { l: 64, r: 16, t: 36, b: 48 }, hovermode: "closest", showlegend: true,
-      legend: { orientation: "h", x: 0, y: 1.02, yanchor: "bottom" },
-      xaxis: { title: { text: "execution order (op id)" }, zeroline: false },
-      yaxis: cosine ? { title: { text: "cosine similarity" } }
-        : { title: { text: "max absolute error" }, type: "log", exponentformat: "power" },
-      shapes: cosine ? [{ type: "line", xref: "paper", x0: 0, x1: 1, y0: data.threshold, y1: data.threshold,
-        line: { color: "#c0392b", width: 1, dash: "dash" } }] : [],
-      annotations: cosine ? [{ xref: "paper", x: 1, y: data.threshold, yanchor: "bottom", xanchor: "right",
-        showarrow: false, text: "threshold " + data.threshold, font: { color: "#c0392b", size: 11 } }] : []
-    };
+    return { xTitle: "execution order (op id)", yTitle: cosine ? "cosine similarity" : "max absolute error",
+      yLog: !cosine, threshold: cosine ? { y: data.threshold, text: "threshold " + data.threshold, color: "#c0392b" } : null };
   }
 
-  var chart = document.getElementById("chart");
-  var config = { displaylogo: false, responsive: true };
+  var chart = new window.PrecisionChart.Scatter(document.getElementById("chart"), function (trace, i) {
+    openPanel(charted[trace].number, i);
+  });
 
   function draw() {
-    return Plotly.react(chart, traces(), layout(), config);
+    chart.setData(traces(), axes());
   }
 
   function setMetric(name) {
     metric = name;
     document.getElementById("show-cosine").classList.toggle("on", name === "cosine");
     document.getElementById("show-error").classList.toggle("on", name === "error");
-    return draw();
+    draw();
   }
 
   // --- the op panel -------------------------------------------------------------------------------
@@ -109,6 +167,8 @@
     return el("div", {}, [el("h3", { text: title }), child]);
   }
 
+  var histogram = null;
+
   function openPanel(runNumber, i) {
     var run = data.runs[runNumber];
     if (!run || i === "" || i === null || i === undefined || !run.tensor[i]) { return; }
@@ -118,6 +178,8 @@
     var body = document.getElementById("panel-body");
     document.getElementById("panel-title").textContent = opLabel(run, i);
     body.textContent = "";
+    histogram = null;
+    panel.hidden = false; // shown first: the histogram is drawn at the size its box has
     var grid = el("div", { "class": "panel-grid" });
     var facts = [["run", run.label], ["tensor", run.tensor[i]], ["shape", run.shape[i]]];
     if (op) {
@@ -132,10 +194,11 @@
         .concat(op.outputs.map(function (d, k) { return ["output " + k].concat(d); }));
       grid.appendChild(block("Inputs and outputs (Build graph)", headed(["", "dtype", "layout", "shape"], ports)));
     }
+    var texts = metricTexts(run, i);
     grid.appendChild(block("The ten metrics", headed(["metric", "value"], data.metric_names.map(function (name, k) {
-      return [name, run.metrics[i][k]];
+      return [name, texts[k]];
     }), "panel-metrics")));
-    var stats = run.stats[run.tensor[i]];
+    var stats = statsOf(run, i);
     var sides = run.npu_vs_npu ? ["NPU (left)", "NPU (right)"] : ["NPU", "golden"];
     if (stats) {
       var keys = ["count", "max", "min", "mean", "std", "nan", "inf", "zero"];
@@ -149,10 +212,7 @@
       grid.appendChild(el("div", {}, [el("h3", { text: "Error histogram" }), hist, note]));
       body.appendChild(grid);
       var labels = stats.hist.counts.map(function (_, k) { return stats.hist.labels[k] + "–" + stats.hist.labels[k + 1]; });
-      Plotly.newPlot(hist, [{ type: "bar", x: labels, y: stats.hist.counts, marker: { color: "#2463b0" },
-        hovertemplate: "%{x}: %{y} elements<extra></extra>" }],
-        { margin: { l: 56, r: 8, t: 8, b: 80 }, xaxis: { title: { text: "absolute error" }, tickangle: -45 },
-          yaxis: { title: { text: "elements" } } }, config);
+      histogram = new window.PrecisionChart.Bars(hist, labels, stats.hist.counts, { x: "absolute error", y: "elements" });
     } else {
       grid.appendChild(block("Statistics", el("p", { "class": "hint",
         text: run.stats_note || "no statistics for this output" })));
@@ -170,7 +230,6 @@
       });
       body.appendChild(list);
     }
-    panel.hidden = false;
     panel.setAttribute("data-run", runNumber);
     panel.setAttribute("data-point", i);
   }
@@ -225,13 +284,10 @@
   document.getElementById("show-cosine").addEventListener("click", function () { setMetric("cosine"); });
   document.getElementById("show-error").addEventListener("click", function () { setMetric("error"); });
 
-  draw().then(function () {
-    chart.on("plotly_click", function (event) {
-      var point = event.points[0];
-      openPanel(point.data.meta.run, point.pointIndex);
-    });
-    window.precisionReport = { data: data, traceType: traceType, openPanel: openPanel, setMetric: setMetric,
-      ready: true };
-    document.body.setAttribute("data-ready", "yes");
-  });
+  draw();
+  window.precisionReport = { data: data, chart: chart, traceType: "canvas", openPanel: openPanel, setMetric: setMetric,
+    metricTexts: metricTexts, histogram: function () { return histogram; },
+    codec: { unFrontCode: unFrontCode, metricText: metricText },
+    scriptMs: window.performance ? performance.now() - started : null, ready: true };
+  document.body.setAttribute("data-ready", "yes");
 })();

@@ -1,7 +1,7 @@
 """`report`: one self-contained HTML page of the newest comparison and everything `ac` knows; and `ac`'s
 report section (`ac -c --report`), which writes it after the checks.
 
-jinja2 and plotly are imported only when a report is written.
+jinja2 is imported only when a report is written (the page draws its charts with its own script).
 """
 
 from __future__ import annotations
@@ -43,10 +43,10 @@ def _parser(parser: CommandParser) -> None:
 
 
 def missing_packages() -> str | None:
-    """Why a report cannot be written here (jinja2 or plotly missing), or None."""
+    """Why a report cannot be written here (jinja2 missing), or None."""
     import importlib.util
 
-    missing = [name for name in ("jinja2", "plotly") if importlib.util.find_spec(name) is None]
+    missing = [name for name in ("jinja2",) if importlib.util.find_spec(name) is None]
     if not missing:
         return None
     return (f"the report needs {' and '.join(missing)}, which are not installed; "

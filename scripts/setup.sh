@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install -q --disable-pip-version-check -e ".[tf,test]" 2>&1 \
   | grep -v -e "Running pip as the 'root' user" -e "^$" || true
-python3 -c "import importlib.util as u, precision_tool, rich, rich_argparse, prompt_toolkit, numpy, pandas, ml_dtypes, google.protobuf, jinja2, plotly
+python3 -c "import importlib.util as u, precision_tool, rich, rich_argparse, prompt_toolkit, numpy, pandas, ml_dtypes, google.protobuf, jinja2
 assert u.find_spec('tensorflow')" \
   || { echo "setup: the Python packages did not install; see pip's messages above" >&2; exit 1; }
 if ! command -v dot >/dev/null 2>&1; then

@@ -24,7 +24,8 @@ from precision_tool.analysis.compare.matching import (
 )
 from precision_tool.analysis.results.results import PARTIAL_SUFFIX, CompareSummary, read_result_csv, summarize
 from precision_tool.atomic import write_text_atomic
-from precision_tool.errors import FormatError, WorkspaceError
+from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
+from precision_tool.gc_pause import without_gc
 from precision_tool.workspace import result_dirs
 
 if TYPE_CHECKING:
@@ -97,9 +98,12 @@ def workspace_labeller(workspace: Any) -> Labeller:
         if spec.graph_path is not None and spec.right_dir is None:
             if workspace.run_of(workspace.relocate(spec.npu_dir)) is None:
                 return None  # dumps from outside the workspace: the CSV's own names and numbers
-            side = graph_plans(spec.graph_path, workspace.cache_dir).side(spec.graph_name)
-            return labels_of_ops(Path(spec.graph_path).name,
-                                 ((m.sequence, m.name) for group in side.groups for m in group.members))
+            graph = workspace.relocate(spec.graph_path)  # a copied workspace: its own graph
+            try:
+                side = graph_plans(graph, workspace.cache_dir).side(spec.graph_name)
+            except (PrecisionToolError, OSError):
+                return None  # no usable graph: the CSV's own names and numbers are shown
+            return labels_of_ops(Path(graph).name, ((m.sequence, m.name) for group in side.groups for m in group.members))
         return labels_for_run(workspace, spec.npu_dir, spec.graph_path, spec.graph_name)
 
     return labels
@@ -138,6 +142,7 @@ def has_golden_files(folder: Path) -> bool:
         return False
 
 
+@without_gc
 def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
              cache_dir: Path | None = None) -> tuple[MatchPlan, dict[str, str]]:
     """Build the plan of one run (reads graph and folder listings, no tensor data); `model`: the run's graph

@@ -19,6 +19,7 @@ from typing import Any
 from precision_tool.analysis.compare.graph_plan import GraphSide, GroupSide, MemberSide, graph_side
 from precision_tool.analysis.compare.matching import GoldenRef, TensorMatch
 from precision_tool.atomic import write_atomic
+from precision_tool.gc_pause import without_gc
 
 CACHE_VERSION = 1
 _ALL_GRAPHS = "*"  # the side of every graph of the file at once (vc -g FILE without a graph name)
@@ -42,6 +43,7 @@ class GraphPlans:
             self._write_cache()
         return self._names
 
+    @without_gc
     def side(self, graph_name: str | None) -> GraphSide:
         key = _ALL_GRAPHS if graph_name is None else graph_name
         found = self._sides.get(key)
@@ -58,6 +60,7 @@ class GraphPlans:
         return shared_graph(self.path)
 
     # --- the cache file ------------------------------------------------------------------------------
+    @without_gc
     def _read_cache(self) -> None:
         if self.cache_file is None:
             return

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT
 from precision_tool.errors import FormatError
+from precision_tool.gc_pause import without_gc
 
 if TYPE_CHECKING:
     from precision_tool.analysis.graphs.op_labels import OpLabel, OpLabels
@@ -95,6 +96,7 @@ def _float(text: str) -> float:
         return math.nan
 
 
+@without_gc
 def read_result_text(text: str, path: Path) -> ResultTable:
     reader = csv.reader(io.StringIO(text, newline=""))
     records: list[list[str]] = []
@@ -346,6 +348,7 @@ def _relabelled(op: OpResult, label: "OpLabel") -> OpResult:
                     op.overflowed)
 
 
+@without_gc
 def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = False,
               labels: "OpLabels | None" = None) -> CompareSummary:
     """Abnormal ops, the first divergent op and the first failing tensor of one result (not named when the

@@ -55,9 +55,11 @@ from precision_tool.formats.ge.ge_model import (  # noqa: F401  (re-exported: ca
 )
 from precision_tool.formats.ge.ge_onnx import looks_like_onnx, parse_onnx_text
 from precision_tool.formats.ge.ge_text import format_model, parse_text
+from precision_tool.gc_pause import without_gc
 
 
 # --- reading and writing ---------------------------------------------------------------------------
+@without_gc
 def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
     """Read a GE graph file: protobuf text (`ge_proto_*.txt`), atc JSON or GE's ONNX-style dump
     (`ge_onnx_*.pbtxt`), told apart by content. Bad files raise FormatError naming the file (and

@@ -1,8 +1,9 @@
 """The worker side of the comparison engine: one process's reading and comparing of groups.
 
 A GroupWorker holds what a worker process keeps between groups (the golden index, the last golden files
-read, the metrics of recent outputs) and turns one GroupPlan into its CSV rows. The executors
-(compare_executors.py, dask_executor.py) decide where workers run; this module never knows.
+read, the metrics of recent outputs) and turns a batch of GroupPlans into their CSV rows: small pairs wait
+in a MetricsBatch and are measured together when the batch's rows are complete (metrics_batch.py). The
+executors (compare_executors.py, dask_executor.py) decide where workers run; this module never knows.
 """
 
 from __future__ import annotations
@@ -33,15 +34,16 @@ from precision_tool.analysis.results.result_columns import Columns, overflow_tex
 from precision_tool.analysis.results.result_writer import CompareRow, encode_rows
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu.dump_types import format_name
+from precision_tool.gc_pause import without_gc
 from precision_tool.shapes import shape_text
 
 
 # --- reading tensors ----------------------------------------------------------------
 SMALL_FILE = 1 << 20
-BATCH_QUEUE_ELEMENTS = 1 << 22
-"""Pairs queued for batched metrics hold at most this many elements a side (16 MB of float32)."""
 """Dump and golden files up to this size are read whole, in one call with their headers (real networks
 are mostly many small tensors, where each extra open and read costs more than the bytes)."""
+BATCH_QUEUE_ELEMENTS = 1 << 22
+"""Pairs queued for batched metrics hold at most this many elements a side (16 MB of float32)."""
 
 
 def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, ...], str]:
@@ -143,6 +145,7 @@ class GroupWorker:
     def run_group(self, group: GroupPlan) -> list[CompareRow]:
         return self.run_groups([group])[0]
 
+    @without_gc
     def run_groups(self, groups: Sequence[GroupPlan]) -> list[list[CompareRow]]:
         """Each group's rows; the small pairs of all of them get their metrics in one batch at the end."""
         out: list[list[CompareRow]] = []

@@ -52,7 +52,7 @@ class TensorMatch:
     """Set when the graph says nothing usable (producer missing ...); empty for plain 'no golden'."""
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: one per op of 100,000-op graphs, and a frozen one costs four times as much to make
 class OpPlan:
     """One NPU op to compare: its dump file and how each of its tensors finds its counterpart."""
 
@@ -84,7 +84,7 @@ class OpPlan:
         return TensorMatch(None, f"the graph has no output {index} of {self.name}")
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: one per op of 100,000-op graphs, and a frozen one costs four times as much to make
 class GroupPlan:
     """One fusion group (msaccucmp's Index): the ops compared together, and the CSV's name columns."""
 

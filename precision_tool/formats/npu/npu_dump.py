@@ -286,10 +286,8 @@ def _dump_file(path: Path, name: DumpName | None, file_size: int, header_length:
         )
         outputs.append(header)
         offset += header.size
-    for item in message.buffer:
-        offset += int(item.size)
-    for item in message.space:
-        offset += int(item.size)
+    if message.buffer or message.space:  # (mostly absent; iterating an empty field still costs)
+        offset += sum(int(item.size) for item in message.buffer) + sum(int(item.size) for item in message.space)
     warnings: list[str] = []
     if offset > file_size:
         raise FormatError(
@@ -298,7 +296,7 @@ def _dump_file(path: Path, name: DumpName | None, file_size: int, header_length:
         )
     if offset < file_size:
         warnings.append(f"{file_size - offset} bytes after the last data block are ignored")
-    attrs = tuple((a.name, a.value) for a in message.attr)
+    attrs = tuple((a.name, a.value) for a in message.attr) if message.attr else ()
     return DumpFile(
         path=path, name=name, op_name=message.op_name, version=message.version,
         dump_time=int(message.dump_time), inputs=tuple(inputs), outputs=tuple(outputs),
@@ -420,7 +418,7 @@ def read_tensor(dump: DumpFile, tensor: TensorHeader, data: bytes | None = None)
         dtype = numpy_dtype_of(tensor.data_type)
     except ValueError as exc:
         raise FormatError(dump.path, f"{tensor.label}: cannot decode {exc}") from None
-    if len(tensor.shape) > _MAX_RANK or any(d < 0 for d in tensor.shape):
+    if len(tensor.shape) > _MAX_RANK or min(tensor.shape, default=0) < 0:
         raise FormatError(dump.path, f"{tensor.label}: shape {list(tensor.shape)[:8]}"
                                      f"{' ...' if len(tensor.shape) > 8 else ''} is impossible (rank "
                                      f"{len(tensor.shape)}, or a negative dimension); the header is damaged")

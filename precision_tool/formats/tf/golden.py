@@ -27,6 +27,7 @@ def safe_node_name(node_name: str) -> str:
     return _UNSAFE.sub("_", node_name)
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a run looks each tensor up once per NPU tensor compared with it
 def golden_key(op_name: str, slot: int) -> str:
     """The lookup key of one tensor: 'conv1/Relu', 0 → 'conv1_Relu.0'."""
     return f"{safe_node_name(op_name)}.{int(slot)}"
@@ -111,7 +112,7 @@ def read_npy_start(path: str | os.PathLike[str], whole_below: int = 0) -> tuple[
 
     whole = None
     try:
-        with open(path, "rb") as handle:
+        with open(path, "rb", buffering=0) as handle:  # unbuffered: one read() is one system call
             size = os.fstat(handle.fileno()).st_size
             if size <= whole_below:
                 head = whole = handle.read(size)

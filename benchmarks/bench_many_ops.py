@@ -1,0 +1,181 @@
+"""`vc` on a network of many small ops, against the time it takes just to read its files (issue 28).
+
+Real networks are thousands of ops with small tensors, where the cost per op (opening and parsing files,
+numpy calls, rows) and not the arithmetic sets the time. This builds benchmarks/big_workspace.py's
+workspace (default 20,000 ops: 38,185 files, 60 MB with the graph), then, side by side in one run:
+
+- a plain read: one Python process reading every byte of every file of the workspace (graph, NPU dumps,
+  golden tensors), warm page cache: the floor no comparison can beat;
+- `vc` cold: a fresh workspace cache (the graph is parsed and its plan written to temp/cache/plans);
+- `vc` warm: the same command again (the graph's plan read from the cache, as every later vc and ac -c);
+- with `--reference`, msaccucmp's `compare` on the same dump, golden folder and graph (as atc JSON): about
+  18 minutes at 20,000 ops on 2 cores; the rows are checked identical.
+
+Each is run `--repeat` times, alternating; medians count. `--phases` also times the phases of one
+comparison inside one process (graph, plan, compare on the local pool, summary) and prints a profile of
+the worker's hottest functions: where the time goes.
+
+Run: python3 benchmarks/bench_many_ops.py [--ops 20000] [--repeat 3] [--phases] [--reference [PATH]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+CLI = [sys.executable, str(ROOT / "precision_tool" / "cli.py")]
+TARGET = 3.0  # vc within this many plain reads
+
+
+def plain_read(root: Path) -> tuple[float, int, int]:
+    """(seconds, files, bytes) to read every file under `root` in this process."""
+    started = time.perf_counter()
+    files = size = 0
+    for dirpath, _, names in os.walk(root):
+        for name in names:
+            with open(os.path.join(dirpath, name), "rb") as handle:
+                size += len(handle.read())
+            files += 1
+    return time.perf_counter() - started, files, size
+
+
+def run_vc(root: Path, env: dict[str, str], cold: bool) -> float:
+    if cold:
+        shutil.rmtree(root / "temp" / "cache", ignore_errors=True)
+    started = time.perf_counter()
+    proc = subprocess.run([*CLI, "--data", str(root), "vc"], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"vc failed ({proc.returncode}): {proc.stdout[-1500:]} {proc.stderr[-1500:]}")
+    return seconds
+
+
+def phases(root: Path) -> None:
+    """One comparison's phases in this process, then the worker's hottest functions (cProfile, serial)."""
+    import cProfile
+    import pstats
+
+    from precision_tool.analysis.compare.compare_runs import _selected, plan_run
+    from precision_tool.analysis.compare.engine.compare_engine import execute_plan
+    from precision_tool.analysis.compare.plan_cache import graph_plans
+    from precision_tool.analysis.compare.workspace_runs import workspace_specs
+    from precision_tool.analysis.results.results import read_result_csv, summarize
+    from precision_tool.workspace import Workspace
+
+    workspace = Workspace(root)
+    shutil.rmtree(workspace.cache_dir, ignore_errors=True)
+    clock = time.perf_counter
+    started = clock()
+    spec = workspace_specs(workspace, "phases", [])[0]
+    graph_plans(spec.graph_path, workspace.cache_dir).side(spec.graph_name)
+    graph_s = clock() - started
+    started = clock()
+    plan, golden = plan_run(spec, cache_dir=workspace.cache_dir)
+    plan, columns, _ = _selected(spec, plan)
+    plan_s = clock() - started
+    out = Path(tempfile.mkdtemp()) / "result.csv"
+    started = clock()
+    execute_plan(plan, golden, out, workers=os.cpu_count() or 1, columns=columns)
+    compare_s = clock() - started
+    started = clock()
+    summarize(read_result_csv(out), 0.98)
+    summary_s = clock() - started
+    print(f"phases (one process, cold cache): graph + its plan {graph_s:.2f} s, plan with the dumps {plan_s:.2f} s, "
+          f"compare ({os.cpu_count()} processes) {compare_s:.2f} s, read back and summarise {summary_s:.2f} s")
+    profile = cProfile.Profile()
+    profile.enable()
+    execute_plan(plan, golden, out, workers=1, columns=columns)
+    profile.disable()
+    print("the worker's hottest functions (one process, under cProfile: times inflated):")
+    pstats.Stats(profile, stream=sys.stdout).sort_stats("tottime").print_stats(12)
+
+
+def reference(root: Path, msaccucmp: str, env: dict[str, str]) -> None:
+    """msaccucmp on the same files; its rows against ours."""
+    import csv
+
+    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json
+
+    graph_txt = next((root / "npu" / "debug_0" / "graph").glob("*_Build.txt"))
+    graph_json = root / "reference_graph.json"
+    write_graph_json(load_graph(graph_txt), graph_json)
+    dump_dir = next(p for p in (root / "npu" / "debug_0" / "dump").rglob("*") if p.is_dir()
+                    and any(f.is_file() for f in p.iterdir()))
+    out = root / "reference_out"
+    out.mkdir(exist_ok=True)
+    started = time.perf_counter()
+    subprocess.run([msaccucmp, "compare", "-m", str(dump_dir), "-g", str(root / "tf" / "dump"), "-f",
+                    str(graph_json), "-out", str(out)], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - started
+    theirs = next(out.glob("result_*.csv"), None)
+    ours = max((root / "temp" / "vector_compare").glob("*/result_*.csv"))
+    if theirs is None:
+        print(f"msaccucmp {seconds:7.1f} s and wrote no CSV")
+        return
+
+    def rows(path: Path) -> list[list[str]]:
+        with open(path, newline="", encoding="utf-8") as handle:
+            return [[c for i, c in enumerate(r) if i not in (2, 4)] for r in csv.reader(handle)]  # paths, address
+
+    mine, refs = rows(ours), rows(theirs)
+    same = sum(a == b for a, b in zip(mine, refs))
+    print(f"msaccucmp {seconds:7.1f} s; rows identical {same - 1:,} of {len(refs) - 1:,} (ours {len(mine) - 1:,})")
+
+
+def main() -> int:
+    from big_workspace import make_workspace
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--ops", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--phases", action="store_true", help="time one comparison's phases and profile a worker")
+    parser.add_argument("--reference", nargs="?", const=os.environ.get("MSACCUCMP", "/tmp/msacc/msaccucmp"),
+                        help="also run msaccucmp (PATH; default $MSACCUCMP or /tmp/msacc/msaccucmp)")
+    args = parser.parse_args()
+    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    env.update({"COLUMNS": "200", "NO_COLOR": "1"})
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "precision_tool")], check=True,
+                   stdout=subprocess.DEVNULL)
+    with tempfile.TemporaryDirectory() as temp:
+        root = Path(temp) / "ws"
+        started = time.perf_counter()
+        make_workspace(root, ops=args.ops)
+        built = time.perf_counter() - started
+        read_s, files, size = plain_read(root)  # warms the page cache too
+        print(f"data: {args.ops:,} ops, {files:,} files, {size / 1e6:.0f} MB, built in {built:.1f} s; "
+              f"{os.cpu_count()} cores")
+        reads, colds, warms = [], [], []
+        for _ in range(args.repeat):
+            reads.append(plain_read(root)[0])
+            colds.append(run_vc(root, env, cold=True))
+            warms.append(run_vc(root, env, cold=False))
+        floor = statistics.median(reads)
+        for label, times in (("plain read", reads), ("vc, cold", colds), ("vc, warm", warms)):
+            median = statistics.median(times)
+            ratio = "" if times is reads else (
+                f"   {median / floor:4.1f}x the plain read (target {TARGET:.0f}x: "
+                f"{'meets' if median <= TARGET * floor else 'MISSES'})")
+            print(f"{label:<11} median {median:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times)}{ratio}")
+        if args.phases:
+            phases(root)
+        if args.reference:
+            if Path(args.reference).exists():
+                reference(root, args.reference, env)
+            else:
+                print(f"msaccucmp not found at {args.reference}; build it with ../shared/tools/msaccucmp-anchor/setup.sh")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -202,6 +202,11 @@ def run_specs(
     specs = [absolute_spec(spec) for spec in specs]
     if not resume:
         write_run_file(result_dir, specs)
+    shared = None
+    if executor is None and workers > 1 and len(specs) > 1:
+        from precision_tool.analysis.compare.engine.compare_executors import PoolExecutor
+
+        executor = shared = PoolExecutor(workers)  # one pool for all the runs (a 64-rank dump: 64 runs)
     try:
         return _run_specs(specs, result_dir, workers=workers, threshold=threshold, progress=progress,
                           resume=resume, on_warning=on_warning, labels=labels, executor=executor,
@@ -210,6 +215,9 @@ def run_specs(
         if not resume:
             discard_empty_result_dir(result_dir)
         raise
+    finally:
+        if shared is not None:
+            shared.close()
 
 
 def discard_empty_result_dir(result_dir: Path) -> bool:

@@ -375,7 +375,7 @@ class _Computation:
         mean_x = np.float64(math.fsum(s64_x) if len(s64_x) > 1 else s64_x[0]) / n
         mean_y = np.float64(math.fsum(s64_y) if len(s64_y) > 1 else s64_y[0]) / n
         # the stds' 3-decimal text, when Σx² already settles it; else sweep 2 sums the float64 moments
-        std_x, std_y = _std_settled(sum_x2, mean_x, n), _std_settled(sum_y2, mean_y, n)
+        std_x, std_y = std_settled(sum_x2, mean_x, n), std_settled(sum_y2, mean_y, n)
 
         # sweep 2: cosine, KL normalisation, second moments about the mean where the std is not settled
         x_range, y_range = x_max - x_min, y_max - y_min
@@ -456,7 +456,7 @@ def _std_text(mean_x: float, std_x: float, mean_y: float, std_y: float) -> str:
 _U32 = 2.0**-24  # float32 unit roundoff
 
 
-def _std_settled(sum_squares: np.floating, mean: np.float64, n: int) -> float | None:
+def std_settled(sum_squares: np.floating, mean: np.float64, n: int) -> float | None:
     """A std printing as np.std's float64 value would (3 decimals), from the float32 Σx² of sweep 1 and the
     float64 mean; None when the text is not certain, and the float64 Σ(x-mean)² must be summed.
 

@@ -12,8 +12,9 @@ metrics.py to the last bit, because every step is the same IEEE operation on the
   shape, up to BATCH_ELEMENTS);
 - numpy's float32 `**` on a scalar calls powf, which on arrays would be sqrt (they differ in the last bit
   now and then), so the one printed power is taken row by row on scalars, as metrics.py takes it;
-- np.std's float64 deviation is summed for every row instead of being settled from Σx² (metrics.py's
-  shortcut prints the same three decimals by construction).
+- np.std is settled from Σx² where that decides its three printed decimals, as metrics.py does, and
+  summed in float64 as np.std sums it for the other rows (and for every row shorter than
+  STD_SETTLED_FROM, where the sweep costs less than settling).
 """
 
 from __future__ import annotations
@@ -27,16 +28,18 @@ from precision_tool.analysis.results.metrics import (
     NAN_TEXT,
     STD_ZERO_BELOW,
     TensorMetrics,
+    std_settled,
     is_scalar_shape,
 )
-from precision_tool.analysis.results.metrics_sweeps import KL_FLOOR
+from precision_tool.analysis.results.metrics_sweeps import SCRATCH, f16_table
 
 BATCH_ELEMENTS = 1 << 16
 """Largest pair batched: one block of metrics.py's sweeps (metrics_sweeps.BLOCK_ELEMENTS), so each of its
 sums is one pairwise reduction there too."""
-STACK_ELEMENTS = 1 << 18
-"""Elements of one side stacked at once (1 MB of float32): rows of small tensors share their numpy calls,
-and a stack's temporaries stay in the core's cache as metrics.py's blocks do."""
+STACK_ELEMENTS = 1 << 16
+"""Elements of one side stacked at once (256 KB of float32): rows of small tensors share their numpy calls,
+and a stack's temporaries stay in the core's cache as metrics.py's blocks do (a stack of 1 Mi elements
+took twice as long per element, bound by memory)."""
 
 _SCALAR_REASON = "This tensor is scalar."
 
@@ -80,8 +83,8 @@ class MetricsBatch:
                 x = np.empty((len(chunk), size), dtype=np.float32)
                 y = np.empty((len(chunk), size), dtype=np.float32)
                 for row, slot in enumerate(chunk):
-                    x[row] = pairs[slot][0]  # astype(float32), as metrics.py's as_float32
-                    y[row] = pairs[slot][1]
+                    _as_float32(pairs[slot][0], x[row])  # as metrics.py's as_float32, bit for bit
+                    _as_float32(pairs[slot][1], y[row])
                 metrics = _stack_metrics(x, y, [pairs[s][2:] for s in chunk])
                 for slot, value in zip(chunk, metrics):
                     results[slot] = value
@@ -109,18 +112,14 @@ def _stack_metrics(x: np.ndarray, y: np.ndarray, about: list[tuple[bool, str, st
         s_rel, max_rel = add(b, axis=1), b.max(axis=1)
         x_min, x_max = x.min(axis=1), x.max(axis=1)
         y_min, y_max = y.min(axis=1), y.max(axis=1)
-        x64, y64 = x.astype(np.float64), y.astype(np.float64)
-        mean_x, mean_y = add(x64, axis=1) / n, add(y64, axis=1) / n
+        mean_x, mean_y = add(x, axis=1, dtype=np.float64) / n, add(y, axis=1, dtype=np.float64) / n
         nx, ny = np.sqrt(s_x2), np.sqrt(s_y2)
 
         # sweep 2: cosine, KL normalisation, np.std's float64 deviations
         s_cos = add((x / nx[:, None]) * (y / ny[:, None]), axis=1)
         p, q = _kl_floor(x, x_min, x_max), _kl_floor(y, y_min, y_max)
         s_p, s_q = add(p, axis=1), add(q, axis=1)
-        np.subtract(x64, mean_x[:, None], out=x64)
-        np.subtract(y64, mean_y[:, None], out=y64)
-        std_x = np.sqrt(add(x64 * x64, axis=1) / n)
-        std_y = np.sqrt(add(y64 * y64, axis=1) / n)
+        std_x, std_y = _stds(x, mean_x, s_x2), _stds(y, mean_y, s_y2)
 
         # sweep 3: the KL sum
         np.divide(p, s_p[:, None], out=p)
@@ -137,7 +136,7 @@ def _stack_metrics(x: np.ndarray, y: np.ndarray, about: list[tuple[bool, str, st
     kl_values = [0.0 if abs(v) < EPS else v for v in kl.tolist()]
     texts = zip(*(_six_places(column) for column in (
         max_ad.tolist(), s_rel.tolist(), red, kl_values, mae.tolist(), rmse.tolist(), max_rel.tolist(), mre.tolist())))
-    stds = _std_texts(mean_x.tolist(), std_x.tolist(), mean_y.tolist(), std_y.tolist())
+    stds = _std_texts(mean_x.tolist(), std_x, mean_y.tolist(), std_y)
     cosines = _six_places([min(c, 1.0) for c in s_cos.tolist()])
     results = []
     for ((scalar, npu_file, golden_file), nxv, nyv, nx_tiny, ny_tiny, cos_text, klv, std, cells) in zip(
@@ -180,6 +179,38 @@ def _std_texts(mean_x: list[float], std_x: list[float], mean_y: list[float], std
     return ("(%.3f;%.3f),(%.3f;%.3f)\0" * len(mean_x) % tuple(cells)).split("\0")[:-1]
 
 
+STD_SETTLED_FROM = 1024
+"""From this length on a row's std is settled from Σx² where that decides its printed text, as metrics.py
+does (its float64 sweep costs more than the Python that settles it); shorter rows always get the sweep."""
+
+
+def _stds(values: np.ndarray, means: np.ndarray, sums_of_squares: np.ndarray) -> list[float]:
+    """np.std of each row as printed to 3 places: settled from Σx² (metrics.std_settled) where that is
+    certain, else Σ(v − mean)² in float64 as np.std sums it, for those rows only."""
+    n = values.shape[1]
+    stds: list[float | None] = [None] * len(values)
+    if n >= STD_SETTLED_FROM:
+        stds = [std_settled(s, m, n) for s, m in zip(sums_of_squares, means)]
+    todo = [row for row, std in enumerate(stds) if std is None]
+    if todo:
+        rows = values if len(todo) == len(values) else values[todo]
+        deviations = rows.astype(np.float64)
+        np.subtract(deviations, means[todo][:, None], out=deviations)
+        np.multiply(deviations, deviations, out=deviations)
+        for row, value in zip(todo, np.sqrt(np.add.reduce(deviations, axis=1) / n).tolist()):
+            stds[row] = value
+    return stds  # type: ignore[return-value]
+
+
+def _as_float32(values: np.ndarray, out: np.ndarray) -> None:
+    """`values` into the float32 row `out` as astype would; float16 through metrics_sweeps' table (the same
+    bits, twice as fast)."""
+    if values.dtype == np.float16 and values.size >= 4096:
+        np.take(f16_table(), values.view(np.uint16), out=out, mode="clip")
+    else:
+        out[...] = values
+
+
 def _kl_floor(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """max((v − min)/(max − min), float32 eps) per row; v itself in a row where max == min."""
     spread = high - low
@@ -187,4 +218,5 @@ def _kl_floor(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarr
     out = (values - low[:, None]) / np.where(flat, np.float32(1), spread)[:, None]
     if flat.any():
         out[flat] = values[flat]
-    return np.maximum(out, KL_FLOOR, out=out)
+    # against an array of the floor, as metrics_sweeps does: half the time of against the scalar
+    return np.maximum(out, SCRATCH.floor(out.size).reshape(out.shape), out=out)

@@ -95,12 +95,12 @@ def test_settled_std_prints_as_the_float64_moment_does(monkeypatch: pytest.Monke
         for leaf in (metrics.LEAF_ELEMENTS, 128):
             fast = metrics.compare_arrays(x, y, leaf=leaf)
             with monkeypatch.context() as patch:
-                patch.setattr(metrics, "_std_settled", lambda *args: None)
+                patch.setattr(metrics, "std_settled", lambda *args: None)
                 exact = metrics.compare_arrays(x, y, leaf=leaf)
             assert fast == exact, (data[:4], leaf)
         n = x.size
         mean = np.float64(np.add.reduce(x, dtype=np.float64)) / n
-        value = metrics._std_settled(np.add.reduce(x * x), mean, n)
+        value = metrics.std_settled(np.add.reduce(x * x), mean, n)
         if value is not None:
             settled += 1
             assert metrics._std_cell(value) == metrics._std_cell(float(np.std(x.astype(np.float64))))
@@ -113,13 +113,13 @@ def test_std_settles_ordinary_tensors_and_declines_what_it_cannot_know() -> None
     for _ in range(200):
         x = (rng.standard_normal(65536) * rng.uniform(0.1, 10)).astype(np.float32)
         mean = np.float64(np.add.reduce(x, dtype=np.float64)) / x.size
-        value = metrics._std_settled(np.add.reduce(x * x), mean, x.size)
+        value = metrics.std_settled(np.add.reduce(x * x), mean, x.size)
         if value is not None:
             taken += 1
             assert metrics._std_cell(value) == metrics._std_cell(float(np.std(x.astype(np.float64))))
     assert taken >= 190
-    assert metrics._std_settled(np.float32(np.nan), np.float64(0), 10) is None
-    assert metrics._std_settled(np.float32(np.inf), np.float64(0), 10) is None
+    assert metrics.std_settled(np.float32(np.nan), np.float64(0), 10) is None
+    assert metrics.std_settled(np.float32(np.inf), np.float64(0), 10) is None
     big = (rng.standard_normal(1000) * 1e-4 + 3000).astype(np.float32)  # cancellation: the interval is wide
     mean = np.float64(np.add.reduce(big, dtype=np.float64)) / big.size
-    assert metrics._std_settled(np.add.reduce(big * big), mean, big.size) is None
+    assert metrics.std_settled(np.add.reduce(big * big), mean, big.size) is None

@@ -62,6 +62,7 @@ def execute_plan(
     todo = [g for g in plan.groups if g.index not in done]
     total = len(plan.groups)
     setup = WorkerSetup(golden_files, plan.npu_vs_npu, columns, token=uuid.uuid4().hex)
+    owned = executor is None  # an executor passed in serves later runs too: closed here only on failure
     runner = executor if executor is not None else local_executor(workers, len(todo))
     if todo and hasattr(runner, "prepare"):
         runner.prepare(setup, todo)  # checks that fail the run before its CSV exists (Dask: the shared files)
@@ -82,7 +83,10 @@ def execute_plan(
                 finished += 1
                 if progress:
                     progress(label, finished, total)
-        finally:
+        except BaseException:
+            runner.close()
+            raise
+        if owned:
             runner.close()
     except KeyboardInterrupt:
         writer.close()

@@ -14,7 +14,9 @@ from __future__ import annotations
 import signal
 from typing import Iterator, Protocol, Sequence
 
-from precision_tool.analysis.compare.engine.compare_worker import GroupResult, GroupWorker, WorkerSetup, run_batch
+from precision_tool.analysis.compare.engine.compare_worker import (
+    GroupResult, GroupWorker, WorkerSetup, run_batch, worker_for,
+)
 from precision_tool.analysis.compare.matching import GroupPlan
 
 
@@ -65,8 +67,22 @@ def _pool_run(span: tuple[int, int]) -> list[GroupResult]:
     return run_batch(_POOL_WORKER, _POOL_GROUPS[span[0]:span[1]])
 
 
+def _pool_run_sent(task: tuple[WorkerSetup, list[GroupPlan]]) -> list[GroupResult]:
+    """A batch of a later, small plan sent to a pool forked for an earlier one (its setup with it)."""
+    setup, groups = task
+    return run_batch(worker_for(setup), groups)
+
+
+SENT_GROUPS = 2000
+"""A pool kept from an earlier run of the same command takes a plan of at most this many groups sent to
+it (cheaper than forking again: the 64 runs of a 64-rank dump share one pool); a bigger plan gets a pool
+forked with it."""
+
+
 class PoolExecutor:
-    """Forked worker processes on this machine (the default for `vc`)."""
+    """Forked worker processes on this machine (the default for `vc`). One executor can serve the runs of
+    one command in turn (run_specs): the first run's workers inherit its plan; later small plans are
+    sent to the same workers; `close()` ends them."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -76,16 +92,21 @@ class PoolExecutor:
         import multiprocessing
 
         global _POOL_GROUPS
-        context = multiprocessing.get_context("fork")
-        _POOL_GROUPS = groups
-        try:
-            self._pool = context.Pool(min(self.workers, len(groups)), initializer=_init_pool_worker,
-                                      initargs=(setup,))
-        finally:
-            _POOL_GROUPS = ()  # the forked workers have their copy; the parent keeps no second reference
         # small batches while there are few groups, so every worker gets some; at most BATCH_GROUPS
         size = max(1, min(BATCH_GROUPS, len(groups) // (self.workers * 4)))
         spans = [(start, min(start + size, len(groups))) for start in range(0, len(groups), size)]
+        if self._pool is not None and len(groups) <= SENT_GROUPS:
+            tasks = [(setup, list(groups[start:stop])) for start, stop in spans]
+            for results in self._pool.imap(_pool_run_sent, tasks):
+                yield from results
+            return
+        self.close()  # workers forked for an earlier plan cannot see this one
+        context = multiprocessing.get_context("fork")
+        _POOL_GROUPS = groups
+        try:
+            self._pool = context.Pool(self.workers, initializer=_init_pool_worker, initargs=(setup,))
+        finally:
+            _POOL_GROUPS = ()  # the forked workers have their copy; the parent keeps no second reference
         for results in self._pool.imap(_pool_run, spans):
             yield from results
 

@@ -55,7 +55,8 @@ def timed(command: list[str], env: dict[str, str]) -> float:
     proc = subprocess.run(command, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(command[2:])} failed ({proc.returncode}): {proc.stdout[-1500:]} {proc.stderr[-800:]}")
+        raise SystemExit(f"{' '.join(command[2:])} failed ({proc.returncode}): "
+                         f"{proc.stdout[-1500:]} {proc.stderr[-800:]}")
     return seconds
 
 

@@ -173,7 +173,8 @@ def main() -> int:
             if Path(args.reference).exists():
                 reference(root, args.reference, env)
             else:
-                print(f"msaccucmp not found at {args.reference}; build it with ../shared/tools/msaccucmp-anchor/setup.sh")
+                print(f"msaccucmp not found at {args.reference}; "
+                      "build it with ../shared/tools/msaccucmp-anchor/setup.sh")
     return 0
 
 

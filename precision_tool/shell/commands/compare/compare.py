@@ -409,7 +409,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.compare.compare import npu_pair_view, result_view
     from precision_tool.render.console import shared_width
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.compare.result_summaries import summaries
+    from precision_tool.shell.commands.compare.result_summaries import run_summaries, summaries
 
     if getattr(args, "compare", False):
         hint = "run `vc -o DIR` to write the results to another folder (`vcs -f DIR` reads them)"
@@ -425,7 +425,9 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
                                 "be read (listed above)")
     elif ctx.workspace.newest_result_dir() is None:
         return note_line("comparison: no results yet; `ac -c` (or `vc`) runs one")
-    found = summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)
+    # the runs just made hold their summaries: the CSVs need not be read and summarised a second time
+    found = (run_summaries(runs) if getattr(args, "compare", False) else None) \
+        or summaries(ctx, None, ctx.settings.COSINE_THRESHOLD)
     args.compared = found  # the replay and answer sections judge these same results (no second read of the CSVs)
     width = shared_width(ctx.console)
     found, overview, listed = _by_rank(found, None, ctx)

@@ -49,6 +49,18 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
     return shown
 
 
+def run_summaries(runs: list[Any]) -> list[Shown] | None:
+    """What `summaries` would read back from the CSVs the comparison runs just wrote, from the runs
+    themselves (their summaries were made from those CSVs, with the same labels), in the same order;
+    None when a run compared statistics (their rows are read from the CSV) or did not finish."""
+    from precision_tool.analysis.results.results import CompareSummary
+
+    if not runs or not all(isinstance(run.summary, CompareSummary) and run.csv_path.suffix == ".csv" for run in runs):
+        return None
+    return [Shown(run.spec.label, run.summary, npu_vs_npu=run.spec.npu_vs_npu, spec=run.spec)
+            for run in sorted(runs, key=lambda run: run.csv_path.name)]
+
+
 def chosen_results(ctx: Context, path: str | None) -> list[Path]:
     """The result CSVs named by `path` (a CSV, a result folder, or a folder of result folders: its newest),
     else those of the workspace's newest result folder."""

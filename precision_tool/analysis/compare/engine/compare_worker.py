@@ -8,6 +8,7 @@ executors (compare_executors.py, dask_executor.py) decide where workers run; thi
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,10 @@ BATCH_QUEUE_ELEMENTS = 1 << 22
 """Pairs queued for batched metrics hold at most this many elements a side (16 MB of float32)."""
 
 
+_NUMERIC_DTYPES: set[Any] = set()
+"""Golden dtypes already found numeric (the checks cost more than the read of a small file)."""
+
+
 def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, ...], str]:
     """(source, shape, dtype name) of a .npy; never unpickles. The header is read as data and checked against
     the file's length (formats.golden.read_npy_start), so a damaged or hostile header is one FormatError
@@ -56,15 +61,17 @@ def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, 
     from precision_tool.formats.tf.golden import read_npy_start
 
     dtype, shape, fortran, offset, _size, whole = read_npy_start(path, whole_below)
-    if dtype.hasobject:
-        raise FormatError(path, "holds Python objects; only numeric .npy files are compared (never unpickled)")
-    if dtype.names is not None or dtype.subdtype is not None or dtype.kind not in "biufc":
-        # records, strings, raw bytes: nothing to take a cosine of; blame this file, not the NPU dump
-        kinds = {"U": "text", "S": "byte-string", "V": "raw-byte", "M": "date", "m": "time-span"}
-        what = "record" if dtype.names is not None else kinds.get(dtype.kind, "non-numeric")
-        raise FormatError(path, f"holds {what} data ({dtype.descr if dtype.names else dtype.str}), not numbers; "
-                                "save the golden tensor as a numeric array")
-    count = int(np.prod(shape)) if shape else 1
+    if dtype not in _NUMERIC_DTYPES:
+        if dtype.hasobject:
+            raise FormatError(path, "holds Python objects; only numeric .npy files are compared (never unpickled)")
+        if dtype.names is not None or dtype.subdtype is not None or dtype.kind not in "biufc":
+            # records, strings, raw bytes: nothing to take a cosine of; blame this file, not the NPU dump
+            kinds = {"U": "text", "S": "byte-string", "V": "raw-byte", "M": "date", "m": "time-span"}
+            what = "record" if dtype.names is not None else kinds.get(dtype.kind, "non-numeric")
+            raise FormatError(path, f"holds {what} data ({dtype.descr if dtype.names else dtype.str}), not "
+                                    "numbers; save the golden tensor as a numeric array")
+        _NUMERIC_DTYPES.add(dtype)
+    count = math.prod(shape)
     if fortran and len(shape) > 1:
         from precision_tool.formats.tf.golden import load_npy
 
@@ -436,6 +443,7 @@ def worker_for(setup: WorkerSetup) -> GroupWorker:
     return current[1]
 
 
+@without_gc  # (around the encoding too: the rows are gone before the collector runs again)
 def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> list[GroupResult]:
     """Neighbouring groups in one worker, in order: each group's CSV text, bytes read and unreadable files
     (the bytes and files of the whole batch are counted with its first group)."""

@@ -54,6 +54,8 @@ class GraphPlans:
             found = self._sides[key] = graph_side(ops, all_ops=all_ops)
             self._names = [graph.name for graph in model.graphs]
             self._write_cache()
+            del model, all_ops, ops
+            _parsed_graph.cache_clear()  # the side is all a comparison needs: the workers fork a lighter process
         return found
 
     def _model(self) -> Any:

@@ -157,6 +157,22 @@ def _named_in_header(entries: list[DumpEntry], op_name: str) -> list[DumpEntry]:
     return same
 
 
+def no_tensor_problem(path: str | os.PathLike[str], file_size: int) -> str:
+    """Why a dump whose header lists no tensor is named, never counted as read: it decodes to nothing, and a
+    header length of 0 reads as an empty header followed by bytes nothing explains (a damaged file)."""
+    try:
+        with open(path, "rb") as handle:
+            header_length = int.from_bytes(handle.read(8), "little")
+    except OSError:
+        header_length = file_size  # it was just read; say the general thing
+    rest = max(0, file_size - 8 - header_length)
+    if header_length == 0:
+        return (f"header length 0: the dump has no header, so the {rest} byte(s) after it cannot be read as "
+                "tensors; the file is damaged or not an NPU dump")
+    follow = f", and {rest} byte(s) follow it unexplained" if rest else ""
+    return f"its header lists no input and no output{follow}; nothing to decode (the file is damaged?)"
+
+
 # --- listing ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DumpListing:
@@ -217,9 +233,11 @@ def _list_entries(entries: list[tuple[int, DumpEntry, int | None]]) -> list[Dump
         try:
             inputs, outputs = count_stats_tensors(text) if statistics else count_dump_tensors(text)
             counts: tuple[int | None, int | None] = (inputs, outputs)
-            problem = None
+            problem = None if inputs or outputs or statistics else no_tensor_problem(text, os.path.getsize(text))
         except FormatError as exc:
             counts, problem = (None, None), exc.problem
+        except OSError as exc:  # gone since it was counted
+            counts, problem = (None, None), f"cannot read ({exc.strerror or exc})"
         rows.append(DumpListing(f"debug_{debug_id}", entry.real_name, text, n.op_type, n.op_name, n.task_id,
                                 n.stream_id, n.timestamp_us, counts[0], counts[1], problem, statistics, rank))
     return rows

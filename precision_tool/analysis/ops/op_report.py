@@ -144,12 +144,12 @@ def stats_facts(path: Path) -> tuple[TensorFacts, ...]:
 
 def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
     """Statistics of every input and output of one dump file, in the origin layout with the device
-    padding cut, read as `pt` reads them (origin_layout.origin_layout_array), so they match `pt` and the golden
+    padding cut, read as `pt` reads them (origin_layout.shown_tensor), so they match `pt` and the golden
     tensor; a bad file is one fact with a problem. `op` (the graph's op) tells each tensor's origin layout."""
-    from precision_tool.analysis.dumps.origin_layout import op_origin_formats, origin_layout_array
+    from precision_tool.analysis.dumps.origin_layout import op_origin_formats, shown_tensor
     from precision_tool.analysis.dumps.tensor_stats import tensor_stats
     from precision_tool.formats.npu.dump_types import data_type_name, format_name
-    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
+    from precision_tool.formats.npu.npu_dump import read_dump_header
 
     try:
         dump = read_dump_header(path)
@@ -162,8 +162,7 @@ def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
         stats = None
         layout, shape = format_name(tensor.format), tuple(tensor.shape)
         try:
-            array, story = origin_layout_array(tensor, read_tensor(dump, tensor),
-                                               origins.get((tensor.kind, tensor.index)))
+            array, story = shown_tensor(dump, tensor, origins.get((tensor.kind, tensor.index)))
             layout, shape = story.layout, tuple(array.shape)
             stats = tensor_stats(array)
         except (FormatError, ValueError) as exc:

@@ -225,6 +225,11 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         folder = Path(args.output).expanduser() if args.output else text_path.parent
         what = "folder for the -c values (-o DIR)" if args.output else "folder for the -c values"
         Workspace.ensure_dir(folder, what, hint=f"write them elsewhere with `pt {_quoted(text)} -c -o DIR`")
+        from precision_tool.analysis.dumps.tensor_memory import require_memory
+
+        # np.savetxt builds the whole text in memory: ~16 characters a value, held twice while written
+        require_memory(ref.path, 32 * int(array.size), f"writing its {array.size} values as text (-c)",
+                       f"`pt {_quoted(text)}` without -c shows its statistics and first values")
         saved = _save_text(array, folder / text_path.name)
     return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved, source=source,
                         layout=story)
@@ -232,13 +237,13 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
 
 def _dump_tensor(ref: Any, workspace: "Workspace") -> tuple[Any, Any, str, Path, tuple[str, Path, str], list[str]]:
     """A dump tensor in the layout `ni` shows it in: (array, layout story, title, .txt path, source, notes)."""
-    from precision_tool.analysis.dumps.origin_layout import graph_origin_formats, origin_layout_array
-    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
+    from precision_tool.analysis.dumps.origin_layout import graph_origin_formats, shown_tensor
+    from precision_tool.formats.npu.npu_dump import read_dump_header
 
     dump = read_dump_header(ref.path)
     tensor = dump.tensor(ref.kind, ref.index)
     origins = graph_origin_formats(workspace, [ref.path]).get(ref.path, {})
-    array, story = origin_layout_array(tensor, read_tensor(dump, tensor), origins.get((tensor.kind, tensor.index)))
+    array, story = shown_tensor(dump, tensor, origins.get((tensor.kind, tensor.index)))
     real = dump.real_name
     source = (f"{tensor.label} of", ref.path, f"(mapping.csv: {real})" if real != ref.path.name else "")
     title = f"{dump.op_name or real} {tensor.label}"

@@ -48,14 +48,16 @@ class DumpEntry:
         return os.path.join(self.folder, self.file_name)
 
 
-def is_candidate_dump(path: Path) -> bool:
+def is_candidate_dump(path: Path | str) -> bool:
     """Files a folder decode tries: everything but hidden files, mapping.csv and known non-dump suffixes."""
-    base = path.name
+    base = os.path.basename(path)
     return not base.startswith(".") and base != MAPPING_FILE and not base.lower().endswith(NOT_DUMP_SUFFIXES)
 
 
-def scan_dump_folder(folder: Path) -> list[DumpEntry]:
-    """Files below `folder` whose names parse as dump names (numbered names resolved via mapping.csv)."""
+def scan_dump_folder(folder: Path, needle: str | None = None) -> list[DumpEntry]:
+    """Files below `folder` whose names parse as dump names (numbered names resolved via mapping.csv).
+    `needle`: only the files whose (real) name holds it, lower-cased; an op's lookup then parses the names
+    of that op only (a folder of 1,000,000 dumps: ~1 s, not ~10 s)."""
     entries: list[DumpEntry] = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         dirnames.sort()
@@ -65,6 +67,9 @@ def scan_dump_folder(folder: Path) -> list[DumpEntry]:
                 mapping = read_mapping(dirpath)
             except FormatError:
                 mapping = {}
+        if needle is not None:
+            filenames = [base for base in filenames if needle in base.lower()
+                         or (mapping and needle in mapping.get(base, "").lower())]
         for base in sorted(filenames):
             if base.startswith(".") or base.endswith(NOT_DUMP_SUFFIXES):
                 continue
@@ -78,15 +83,19 @@ def scan_dump_folder(folder: Path) -> list[DumpEntry]:
     return entries
 
 
-def scan_stats_folder(folder: Path) -> list[DumpEntry]:
-    """Statistics CSVs below `folder` (`dump_data="stats"`: the dump name plus `.csv`, formats.md §5)."""
+def scan_stats_folder(folder: Path, needle: str | None = None) -> list[DumpEntry]:
+    """Statistics CSVs below `folder` (`dump_data="stats"`: the dump name plus `.csv`, formats.md §5);
+    `needle` as in scan_dump_folder."""
     from precision_tool.formats.npu.stats_dump import stats_name_of
 
     entries: list[DumpEntry] = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         dirnames.sort()
-        for base in sorted(filenames):
-            if base.startswith(".") or base == MAPPING_FILE or not base.lower().endswith(".csv"):
+        csv_files = [base for base in filenames if base.lower().endswith(".csv")]
+        if needle is not None and MAPPING_FILE not in filenames:  # numbered CSVs are named in mapping.csv
+            csv_files = [base for base in csv_files if needle in base.lower()]
+        for base in sorted(csv_files):
+            if base.startswith(".") or base == MAPPING_FILE:
                 continue
             name, real = stats_name_of(os.path.join(dirpath, base))
             if name is not None:
@@ -109,9 +118,15 @@ def workspace_dump_runs(workspace: "Workspace") -> list[tuple[int, Path]]:
     return runs
 
 
-def scan_runs(runs: Iterable[tuple[int, Path]]) -> list[tuple[int, list[DumpEntry]]]:
-    """(N, the dump entries of its folder) for each (N of debug_N, folder) of `runs`."""
-    return [(debug_id, scan_dump_folder(folder)) for debug_id, folder in runs]
+def scan_runs(runs: Iterable[tuple[int, Path]], needle: str | None = None) -> list[tuple[int, list[DumpEntry]]]:
+    """(N, the dump entries of its folder) for each (N of debug_N, folder) of `runs`; `needle` as in
+    scan_dump_folder."""
+    return [(debug_id, scan_dump_folder(folder, needle)) for debug_id, folder in runs]
+
+
+def op_needle(op_name: str) -> str:
+    """What every dump file name of an op holds (`.conv1_Conv2D.`, lower-cased), for scan_dump_folder."""
+    return f".{sanitize_op_name(op_name)}.".lower()
 
 
 def dumps_of_op(scanned: Iterable[tuple[int, list[DumpEntry]]], op_name: str) -> list[tuple[int, list[DumpEntry]]]:
@@ -136,7 +151,8 @@ def stats_of_op(runs: Iterable[tuple[int, Path]], op_name: str) -> list[tuple[in
     wanted = sanitize_op_name(op_name)
     found = []
     for debug_id, folder in runs:
-        matches = [e for e in scan_stats_folder(folder) if e.name.op_name == wanted and not e.name.is_opdebug]
+        matches = [e for e in scan_stats_folder(folder, op_needle(op_name))
+                   if e.name.op_name == wanted and not e.name.is_opdebug]
         if matches:
             matches.sort(key=lambda e: (e.name.timestamp_us, e.file_name))
             found.append((debug_id, matches))
@@ -206,9 +222,10 @@ def list_dump_files(runs: Iterable[tuple[int, Path]], *, name: str | None = None
         ranks = rank_dirs(folder)
         parts = [(r.rank, r.path) for r in ranks if rank is None or r.rank == rank] if ranks else \
             ([] if rank is not None else [(None, folder)])
+        needle = sanitize_op_name(name).lower() if name else None  # names first: parsing every one costs ~8 µs
         for rank_id, where in parts:
-            entries += [(debug_id, e, rank_id) for e in scan_dump_folder(where)]
-            entries += [(debug_id, e, rank_id) for e in scan_stats_folder(where)]
+            entries += [(debug_id, e, rank_id) for e in scan_dump_folder(where, needle)]
+            entries += [(debug_id, e, rank_id) for e in scan_stats_folder(where, needle)]
     if name:
         needle = sanitize_op_name(name).lower()
         entries = [(d, e, r) for d, e, r in entries if needle in e.name.op_name.lower()]

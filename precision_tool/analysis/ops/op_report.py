@@ -98,12 +98,13 @@ def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRel
 def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
     """The NPU dump files of an op in the newest dump folder of npu/debug_N, oldest first: the files `pt`,
     `dc` and `ls dump` find (numbered files through mapping.csv)."""
-    from precision_tool.analysis.dumps.dump_files import dumps_of_op, scan_runs
+    from precision_tool.analysis.dumps.dump_files import dumps_of_op, op_needle, scan_runs
 
     folder = workspace.newest_dump_dir(debug_id)
     if folder is None:
         return []
-    return [e.path for _, entries in dumps_of_op(scan_runs([(debug_id, folder)]), op_name) for e in entries]
+    scanned = scan_runs([(debug_id, folder)], op_needle(op_name))
+    return [e.path for _, entries in dumps_of_op(scanned, op_name) for e in entries]
 
 
 def find_stats_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
@@ -188,8 +189,10 @@ def ranked_golden_facts(workspace: Workspace, original_names: list[str],
     folders: list[tuple[Path, int | None]] = [(folder, rank) for rank, folder in ranked] or \
         [(workspace.golden_dir, None)]
     facts = []
+    # only the names of these ops' tensors are looked at: a golden folder may hold a million tensors
+    prefixes = tuple(golden_key(name, 0)[:-1] for name in original_names) + tuple(f"{key}." for key in keys)
     for folder, rank in folders:
-        golden = scan_golden_dir(folder)
+        golden = scan_golden_dir(folder, prefixes)
         seen: set[str] = set()
         for name in original_names:
             prefix = golden_key(name, 0)[:-1]  # 'conv1_Relu.'

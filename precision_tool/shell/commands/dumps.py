@@ -26,19 +26,32 @@ def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
     return resolve_file(text, workspace).path
 
 
-def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Path], list[str]]:
+# A folder of 1,000,000 dumps is a job of millions of .npy and many minutes; past this many files dc asks for it.
+MAX_DECODE_FILES = 200_000
+
+
+def _dc_inputs(target: str, workspace: "Workspace",
+               max_files: int = MAX_DECODE_FILES) -> tuple[list[Path], list[Path], list[str]]:
     """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR, an op NAME, or a tensor
-    spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
+    spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded. A folder of more than `max_files`
+    dumps is refused from their names, before a Path is made for each."""
     from precision_tool.analysis.dumps.dump_files import is_candidate_dump, workspace_dump_folders
     from precision_tool.analysis.ops.tensor_files import resolve_op_dumps
     from precision_tool.analysis.ops.tensor_ref import find_file, resolve_tensor, split_dump_tensor
-    from precision_tool.workspace import walk_files
+    from precision_tool.workspace import walk_file_names
 
     path = Path(target).expanduser()
     if path.is_dir():
-        files = list(walk_files(path))
-        return [p for p in files if is_candidate_dump(p)], [p for p in files if not is_candidate_dump(p)
-                                                           and not p.name.startswith(".")], []
+        names = [os.path.join(folder, name) for folder, name in walk_file_names(path)]
+        dumps = [name for name in names if is_candidate_dump(name)]
+        if len(dumps) > max_files:
+            raise UsageError(f"dc: {target} holds {len(dumps):,} dump files, more than --max-files {max_files:,}; "
+                             f"decoding them all writes a .npy per tensor and takes many minutes: decode one op "
+                             f"(`dc OP`), one file or a sub-folder, or raise the limit with "
+                             f"`dc {_quoted(target)} --max-files {len(dumps)}`")
+        ignored = [Path(name) for name in names if not is_candidate_dump(name)
+                   and not os.path.basename(name).startswith(".")]
+        return [Path(name) for name in dumps], ignored, []
     if path.is_file():
         return [path], [], []
     if split_dump_tensor(target) is not None:
@@ -114,6 +127,19 @@ def _dc_parser(parser: CommandParser) -> None:
                         help=f"convert to this layout ({', '.join(TARGET_FORMATS)}); names get .d0xd1...npy")
     parser.add_argument("-o", "--output", default=None,
                         help="output folder (default: the workspace's temp/decode/dump_convert)")
+    parser.add_argument("--max-files", dest="max_files", type=_positive_count, default=MAX_DECODE_FILES,
+                        metavar="N", help=f"decode at most N dump files of a folder; a folder holding more is "
+                                          f"refused before anything is written (default {MAX_DECODE_FILES:,})")
+
+
+def _positive_count(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of files (1 or more), got {text!r}")
+    return value
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
@@ -124,7 +150,7 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
     if bool(args.name) == bool(args.target):
         raise UsageError("dc: give one dump file, folder or op name: `dc NAME` or `dc -n NAME` (see `dc -h`)")
     args.target = args.name or args.target
-    files, ignored, notes = _dc_inputs(args.target, ctx.workspace)
+    files, ignored, notes = _dc_inputs(args.target, ctx.workspace, args.max_files)
     out_dir = Path(args.output).expanduser() if args.output else ctx.workspace.decode_dir("dump_convert")
     if not files:
         raise UsageError(_no_dumps_in(args.target, ignored))
@@ -461,7 +487,7 @@ def _golden_tensors(op_name: str, workspace: "Workspace") -> list[str]:
     from precision_tool.formats.tf.golden import safe_node_name, scan_golden_dir
 
     stem = safe_node_name(op_name)
-    slots = sorted(int(key.rsplit(".", 1)[1]) for key in scan_golden_dir(workspace.golden_dir)
+    slots = sorted(int(key.rsplit(".", 1)[1]) for key in scan_golden_dir(workspace.golden_dir, (f"{stem}.",))
                    if key.rsplit(".", 1)[0] == stem)
     return [f"{op_name}:{slot}" for slot in slots]
 

@@ -258,9 +258,25 @@ def reflow(text: str) -> str | None:
     lines = lines.replace("\n:\n{", " {").replace("\n:\n", ": ").replace("\n{", " {")
     if lines.count(": " + _PLACE) != len(strings):
         return None  # a string that is not a field's value (adjacent strings, a string as a name)
+    lines = _indent_top_ops(lines)
     pieces = lines.split(_PLACE)
     del lines
     return "".join(chain.from_iterable(zip(pieces, strings))) + pieces[-1] + "\n"
+
+
+def _indent_top_ops(lines: str) -> str:
+    """Each op block directly inside a graph indented as GE indents it (`  op {` ... `  }`, nothing else is):
+    the fast path then cuts a big graph between two of them and parses it in two processes."""
+    blocks = _top_blocks(lines.encode("ascii"))  # no strings in it yet: every brace is structure
+    if not blocks:
+        return lines
+    pieces = []
+    previous = 0
+    for start, end in blocks:
+        pieces += [lines[previous:start], "  ", lines[start:end - 1], "  }"]
+        previous = end
+    pieces.append(lines[previous:])
+    return "".join(pieces)
 
 
 _OP_OPEN = re.compile(rb"op\s*:?\s*\{")  # no look-behind: a literal start keeps the search at C speed
@@ -278,6 +294,13 @@ def op_spans(data: bytes) -> list[tuple[int, int]] | None:
     del parts
     if len(masked) != len(data) or b'"' in masked:
         return None
+    blocks = _top_blocks(masked)
+    return None if blocks is None else [(start, end - start) for start, end in blocks]
+
+
+def _top_blocks(masked: bytes) -> list[tuple[int, int]] | None:
+    """(start, end) of each `op {...}` block directly inside a top-level graph of text whose braces are all
+    structure (strings blanked or taken out); None when one does not close."""
     starts = []
     depth = previous = 0
     for match in _OP_OPEN.finditer(masked):
@@ -288,14 +311,14 @@ def op_spans(data: bytes) -> list[tuple[int, int]] | None:
         previous = start
         if depth == 1:  # inside a graph block of the model
             starts.append(start)
-    spans = []
+    blocks = []
     for number, start in enumerate(starts):
         bound = starts[number + 1] if number + 1 < len(starts) else len(masked)
         end = _block_end(masked, start, bound)
         if end is None:
             return None
-        spans.append((start, end - start))
-    return spans
+        blocks.append((start, end))
+    return blocks
 
 
 def _block_end(masked: bytes, start: int, bound: int) -> int | None:

@@ -65,8 +65,8 @@ def test_the_rewrite_never_reads_what_the_general_path_refuses(tmp_path: Path) -
 def test_other_layouts_are_rewritten_or_left_to_the_general_path() -> None:
     text = 'graph{name:"g" op:{name:"a{b" type: "Add"  input:"x:0"} op {name: "c" attr { key: "k" value { i: -3 } } }}'
     lines = reflow(text)
-    assert lines == ('graph {\nname: "g"\nop {\nname: "a{b"\ntype: "Add"\ninput: "x:0"\n}\nop {\nname: "c"\n'
-                     'attr {\nkey: "k"\nvalue {\ni: -3\n}\n}\n}\n}\n')
+    assert lines == ('graph {\nname: "g"\n  op {\nname: "a{b"\ntype: "Add"\ninput: "x:0"\n  }\n  op {\nname: "c"\n'
+                     'attr {\nkey: "k"\nvalue {\ni: -3\n}\n}\n  }\n}\n')  # top-level ops indented as GE does
     for odd in ('graph { # a comment\n op { name: "a" } }', "graph { op < name: 'a' > }",
                 'graph { op { name: "a" "b" } }', 'graph { op { dim: [1, 2] } }', 'graph { op { name: "a } }',
                 '"graph" { }', 'graph { op { name: "a"; } }', 'graph { op { tÿpe: "a" } }'):

@@ -73,4 +73,4 @@ def test_dc_refuses_a_folder_of_more_dumps_than_max_files(cli, tmp_path: Path) -
     done = cli("dc", str(folder), "--max-files", "42", "-o", str(out), data=tmp_path / "ws")
     assert done.status == 0 and "decoded 42 of 42 dump file(s)" in done.out, done.out + done.err
     bad = cli("dc", str(folder), "--max-files", "0", data=tmp_path / "ws")
-    assert bad.status == 1 and "expected a number of files (1 or more)" in bad.out + bad.err
+    assert bad.status == 1 and "--max-files takes a number of files (1 or more), not 0" in bad.out + bad.err

@@ -48,6 +48,26 @@ class DumpEntry:
         return os.path.join(self.folder, self.file_name)
 
 
+def folder_dumps(folder: Path, max_files: int, command: str = "dc FOLDER") -> tuple[list[Path], list[Path]]:
+    """(dump files, other files) below a folder, for `dc FOLDER`; more than `max_files` dumps are refused in
+    one line from their names alone, before a Path is made for each (a folder of 1,000,000 dumps is millions
+    of .npy and many minutes of writing: asked for, not started by a typo)."""
+    from precision_tool.errors import UsageError
+    from precision_tool.workspace import walk_file_names
+
+    if max_files < 1:
+        raise UsageError(f"dc: --max-files takes a number of files (1 or more), not {max_files}")
+    names = [os.path.join(where, name) for where, name in walk_file_names(folder)]
+    dumps = [name for name in names if is_candidate_dump(name)]
+    if len(dumps) > max_files:
+        raise UsageError(f"dc: {folder} holds {len(dumps):,} dump files, more than --max-files {max_files:,}; "
+                         "decoding them all writes a .npy per tensor and takes many minutes: decode one op "
+                         f"(`dc OP`), one file or a sub-folder, or raise the limit with `{command} --max-files "
+                         f"{len(dumps)}`")
+    others = [Path(name) for name in names if not is_candidate_dump(name) and not os.path.basename(name).startswith(".")]
+    return [Path(name) for name in dumps], others
+
+
 def is_candidate_dump(path: Path | str) -> bool:
     """Files a folder decode tries: everything but hidden files, mapping.csv and known non-dump suffixes."""
     base = os.path.basename(path)

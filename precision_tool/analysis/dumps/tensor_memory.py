@@ -39,6 +39,11 @@ def require_memory(path: str | os.PathLike[str], needed: int, what: str, instead
                             f"{instead}")
 
 
+def require_text_room(path: str | os.PathLike[str], values: int, instead: str) -> None:
+    """`pt -c`: np.savetxt builds the whole text in memory, ~16 characters a value, held twice as written."""
+    require_memory(path, 32 * values, f"writing its {values} values as text (-c)", instead)
+
+
 def size_text(count: int) -> str:
     """'10.0 GiB', '512 MiB', '900 KiB'."""
     for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):

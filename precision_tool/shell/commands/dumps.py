@@ -26,32 +26,16 @@ def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
     return resolve_file(text, workspace).path
 
 
-# A folder of 1,000,000 dumps is a job of millions of .npy and many minutes; past this many files dc asks for it.
-MAX_DECODE_FILES = 200_000
-
-
-def _dc_inputs(target: str, workspace: "Workspace",
-               max_files: int = MAX_DECODE_FILES) -> tuple[list[Path], list[Path], list[str]]:
-    """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR, an op NAME, or a tensor
-    spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded. A folder of more than `max_files`
-    dumps is refused from their names, before a Path is made for each."""
-    from precision_tool.analysis.dumps.dump_files import is_candidate_dump, workspace_dump_folders
+def _dc_inputs(target: str, workspace: "Workspace", max_files: int) -> tuple[list[Path], list[Path], list[str]]:
+    """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR (of at most `max_files`
+    dumps), an op NAME, or a tensor spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
+    from precision_tool.analysis.dumps.dump_files import folder_dumps, workspace_dump_folders
     from precision_tool.analysis.ops.tensor_files import resolve_op_dumps
     from precision_tool.analysis.ops.tensor_ref import find_file, resolve_tensor, split_dump_tensor
-    from precision_tool.workspace import walk_file_names
 
     path = Path(target).expanduser()
     if path.is_dir():
-        names = [os.path.join(folder, name) for folder, name in walk_file_names(path)]
-        dumps = [name for name in names if is_candidate_dump(name)]
-        if len(dumps) > max_files:
-            raise UsageError(f"dc: {target} holds {len(dumps):,} dump files, more than --max-files {max_files:,}; "
-                             f"decoding them all writes a .npy per tensor and takes many minutes: decode one op "
-                             f"(`dc OP`), one file or a sub-folder, or raise the limit with "
-                             f"`dc {_quoted(target)} --max-files {len(dumps)}`")
-        ignored = [Path(name) for name in names if not is_candidate_dump(name)
-                   and not os.path.basename(name).startswith(".")]
-        return [Path(name) for name in dumps], ignored, []
+        return (*folder_dumps(path, max_files, f"dc {_quoted(target)}"), [])
     if path.is_file():
         return [path], [], []
     if split_dump_tensor(target) is not None:
@@ -127,19 +111,8 @@ def _dc_parser(parser: CommandParser) -> None:
                         help=f"convert to this layout ({', '.join(TARGET_FORMATS)}); names get .d0xd1...npy")
     parser.add_argument("-o", "--output", default=None,
                         help="output folder (default: the workspace's temp/decode/dump_convert)")
-    parser.add_argument("--max-files", dest="max_files", type=_positive_count, default=MAX_DECODE_FILES,
-                        metavar="N", help=f"decode at most N dump files of a folder; a folder holding more is "
-                                          f"refused before anything is written (default {MAX_DECODE_FILES:,})")
-
-
-def _positive_count(text: str) -> int:
-    try:
-        value = int(text.replace(",", "").replace("_", ""))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of files (1 or more), got {text!r}")
-    return value
+    parser.add_argument("--max-files", type=int, default=200_000, metavar="N",  # a million dumps: many minutes
+                        help="decode at most N dumps of a folder (default 200,000); more are refused")
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
@@ -219,6 +192,7 @@ def _pt_parser(parser: CommandParser) -> None:
 
 def _pt(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.ops.tensor_ref import one_tensor_of
+    from precision_tool.analysis.dumps.tensor_memory import require_text_room
     from precision_tool.analysis.dumps.tensor_stats import non_numeric_reason, tensor_stats
     from precision_tool.render.dumps import tensor_print
 
@@ -251,11 +225,7 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         folder = Path(args.output).expanduser() if args.output else text_path.parent
         what = "folder for the -c values (-o DIR)" if args.output else "folder for the -c values"
         Workspace.ensure_dir(folder, what, hint=f"write them elsewhere with `pt {_quoted(text)} -c -o DIR`")
-        from precision_tool.analysis.dumps.tensor_memory import require_memory
-
-        # np.savetxt builds the whole text in memory: ~16 characters a value, held twice while written
-        require_memory(ref.path, 32 * int(array.size), f"writing its {array.size} values as text (-c)",
-                       f"`pt {_quoted(text)}` without -c shows its statistics and first values")
+        require_text_room(ref.path, int(array.size), f"`pt {_quoted(text)}` without -c shows its statistics")
         saved = _save_text(array, folder / text_path.name)
     return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved, source=source,
                         layout=story)

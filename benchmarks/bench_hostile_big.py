@@ -20,7 +20,8 @@ Cases:
            whose header length is 0 with 1,580 bytes after it (dc)
 
 Two memory figures per run: peak RSS, the ru_maxrss os.wait4 reports for the command (its own and its
-helpers'; one process at a time; it counts pages of memory-mapped files too), and the peak anonymous
+helpers', one process at a time; it counts pages of memory-mapped files too; the commands are started by a
+small spawner process, so none inherits the benchmark's own size), and the peak anonymous
 memory of the command and its helpers together, which a watchdog samples every 50 ms (Pss_Anon: a page a
 forked helper shares with its parent counts once). The watchdog kills a command whose anonymous
 memory passes --rss-limit-gb (the machine is shared) and one that runs past --timeout; such runs print
@@ -67,19 +68,51 @@ def _anon_kb(pid: int) -> int:
     return total
 
 
-def run(tool: Path, root: Path, args: list[str], timeout: float, rss_limit_kb: int) -> dict:
+def run(tool: Path, root: Path, args: list[str], timeout: float, rss_limit_kb: int, wants: tuple[str, ...] = ()) -> dict:
     """Run one command of the tool on workspace `root`: time, peak RSS, status, the lines it printed."""
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PRECISION_TOOL_NO_COLOR": "1",
            "PYTHONPATH": str(tool)}
     command = [sys.executable, str(tool / "precision_tool" / "cli.py"), "--data", str(root), *args]
-    result = measure(command, env, tool, timeout, rss_limit_kb)
-    result["args"] = args
-    return result
+    return SPAWNER.measure(command, env, tool, timeout, rss_limit_kb, wants)
 
 
-def measure(command: list[str], env: dict, cwd: Path, timeout: float, rss_limit_kb: int) -> dict:
-    """Wall time, ru_maxrss (os.wait4), exit status and printed lines of one process; a watchdog kills it
-    past `timeout` or `rss_limit_kb` resident."""
+class Spawner:
+    """Starts the measured commands from a small process started first. Linux puts what a process held
+    before exec into its ru_maxrss, so a command forked by this process (grown by the builders) would report
+    at least this one's size; the spawner stays at ~10 MB and keeps only the lines worth showing."""
+
+    def __init__(self) -> None:
+        self.process: subprocess.Popen | None = None
+
+    def measure(self, command: list[str], env: dict, cwd: Path, timeout: float, rss_limit_kb: int,
+                wants: tuple[str, ...] = ()) -> dict:
+        import json
+
+        if self.process is None:
+            self.process = subprocess.Popen([sys.executable, __file__, "--spawner"], stdin=subprocess.PIPE,
+                                            stdout=subprocess.PIPE, text=True)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps([command, env, str(cwd), timeout, rss_limit_kb, wants]) + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())  # type: ignore[no-any-return]
+
+
+SPAWNER = Spawner()
+
+
+def spawner_loop() -> None:
+    """The spawner's side: one JSON request a line on stdin, one JSON result a line on stdout."""
+    import json
+
+    for request in sys.stdin:
+        command, env, cwd, timeout, rss_limit_kb, wants = json.loads(request)
+        print(json.dumps(measure(command, env, Path(cwd), timeout, rss_limit_kb, tuple(wants))), flush=True)
+
+
+def measure(command: list[str], env: dict, cwd: Path, timeout: float, rss_limit_kb: int,
+            wants: tuple[str, ...] = ()) -> dict:
+    """Wall time, ru_maxrss (os.wait4), exit status, line count, last line and the first line holding each
+    of TELLING and `wants` of one process; a watchdog kills it past `timeout` or `rss_limit_kb` anonymous."""
     out = tempfile.TemporaryFile()
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -109,14 +142,20 @@ def measure(command: list[str], env: dict, cwd: Path, timeout: float, rss_limit_
     wall = time.perf_counter() - started
     done.set()
     watcher.join()
-    process.returncode = os.waitstatus_to_exitcode(status)
     out.seek(0)
-    text = out.read().decode("utf-8", "replace")
-    lines = [line for line in text.splitlines() if line.strip()]
+    count, last, traceback, found = 0, "", False, {}
+    for raw in out:  # line by line: a million-row listing is not held
+        line = raw.decode("utf-8", "replace").rstrip("\n")
+        if not line.strip():
+            continue
+        count, last = count + 1, line
+        traceback = traceback or "Traceback (most recent call last)" in line
+        for word in (*TELLING, *wants):
+            if word not in found and word in line:
+                found[word] = line
     return {"wall": wall, "rss_mb": usage.ru_maxrss / 1024, "anon_mb": peak_anon[0] / 1024,
-            "status": process.returncode,
-            "killed": killed[0] if killed else "", "lines": lines,
-            "traceback": "Traceback (most recent call last)" in text}
+            "status": os.waitstatus_to_exitcode(status), "killed": killed[0] if killed else "",
+            "count": count, "last": last, "found": found, "traceback": traceback}
 
 
 # the line worth showing when a command printed it: a refusal or a damaged file, rather than its last line
@@ -125,17 +164,12 @@ TELLING = ("needs about", "header length 0", "TensorFlow refuses", "more than --
 
 def show(label: str, result: dict, line: str | None = None) -> None:
     if line is None:
-        line = next((first_with(result, word) for word in TELLING if first_with(result, word)), None)
+        line = next((result["found"][word] for word in TELLING if word in result["found"]), None)
     if line is None:
-        line = result["lines"][-1] if result["lines"] else "(nothing printed)"
+        line = result["last"] or "(nothing printed)"
     state = result["killed"] or ("TRACEBACK" if result["traceback"] else f"exit {result['status']}")
     print(f"  {label:<34} {result['wall']:7.2f} s {result['rss_mb']:7.0f} MB {result['anon_mb']:7.0f} MB  {state:<8} "
-          f"{len(result['lines']):>6} lines | {line[:230]}", flush=True)
-
-
-def first_with(result: dict, *words: str) -> str | None:
-    """The first printed line holding every word (the line worth showing for a refusal or a note)."""
-    return next((line for line in result["lines"] if all(w in line for w in words)), None)
+          f"{result['count']:>7} lines | {line[:230]}", flush=True)
 
 
 # --- building the inputs --------------------------------------------------------------------------------
@@ -218,8 +252,8 @@ def case_graph(args: argparse.Namespace, temp: Path) -> None:
     name = middle.rsplit("/", 1)[-1]
     show("ls -n NAME (parse + cache)", run(args.tool, root, ["ls", "-n", name], args.timeout, args.rss_kb))
     show("ls -n NAME (from the cache)", run(args.tool, root, ["ls", "-n", name], args.timeout, args.rss_kb))
-    result = run(args.tool, root, ["ni", middle], args.timeout, args.rss_kb)
-    show("ni OP (cache + its block)", result, first_with(result, middle))
+    result = run(args.tool, root, ["ni", middle], args.timeout, args.rss_kb, (middle,))
+    show("ni OP (cache + its block)", result, result["found"].get(middle))
     protobuf_side(path, args.protobuf_limit, args.rss_kb)
     shutil.rmtree(root)
 
@@ -233,7 +267,7 @@ def protobuf_side(path: Path, limit: float, rss_kb: int) -> None:
             "message = text_format.Parse(text, model_def_class()(), allow_unknown_field=True)\n"
             "print(f'parsed {len(message.graph[0].op)} ops in {time.perf_counter() - start:.2f} s')\n"
             ) % (str(ROOT), str(path))
-    result = measure([sys.executable, "-c", code], dict(os.environ), ROOT, limit, rss_kb)
+    result = SPAWNER.measure([sys.executable, "-c", code], dict(os.environ), ROOT, limit, rss_kb)
     if result["killed"]:
         print(f"  {'protobuf text_format.Parse':<34} skipped: {result['killed']} (--protobuf-limit)", flush=True)
         return
@@ -245,10 +279,10 @@ def case_ops(args: argparse.Namespace, temp: Path) -> None:
     path = root / "npu" / "debug_0" / "graph" / GRAPH_FILE
     ops, middle = in_child("one_line_graph", path, 0, args.ops, True)
     print(f"\n[ops] {ops} ops on one line, {path.stat().st_size / 1e6:.1f} MB (light synthetic graph)")
-    result = run(args.tool, root, ["ni", middle], args.timeout, args.rss_kb)
-    show("ni OP (fresh workspace: index + op)", result, first_with(result, middle))
-    result = run(args.tool, root, ["ni", middle], args.timeout, args.rss_kb)
-    show("ni OP (index cached)", result, first_with(result, middle))
+    result = run(args.tool, root, ["ni", middle], args.timeout, args.rss_kb, (middle,))
+    show("ni OP (fresh workspace: index + op)", result, result["found"].get(middle))
+    result = run(args.tool, root, ["ni", middle], args.timeout, args.rss_kb, (middle,))
+    show("ni OP (index cached)", result, result["found"].get(middle))
     protobuf_side(path, args.protobuf_limit, args.rss_kb)
     shutil.rmtree(root)
 
@@ -337,6 +371,9 @@ CASES = {"graph": case_graph, "ops": case_ops, "dump": case_dump, "npy": case_np
 
 
 def main() -> int:
+    if sys.argv[1:] == ["--spawner"]:
+        spawner_loop()
+        return 0
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated (default: all)")
     parser.add_argument("--graph-mb", type=float, default=50.0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterator
 
@@ -64,7 +63,7 @@ time (one-shot they took 4-6x the tensor: 40-60 GB for a 10 GB one)."""
 def tensor_stats(array: "np.ndarray", chunk: int = STATS_CHUNK) -> TensorStats:
     """The statistics of a tensor in memory or memory-mapped. A tensor of more than `chunk` elements is
     swept a step at a time, so memory stays a few steps whatever its size; a mapped one (a big .npy, a dump's
-    block) is read from its file with pread, so its pages do not stay resident either."""
+    block) is read from its file a window at a time, so its pages do not stay resident either."""
     import numpy as np
 
     reason = non_numeric_reason(np.asarray(array).dtype)
@@ -155,6 +154,8 @@ def _step_stats(sums: _Sums, values: "np.ndarray") -> None:
 
 def _steps(array: "np.ndarray", chunk: int) -> "Iterator[np.ndarray]":
     """The tensor's elements, `chunk` at a time, in memory order (the statistics do not depend on it)."""
+    import mmap
+
     import numpy as np
 
     flat = array.ravel(order="K") if array.flags.c_contiguous or array.flags.f_contiguous else None
@@ -166,15 +167,22 @@ def _steps(array: "np.ndarray", chunk: int) -> "Iterator[np.ndarray]":
         return
     path, offset = mapped
     itemsize = array.dtype.itemsize
-    buffer = bytearray(chunk * itemsize)
     with open(path, "rb", buffering=0) as handle:
         for start in range(0, flat.size, chunk):
+            # a window of the file mapped for one step, unmapped when the step is dropped: pages do not pile
+            # up in the process (a whole-file map would keep 10 GB resident), nor are they copied (pread),
+            # and a hole of a sparse file maps the zero page instead of being read
+            where = offset + start * itemsize
+            aligned = where - where % mmap.ALLOCATIONGRANULARITY
             count = min(chunk, flat.size - start)
-            view = memoryview(buffer)[:count * itemsize]
-            got = os.preadv(handle.fileno(), [view], offset + start * itemsize)
-            if got != len(view):
-                raise ValueError(f"{path} ended while its statistics were read (it changed or is truncated)")
-            yield np.frombuffer(buffer, dtype=array.dtype, count=count)
+            try:
+                window = mmap.mmap(handle.fileno(), where - aligned + count * itemsize, offset=aligned,
+                                   access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"{path}: cannot read its data for the statistics ({exc})") from None
+            if hasattr(window, "madvise"):
+                window.madvise(mmap.MADV_SEQUENTIAL)
+            yield np.frombuffer(window, dtype=array.dtype, count=count, offset=where - aligned)
 
 
 def _file_of(array: "np.ndarray") -> tuple[str, int] | None:

@@ -23,10 +23,14 @@ GOLDEN_RANK_FOLDER = re.compile(r"^rank_(\d+)$")
 
 def rank_golden_folders(golden_root: Path) -> list[tuple[int, Path]]:
     """(rank, folder) of every rank_<r>/ folder of a golden dir, by rank; [] when there are none."""
-    if not golden_root.is_dir():
+    try:
+        entries = os.scandir(golden_root)
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    found = ((GOLDEN_RANK_FOLDER.match(child.name), child) for child in golden_root.iterdir())
-    return sorted((int(match.group(1)), child) for match, child in found if match and child.is_dir())
+    with entries:  # names first: a golden folder can hold a million tensors beside its rank folders
+        found = [(GOLDEN_RANK_FOLDER.match(e.name), e) for e in entries if e.name.startswith("rank_")]
+        return sorted((int(match.group(1)), Path(e.path)) for match, e in found if match and e.is_dir())
+
 
 _RANK_FOLDER = re.compile(r"^\d{1,5}$")  # a device folder of a dump: dump/<time>/<device_id>/
 
@@ -352,8 +356,7 @@ class Workspace:
     def has_golden_tensors(self) -> bool:
         """Golden .npy files in tf/dump, or in its rank_<r>/ folders."""
         golden = self.golden_dir
-        return golden.is_dir() and (any(golden.glob("*.npy")) or any(any(folder.glob("*.npy"))
-                                                                     for _, folder in rank_golden_folders(golden)))
+        return _holds_npy(golden) or any(_holds_npy(folder) for _, folder in rank_golden_folders(golden))
 
     def golden_hint(self) -> str:
         """What to run to get golden tensors into tf/dump, from what the workspace already holds."""
@@ -394,6 +397,15 @@ class Workspace:
         if not self.has_golden_tensors():
             gaps.append(Missing(f"golden tensors in {self.golden_dir}", self.golden_hint()))
         return gaps
+
+
+def _holds_npy(folder: Path) -> bool:
+    """Whether a folder holds a .npy file (stops at the first: no listing of a million names)."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(e.name.endswith(".npy") for e in entries)
+    except OSError:
+        return False
 
 
 def _newest_child(folder: Path) -> Path | None:

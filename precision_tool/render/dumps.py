@@ -221,7 +221,7 @@ def tensor_print(title: str, stats: "TensorStats", array: "np.ndarray", *, notes
     summary.add_row("Inf", str(stats.inf_count))
     summary.add_row("zeros", f"{stats.zero_count} of {stats.count}")
     values = Table(title=f"first {min(preview, stats.count)} values", title_justify="left", show_edge=False)
-    flat = array.reshape(-1)[:preview]
+    flat = array.flat[:preview]  # a copy of the first few only: reshape(-1) copies a Fortran-order memmap whole
     import numpy as np
 
     rows = []

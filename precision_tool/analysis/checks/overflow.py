@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from precision_tool.analysis.dumps.origin_layout import origin_layout_array
+from precision_tool.analysis.dumps.origin_layout import shown_tensor
 from precision_tool.analysis.dumps.dump_files import DumpEntry, scan_dump_folder
 from precision_tool.analysis.dumps.tensor_stats import TensorStats, tensor_stats
 from precision_tool.errors import FormatError
 from precision_tool.formats.npu.dump_types import data_type_name
-from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
+from precision_tool.formats.npu.npu_dump import read_dump_header
 from precision_tool.formats.npu.opdebug import OverflowRecord, parse_opdebug_payload
 
 
@@ -137,7 +137,7 @@ def summarize_tensors(path: Path) -> tuple[TensorSummary, ...]:
     out = []
     for tensor in dump.tensors:
         try:
-            array, story = origin_layout_array(tensor, read_tensor(dump, tensor), None)
+            array, story = shown_tensor(dump, tensor, None)
             note = f"shown in device layout {story.device}: {story.problem}" if story.problem else None
             out.append(TensorSummary(tensor.label, story.layout, data_type_name(tensor.data_type),
                                      tensor_stats(array), note))

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
+from precision_tool.analysis.dumps.dump_files import no_tensor_problem
 from precision_tool.analysis.dumps.origin_layout import DEVICE_LAYOUTS, OriginFormats
+from precision_tool.analysis.dumps.tensor_memory import CHECK_FROM
 from precision_tool.atomic import write_atomic
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu.dump_types import format_name, npy_descr_of
@@ -226,6 +228,8 @@ def _decode_one(path: Path, out_dir: Path, target: str | None, origins: "OriginF
     notes: list[DecodeProblem] = []
     try:
         dump = read_dump_header(path)
+        if not dump.tensors:
+            raise FormatError(path, no_tensor_problem(path, dump.file_size))
         real = dump.real_name
         for tensor in dump.tensors:
             try:
@@ -291,6 +295,16 @@ def _decode_tensor(dump: DumpFile, real: str, tensor: TensorHeader, out_dir: Pat
         temp = _temp_for(final)
         _copy_as_npy(dump, tensor, plain, temp)
         return temp, final, None
+    big = tensor.size >= CHECK_FROM
+    if big and target is not None and npy_descr_of(tensor.data_type) is not None:
+        unchanged, why = _as_dumped(tensor, target)
+        if unchanged:  # written as dumped: copied by the kernel, as plain decoding does, never held
+            final = _output_path(out_dir, decoded_name(real, tensor.kind, tensor.index, tensor.array_shape), renamed)
+            temp = _temp_for(final)
+            _copy_as_npy(dump, tensor, npy_descr_of(tensor.data_type), temp)  # type: ignore[arg-type]
+            return temp, final, why
+    if big:
+        _require_room(dump, tensor, target)
     import numpy as np
 
     array = read_tensor(dump, tensor)
@@ -313,6 +327,43 @@ def _decode_tensor(dump: DumpFile, real: str, tensor: TensorHeader, out_dir: Pat
     with open(temp, "wb") as handle:
         np.save(handle, np.ascontiguousarray(saveable(array)), allow_pickle=False)
     return temp, final, kept
+
+
+def _as_dumped(tensor: TensorHeader, target: str) -> tuple[bool, str | None]:
+    """(does converting to `target` leave the tensor as dumped, why it is not converted): asked of an empty
+    stand-in of its rank, so a big tensor is not read to learn that it needs no conversion."""
+    import numpy as np
+
+    from precision_tool.formats.npu.layouts import LayoutError, UnsupportedConversion, from_device
+
+    if format_name(tensor.format) in DEVICE_LAYOUTS:
+        return False, None
+    stand_in = np.empty((0,) * len(tensor.array_shape))
+    try:
+        return from_device(stand_in, tensor.format, target, tensor.original_shape) is stand_in, None
+    except UnsupportedConversion as exc:
+        return True, str(exc)
+    except LayoutError:
+        return False, None
+
+
+def _require_room(dump: DumpFile, tensor: TensorHeader, target: str | None) -> None:
+    """A big tensor that must be held (converted, or widened for the .npy): one FormatError line when about three
+    times its size would not fit in free memory, before anything is read."""
+    from precision_tool.analysis.dumps.tensor_memory import require_memory, size_text
+    from precision_tool.formats.npu.dump_types import data_type_name, numpy_dtype_of
+
+    try:
+        nbytes = tensor.element_count * numpy_dtype_of(tensor.data_type).itemsize
+    except ValueError:
+        return  # read_tensor names the type it cannot decode
+    what = f"{tensor.label} ({size_text(nbytes)} of {data_type_name(tensor.data_type)})"
+    if target is not None:
+        require_memory(dump.path, 3 * nbytes, f"{what} held and converted to {target}",
+                       "decode it without -f: its bytes are then copied as dumped, streamed")
+    else:
+        require_memory(dump.path, 3 * nbytes, f"{what} held and widened for the .npy",
+                       "decode it on a machine with more free memory")
 
 
 def _output_path(out_dir: Path, name: str, renamed: list[tuple[str, str]]) -> Path:

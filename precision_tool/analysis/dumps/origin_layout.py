@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from precision_tool.errors import PrecisionToolError
-from precision_tool.formats.npu.dump_types import format_name
-from precision_tool.formats.npu.npu_dump import TensorHeader, read_dump_header
+from precision_tool.errors import FormatError, PrecisionToolError
+from precision_tool.formats.npu.dump_types import DataType, data_type_name, format_name, numpy_dtype_of
+from precision_tool.formats.npu.npu_dump import DumpFile, TensorHeader, read_dump_header, read_tensor
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,6 +59,49 @@ def origin_layout_array(tensor: TensorHeader, array: "np.ndarray", origin: str |
         return array, LayoutStory(device, device_shape, device, device_shape, "dump", str(exc))
     return converted, LayoutStory(device, device_shape, target, tuple(int(d) for d in converted.shape),
                                   "graph" if origin else "host")
+
+
+MAP_FROM = 64 << 20
+"""Bytes from which a tensor that needs no conversion is mapped from its file instead of read."""
+_DECODED = (DataType.UINT1, DataType.COMPLEX32, DataType.HIFLOAT8)  # read_tensor decodes these: never mapped
+
+
+def shown_tensor(dump: DumpFile, tensor: TensorHeader, origin: str | None) -> tuple["np.ndarray", LayoutStory]:
+    """origin_layout_array of the tensor (as `pt`, `ni` and the overflow check show it) in bounded memory: a
+    big tensor already in a plain layout, of a type numpy reads as stored, is mapped from the file, not read
+    (tensor_stats then streams it: a 10 GB dump costs a few steps of memory); a big one that must be held
+    to be converted or decoded is refused in one line, before it is read, when that would not fit."""
+    from precision_tool.analysis.dumps.tensor_memory import require_memory, size_text
+
+    device = format_name(tensor.format)
+    try:
+        dtype = numpy_dtype_of(tensor.data_type)
+    except ValueError:
+        dtype = None  # read_tensor says why it cannot decode it
+    if dtype is not None and tensor.size >= MAP_FROM:
+        nbytes = tensor.element_count * dtype.itemsize
+        if device not in DEVICE_LAYOUTS and tensor.data_type not in _DECODED:
+            mapped = _mapped(dump, tensor, dtype)
+            if mapped is not None:
+                return mapped, LayoutStory(device, mapped.shape, device, mapped.shape, "dump")
+        require_memory(dump.path, 3 * nbytes,
+                       f"{tensor.label} ({size_text(nbytes)} of {data_type_name(tensor.data_type)} in {device}) held "
+                       f"{'and converted to its origin layout' if device in DEVICE_LAYOUTS else 'and decoded'}",
+                       "`dc FILE` writes it as dumped, streamed (no conversion), and pt shows that .npy")
+    return origin_layout_array(tensor, read_tensor(dump, tensor), origin)
+
+
+def _mapped(dump: DumpFile, tensor: TensorHeader, dtype: "np.dtype") -> "np.ndarray | None":
+    """The tensor's block mapped read-only; None when its header is odd (read_tensor then names the problem)."""
+    import numpy as np
+
+    shape = tensor.array_shape
+    if len(shape) > 32 or any(d < 0 for d in shape) or tensor.element_count * dtype.itemsize > tensor.size:
+        return None
+    try:
+        return np.memmap(dump.path, dtype=dtype, mode="r", offset=tensor.offset, shape=shape)
+    except (OSError, ValueError) as exc:
+        raise FormatError(dump.path, f"{tensor.label}: cannot map its data ({exc})") from None
 
 
 # --- the layouts the graph names ------------------------------------------------------------------

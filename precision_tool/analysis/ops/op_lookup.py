@@ -166,7 +166,7 @@ def _golden(index: GraphIndex, safe: str, slot: int, query: str, file_name: str 
     op = inner.names[0] + (f" ({safe} was fused into it)" if inner.fused_from else "")
     if file_name is not None:
         note = f"{file_name} is the golden tensor {key} of {op}"
-    elif key in scan_golden_dir(index.workspace.golden_dir):
+    elif key in scan_golden_dir(index.workspace.golden_dir, (f"{key}.",)):
         note = f"{key} is a golden tensor of {op}"
     else:
         note = f"{key} names a golden tensor of {op}, but there is no {key}.*.npy in {index.workspace.golden_dir}"

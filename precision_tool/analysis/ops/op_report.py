@@ -98,12 +98,13 @@ def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRel
 def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
     """The NPU dump files of an op in the newest dump folder of npu/debug_N, oldest first: the files `pt`,
     `dc` and `ls dump` find (numbered files through mapping.csv)."""
-    from precision_tool.analysis.dumps.dump_files import dumps_of_op, scan_runs
+    from precision_tool.analysis.dumps.dump_files import dumps_of_op, op_needle, scan_runs
 
     folder = workspace.newest_dump_dir(debug_id)
     if folder is None:
         return []
-    return [e.path for _, entries in dumps_of_op(scan_runs([(debug_id, folder)]), op_name) for e in entries]
+    scanned = scan_runs([(debug_id, folder)], op_needle(op_name))
+    return [e.path for _, entries in dumps_of_op(scanned, op_name) for e in entries]
 
 
 def find_stats_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
@@ -144,12 +145,12 @@ def stats_facts(path: Path) -> tuple[TensorFacts, ...]:
 
 def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
     """Statistics of every input and output of one dump file, in the origin layout with the device
-    padding cut, read as `pt` reads them (origin_layout.origin_layout_array), so they match `pt` and the golden
+    padding cut, read as `pt` reads them (origin_layout.shown_tensor), so they match `pt` and the golden
     tensor; a bad file is one fact with a problem. `op` (the graph's op) tells each tensor's origin layout."""
-    from precision_tool.analysis.dumps.origin_layout import op_origin_formats, origin_layout_array
+    from precision_tool.analysis.dumps.origin_layout import op_origin_formats, shown_tensor
     from precision_tool.analysis.dumps.tensor_stats import tensor_stats
     from precision_tool.formats.npu.dump_types import data_type_name, format_name
-    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
+    from precision_tool.formats.npu.npu_dump import read_dump_header
 
     try:
         dump = read_dump_header(path)
@@ -162,8 +163,7 @@ def dump_facts(path: Path, op: Op | None = None) -> tuple[TensorFacts, ...]:
         stats = None
         layout, shape = format_name(tensor.format), tuple(tensor.shape)
         try:
-            array, story = origin_layout_array(tensor, read_tensor(dump, tensor),
-                                               origins.get((tensor.kind, tensor.index)))
+            array, story = shown_tensor(dump, tensor, origins.get((tensor.kind, tensor.index)))
             layout, shape = story.layout, tuple(array.shape)
             stats = tensor_stats(array)
         except (FormatError, ValueError) as exc:
@@ -189,8 +189,10 @@ def ranked_golden_facts(workspace: Workspace, original_names: list[str],
     folders: list[tuple[Path, int | None]] = [(folder, rank) for rank, folder in ranked] or \
         [(workspace.golden_dir, None)]
     facts = []
+    # only the names of these ops' tensors are looked at: a golden folder may hold a million tensors
+    prefixes = tuple(golden_key(name, 0)[:-1] for name in original_names) + tuple(f"{key}." for key in keys)
     for folder, rank in folders:
-        golden = scan_golden_dir(folder)
+        golden = scan_golden_dir(folder, prefixes)
         seen: set[str] = set()
         for name in original_names:
             prefix = golden_key(name, 0)[:-1]  # 'conv1_Relu.'

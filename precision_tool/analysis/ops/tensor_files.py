@@ -117,7 +117,7 @@ def _files_named(workspace: "Workspace", base: str) -> list[tuple[tuple[int, int
 def _named_in(folder: Path, base: str) -> list[Path]:
     from precision_tool.analysis.dumps.dump_files import scan_dump_folder
 
-    return [e.path for e in scan_dump_folder(folder) if base in (e.file_name, e.real)]
+    return [e.path for e in scan_dump_folder(folder, base.lower()) if base in (e.file_name, e.real)]
 
 
 def _npy_by_name(name: str, workspace: "Workspace", prefix: str, required: bool) -> TensorRef | None:
@@ -146,7 +146,7 @@ def resolve_op_dump(op_name: str, workspace: "Workspace", *, prefix: str = "", t
     if not runs:
         raise UsageError(f"{prefix}{op_name}:{tensor}: no NPU dumps in {workspace.dump_root(0)} to find the op in "
                          "(give a dump file or a .npy path instead)")
-    scanned = scan_runs(runs)
+    scanned = scan_runs(runs, sanitize_op_name(op_name).lower())  # names holding it: all the messages need
     per_run = dumps_of_op(scanned, op_name)
     if not per_run:
         raise UsageError(_no_op(op_name, tensor, scanned, runs, prefix, workspace))
@@ -177,7 +177,7 @@ def resolve_op_dumps(op_name: str, workspace: "Workspace", *, prefix: str = "") 
     from precision_tool.analysis.dumps.dump_files import dumps_of_op, scan_runs, workspace_dump_runs
 
     runs = workspace_dump_runs(workspace)
-    scanned = scan_runs(runs)
+    scanned = scan_runs(runs, sanitize_op_name(op_name).lower())  # names holding it: all the messages need
     per_run = dumps_of_op(scanned, op_name)
     if per_run:
         return [e.path for _, entries in per_run for e in entries], ()
@@ -244,18 +244,17 @@ def _fused_into(op_name: str, workspace: "Workspace") -> list[str]:
 # --- golden tensors -----------------------------------------------------------------------------------
 def resolve_golden_tensor(op_name: str, slot: int, workspace: "Workspace", prefix: str = "") -> TensorRef:
     """TF tensor `op:N` → the golden .npy of that output (newest timestamp, as the comparison reads it)."""
-    from precision_tool.formats.tf.golden import golden_key, scan_golden_dir
+    from precision_tool.formats.tf.golden import golden_key, holds_golden, scan_golden_dir
 
     key = golden_key(op_name, slot)
     if golden_files(workspace, key):
         return golden_ref(f"{op_name}:{slot}", key, workspace)
-    golden = scan_golden_dir(workspace.golden_dir)
     stem = key.rsplit(".", 1)[0]
-    slots = sorted(k for k in golden if k.rsplit(".", 1)[0] == stem)
+    slots = sorted(k for k in scan_golden_dir(workspace.golden_dir, (f"{stem}.",)) if k.rsplit(".", 1)[0] == stem)
     text = f"{prefix}{op_name}:{slot}: no golden tensor {key}.*.npy in {workspace.golden_dir}"
     if slots:
         text += "; it has " + one_line(slots)
-    elif not golden:
+    elif not holds_golden(workspace.golden_dir):
         text += f" (it holds no golden .npy; {workspace.golden_hint()})"
     text += f" (for the NPU dump of the op write {op_name}:output:{slot})"
     raise UsageError(text)
@@ -267,16 +266,22 @@ def golden_files(workspace: "Workspace", key: str) -> list[Path]:
     from precision_tool.formats.tf.golden import GOLDEN_NAME, TIMESTAMP_DIGITS
 
     folder = workspace.golden_dir
-    if not folder.is_dir():
-        return []
     found = []
-    for path in folder.glob(f"{key}.*.npy"):
-        match = GOLDEN_NAME.match(path.name)
-        if match is None or f"{match.group(1)}.{match.group(2)}" != key or not path.is_file():
-            continue
-        stamp = match.group(3)
-        found.append((int(stamp) if len(stamp) == TIMESTAMP_DIGITS else 0, path.name, path))
-    return [path for *_, path in sorted(found)]
+    start = f"{key}."
+    try:
+        entries = os.scandir(folder)  # names only: the folder may hold a million tensors
+    except OSError:
+        return []
+    with entries:
+        for entry in entries:
+            if not entry.name.startswith(start):
+                continue
+            match = GOLDEN_NAME.match(entry.name)
+            if match is None or f"{match.group(1)}.{match.group(2)}" != key or not entry.is_file():
+                continue
+            stamp = match.group(3)
+            found.append((int(stamp) if len(stamp) == TIMESTAMP_DIGITS else 0, entry.name))
+    return [folder / name for _, name in sorted(found)]
 
 
 def golden_ref(text: str, key: str, workspace: "Workspace") -> TensorRef:

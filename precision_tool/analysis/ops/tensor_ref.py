@@ -204,7 +204,8 @@ def _nothing_named(text: str, workspace: "Workspace", prefix: str) -> str:
     if key is not None:  # a golden key with no file: the keys of that op that there are
         from precision_tool.formats.tf.golden import scan_golden_dir
 
-        slots = [k for k in scan_golden_dir(workspace.golden_dir) if k.rsplit(".", 1)[0] == key.group("head")]
+        head = key.group("head")
+        slots = [k for k in scan_golden_dir(workspace.golden_dir, (f"{head}.",)) if k.rsplit(".", 1)[0] == head]
         if slots:
             return (f"{prefix}{text}: no golden tensor {text}.*.npy in {workspace.golden_dir}; it has "
                     + one_line(slots))

@@ -245,16 +245,21 @@ def decode_tensor_proto(tensor: Any) -> DecodedTensor:
         if count and not len(values):
             return DecodedTensor(None, name, dims, "uninitialized")
         if list_field in ("scomplex_val", "dcomplex_val"):
-            raw = np.asarray(values, dtype="<f4" if list_field == "scomplex_val" else "<f8")
-            listed = raw.view(np_dtype) if len(raw) % 2 == 0 else raw[:-1].view(np_dtype)
+            if len(values) % 2:
+                raise ValueError(f"{name} tensor of shape {list(dims)} lists {len(values)} numbers: complex "
+                                 "values come in (real, imaginary) pairs; TensorFlow refuses it (damaged file?)")
+            listed = np.asarray(values, dtype="<f4" if list_field == "scomplex_val" else "<f8").view(np_dtype)
         elif list_field == "half_val":
             listed = np.asarray(values, dtype=np.int64).astype("<u2")
             if dtype == DT_HALF:
                 listed = listed.view("<f2")
         else:
             listed = np.asarray(values).astype(np_dtype)
-        if len(listed) >= count:
-            flat = listed[:count]
+        if len(listed) > count:  # TensorFlow refuses it (tf.make_ndarray cannot shape it): never cut it to fit
+            raise ValueError(f"{name} tensor of shape {list(dims)} lists {len(listed)} values for its {count} "
+                             f"element(s); TensorFlow refuses it (damaged file?)")
+        if len(listed) == count:
+            flat = listed
         else:  # TF's rule: the last value repeats
             flat = np.concatenate([listed, np.full(count - len(listed), listed[-1], dtype=np_dtype)])
     if dtype == DT_BFLOAT16:

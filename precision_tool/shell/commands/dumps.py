@@ -26,19 +26,16 @@ def resolve_dump_file(text: str, workspace: "Workspace") -> Path:
     return resolve_file(text, workspace).path
 
 
-def _dc_inputs(target: str, workspace: "Workspace") -> tuple[list[Path], list[Path], list[str]]:
-    """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR, an op NAME, or a tensor
-    spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
-    from precision_tool.analysis.dumps.dump_files import is_candidate_dump, workspace_dump_folders
+def _dc_inputs(target: str, workspace: "Workspace", max_files: int) -> tuple[list[Path], list[Path], list[str]]:
+    """(dump files to decode, files ignored as non-dumps, notes) for a FILE, a DIR (of at most `max_files`
+    dumps), an op NAME, or a tensor spelling (DUMPFILE:output:N, OP:output:N), whose whole file is decoded."""
+    from precision_tool.analysis.dumps.dump_files import folder_dumps, workspace_dump_folders
     from precision_tool.analysis.ops.tensor_files import resolve_op_dumps
     from precision_tool.analysis.ops.tensor_ref import find_file, resolve_tensor, split_dump_tensor
-    from precision_tool.workspace import walk_files
 
     path = Path(target).expanduser()
     if path.is_dir():
-        files = list(walk_files(path))
-        return [p for p in files if is_candidate_dump(p)], [p for p in files if not is_candidate_dump(p)
-                                                           and not p.name.startswith(".")], []
+        return (*folder_dumps(path, max_files, f"dc {_quoted(target)}"), [])
     if path.is_file():
         return [path], [], []
     if split_dump_tensor(target) is not None:
@@ -114,6 +111,8 @@ def _dc_parser(parser: CommandParser) -> None:
                         help=f"convert to this layout ({', '.join(TARGET_FORMATS)}); names get .d0xd1...npy")
     parser.add_argument("-o", "--output", default=None,
                         help="output folder (default: the workspace's temp/decode/dump_convert)")
+    parser.add_argument("--max-files", type=int, default=200_000, metavar="N",  # a million dumps: many minutes
+                        help="decode at most N dumps of a folder (default 200,000); more are refused")
 
 
 def _dc(args: argparse.Namespace, ctx: Context) -> Any:
@@ -124,7 +123,7 @@ def _dc(args: argparse.Namespace, ctx: Context) -> Any:
     if bool(args.name) == bool(args.target):
         raise UsageError("dc: give one dump file, folder or op name: `dc NAME` or `dc -n NAME` (see `dc -h`)")
     args.target = args.name or args.target
-    files, ignored, notes = _dc_inputs(args.target, ctx.workspace)
+    files, ignored, notes = _dc_inputs(args.target, ctx.workspace, args.max_files)
     out_dir = Path(args.output).expanduser() if args.output else ctx.workspace.decode_dir("dump_convert")
     if not files:
         raise UsageError(_no_dumps_in(args.target, ignored))
@@ -193,6 +192,7 @@ def _pt_parser(parser: CommandParser) -> None:
 
 def _pt(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.ops.tensor_ref import one_tensor_of
+    from precision_tool.analysis.dumps.tensor_memory import require_text_room
     from precision_tool.analysis.dumps.tensor_stats import non_numeric_reason, tensor_stats
     from precision_tool.render.dumps import tensor_print
 
@@ -225,6 +225,7 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
         folder = Path(args.output).expanduser() if args.output else text_path.parent
         what = "folder for the -c values (-o DIR)" if args.output else "folder for the -c values"
         Workspace.ensure_dir(folder, what, hint=f"write them elsewhere with `pt {_quoted(text)} -c -o DIR`")
+        require_text_room(ref.path, int(array.size), f"`pt {_quoted(text)}` without -c shows its statistics")
         saved = _save_text(array, folder / text_path.name)
     return tensor_print(title, tensor_stats(array), array, notes=notes, saved_text=saved, source=source,
                         layout=story)
@@ -232,13 +233,13 @@ def _pt(args: argparse.Namespace, ctx: Context) -> Any:
 
 def _dump_tensor(ref: Any, workspace: "Workspace") -> tuple[Any, Any, str, Path, tuple[str, Path, str], list[str]]:
     """A dump tensor in the layout `ni` shows it in: (array, layout story, title, .txt path, source, notes)."""
-    from precision_tool.analysis.dumps.origin_layout import graph_origin_formats, origin_layout_array
-    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
+    from precision_tool.analysis.dumps.origin_layout import graph_origin_formats, shown_tensor
+    from precision_tool.formats.npu.npu_dump import read_dump_header
 
     dump = read_dump_header(ref.path)
     tensor = dump.tensor(ref.kind, ref.index)
     origins = graph_origin_formats(workspace, [ref.path]).get(ref.path, {})
-    array, story = origin_layout_array(tensor, read_tensor(dump, tensor), origins.get((tensor.kind, tensor.index)))
+    array, story = shown_tensor(dump, tensor, origins.get((tensor.kind, tensor.index)))
     real = dump.real_name
     source = (f"{tensor.label} of", ref.path, f"(mapping.csv: {real})" if real != ref.path.name else "")
     title = f"{dump.op_name or real} {tensor.label}"
@@ -456,7 +457,7 @@ def _golden_tensors(op_name: str, workspace: "Workspace") -> list[str]:
     from precision_tool.formats.tf.golden import safe_node_name, scan_golden_dir
 
     stem = safe_node_name(op_name)
-    slots = sorted(int(key.rsplit(".", 1)[1]) for key in scan_golden_dir(workspace.golden_dir)
+    slots = sorted(int(key.rsplit(".", 1)[1]) for key in scan_golden_dir(workspace.golden_dir, (f"{stem}.",))
                    if key.rsplit(".", 1)[0] == stem)
     return [f"{op_name}:{slot}" for slot in slots]
 

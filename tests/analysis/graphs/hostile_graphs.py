@@ -4,7 +4,8 @@ Why: the readers must end every file in a result or one line naming the file and
 a traceback, a hang, or exit 0 when nothing could be read (issue 11, item 5). The mutations start from
 the real files in tests/fixtures/real (ge_graph, atc_json) and add the classic damage: truncation,
 flipped bytes, unbalanced braces and quotes, non-UTF-8 bytes, 5,000-digit numbers, 10,000-deep
-nesting, empty files, JSON with wrong types and missing keys, and one 50 MB single-line graph.
+nesting, empty files, JSON with wrong types and missing keys, and one 50 MB single-line graph (every op of
+it in the graph; benchmarks/bench_hostile_big.py also runs one through `ls` and `ni`).
 
     python3 -m tests.analysis.graphs.hostile_graphs --all [--count 1000] [--cli 40]
 
@@ -196,14 +197,28 @@ def generate(kind: str, count: int, seed: int = 11) -> Iterator[tuple[str, bytes
         yield f"ge_proto_{number:05d}_{label}_Build{suffix}", data
 
 
-def huge_line_graph(size: int = HUGE_LINE_BYTES) -> bytes:
-    """One line of `size` bytes: a real-looking text graph with every newline turned into a space."""
-    one = TEXT_SEEDS[0].read_bytes().replace(b"\n", b" ")
-    body = one[one.index(b"op {"):one.rindex(b"}")]  # the ops of the graph, repeated
-    out = bytearray(b"graph { name: \"huge\" ")
+_NAMED = re.compile(rb'\b(name|input|dst_name): "(?=[^"])')
+
+
+def one_line(data: bytes) -> bytes:
+    """A text graph on one line: each line's indentation dropped, newlines turned into spaces."""
+    return b" ".join(line.strip() for line in data.split(b"\n"))
+
+
+def huge_line_graph(size: int = HUGE_LINE_BYTES) -> tuple[bytes, int]:
+    """One line of at least `size` bytes: the op blocks of a real graph copied into one graph until it is that
+    big (each copy's op names, inputs and consumers prefixed `c<N>/`, so names stay unique and edges hold),
+    with every newline turned into a space; and how many ops it holds."""
+    text = TEXT_SEEDS[0].read_bytes()
+    first = text.index(b"\n  op {\n") + 1
+    last = text.rindex(b"\n  }\n", 0, text.index(b"\n}\n") + 1) + 5  # the graph's last op block
+    ops = one_line(text[first:last])
+    out = bytearray(b'graph { name: "huge" ')
+    copies = 0
     while len(out) < size:
-        out += body
-    return bytes(out) + b" }"
+        out += _NAMED.sub(rb'\1: "c%d/' % copies, ops)
+        copies += 1
+    return bytes(out) + b" }", copies * ops.count(b"op { name:")
 
 
 # --- running -------------------------------------------------------------------------------------------
@@ -317,7 +332,7 @@ def run(count: int, cli: int, seed: int = 11, huge: bool = True) -> dict[str, di
         if huge:
             name = "ge_proto_99999_one_line_Build.txt"
             path = folder / name
-            path.write_bytes(huge_line_graph())
+            path.write_bytes(huge_line_graph()[0])
             start = time.monotonic()
             outcome, detail = check_in_process(path, limit=120)
             took = time.monotonic() - start

@@ -350,6 +350,10 @@ def _read_header_bytes(path: str | os.PathLike[str], whole_below: int = 0) -> tu
                 f"header length {header_length} runs past the end of the {file_size}-byte file; "
                 "the file is truncated or not an NPU dump",
             )
+        if header_length == 0 and file_size > 8 and not is_nano:
+            # an empty header lists no tensor, so the bytes after it would silently read as nothing
+            raise FormatError(path, f"header length 0: the dump has no header, so the {file_size - 8} byte(s) "
+                                    "after it cannot be read as tensors; the file is damaged or not an NPU dump")
         header_bytes = whole[8:8 + header_length] if whole is not None else os.pread(fd, header_length, 8)
     finally:
         os.close(fd)

@@ -28,8 +28,8 @@ from precision_tool.analysis.results.metrics import (
     NAN_TEXT,
     STD_ZERO_BELOW,
     TensorMetrics,
-    std_settled,
     is_scalar_shape,
+    std_settled,
 )
 from precision_tool.analysis.results.metrics_sweeps import SCRATCH, f16_table
 

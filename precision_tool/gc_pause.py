@@ -4,6 +4,8 @@ Why: reading a 20,000-op result CSV, planning through a 100,000-op graph or pars
 faster than they die, and the collector keeps rescanning all of them as they pile up (a third to a half of
 such a phase's time). The objects are plain data without reference cycles; reference counting frees them,
 and the collector runs again when the phase ends. Nested pauses are fine: only the outermost resumes it.
+A parse leaves a long-lived graph behind: `without_gc_keeping` also freezes what survives, so the
+collector's first pass afterwards does not rescan it.
 """
 
 from __future__ import annotations
@@ -17,13 +19,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(freeze_survivors: bool = False) -> Iterator[None]:
+    """`freeze_survivors`: the objects still alive at the end are long-lived (a parsed graph) and move to the
+    collector's permanent generation, else its first pass after the phase rescans them all."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            if freeze_survivors:
+                gc.freeze()
             gc.enable()
 
 
@@ -33,6 +39,17 @@ def without_gc(function: F) -> F:
     @functools.wraps(function)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         with gc_paused():
+            return function(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def without_gc_keeping(function: F) -> F:
+    """`function` runs with the collector paused, and what it leaves alive is frozen (a parse)."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with gc_paused(freeze_survivors=True):
             return function(*args, **kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,14 +131,9 @@ class CompareRun:
 # --- planning runs ----------------------------------------------------------------------------------
 def has_golden_files(folder: Path) -> bool:
     """Whether `folder` holds a golden .npy (stops at the first: the run's planning lists them all)."""
-    from precision_tool.formats.tf.golden import GOLDEN_NAME
+    from precision_tool.formats.tf.golden import has_golden_files as holds_golden
 
-    try:
-        with os.scandir(folder) as entries:
-            return any(entry.name.endswith(".npy") and (match := GOLDEN_NAME.match(entry.name)) is not None
-                       and "." not in match.group(1) and entry.is_file() for entry in entries)
-    except OSError:
-        return False
+    return holds_golden(folder)
 
 
 @without_gc

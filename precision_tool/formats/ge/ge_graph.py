@@ -55,11 +55,11 @@ from precision_tool.formats.ge.ge_model import (  # noqa: F401  (re-exported: ca
 )
 from precision_tool.formats.ge.ge_onnx import looks_like_onnx, parse_onnx_text
 from precision_tool.formats.ge.ge_text import format_model, parse_text
-from precision_tool.gc_pause import without_gc
+from precision_tool.gc_pause import without_gc_keeping
 
 
 # --- reading and writing ---------------------------------------------------------------------------
-@without_gc
+@without_gc_keeping  # (what survives is the graph: frozen out of the collector's view, as a parse leaves it)
 def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
     """Read a GE graph file: protobuf text (`ge_proto_*.txt`), atc JSON or GE's ONNX-style dump
     (`ge_onnx_*.pbtxt`), told apart by content. Bad files raise FormatError naming the file (and

@@ -12,10 +12,8 @@ whole file). The writer is ge_text_write; its names are re-exported here.
 
 from __future__ import annotations
 
-import gc
 import re
 import sys
-from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
 from typing import Any, Iterator
@@ -26,6 +24,7 @@ from precision_tool.formats.ge.ge_text_fast import SUMMARY_ATTRS, parse_text_fas
 from precision_tool.formats.ge.ge_text_scalar import _TOKEN, _Many, _scalar, unexpected, unquote  # noqa: F401
 from precision_tool.formats.ge.ge_text_write import format_float, format_model, quote  # noqa: F401  (re-exported)
 from precision_tool.formats.ge.ge_tree import SCHEMA, I, S, TreeReader, bytes_from_text
+from precision_tool.gc_pause import without_gc_keeping
 
 # Above this size the fast path parses in two processes (ge_text_fast); a benchmark sets it to compare.
 PARALLEL_MIN_CHARS = 8_000_000
@@ -37,28 +36,12 @@ class _Problem(Exception):
     position: int = -1  # where in the text; -1: at its end
 
 
+@without_gc_keeping  # millions of small objects and no cycles; the model lives on (gc_pause.py)
 def parse_text(text: str, path: Path, light: bool = False) -> Model:
     """Parse protobuf text of a ModelDef into the model. FormatError names file, line and column.
     `light` (for indexes): ops keep only the attributes in SUMMARY_ATTRS and no tensor descriptors,
     which the fast path then does not decode (their structure is still checked)."""
-    with _gc_paused():
-        return _parse_text(text, path, light)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while millions of small objects are made: it would otherwise
-    rescan them over and over (it doubles the parse time) although the parse makes no cycles. At the
-    end the surviving objects (the model: acyclic, freed by reference counting when dropped) are moved
-    out of the collector's view with gc.freeze, else its first pass after the parse rescans them all."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
+    return _parse_text(text, path, light)
 
 
 _MALLOC_TUNED = False

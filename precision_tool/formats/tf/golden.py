@@ -11,7 +11,7 @@ import os
 import re
 import struct
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,25 +70,38 @@ def scan_golden_dir(folder: str | os.PathLike[str], prefixes: tuple[str, ...] | 
     root = Path(folder)
     best: dict[str, tuple[int, str]] = {}
     try:
-        entries = os.scandir(root)
-    except (FileNotFoundError, NotADirectoryError):
-        return {}
-    with entries:
-        for entry in entries:
-            name = entry.name
-            if not name.endswith(".npy") or (prefixes is not None and not name.startswith(prefixes)):
-                continue
-            match = GOLDEN_NAME.match(name)
-            if match is None or "." in match.group(1):
-                continue
-            if not entry.is_file():
-                continue
+        for name, match in _golden_names(root, prefixes):
             key = f"{match.group(1)}.{match.group(2)}"  # literal, as msaccucmp keys it
             rank = (_sort_timestamp(match.group(3)), name)
             current = best.get(key)
             if current is None or rank > current:
                 best[key] = rank
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
     return {key: root / value[1] for key, value in sorted(best.items())}
+
+
+def has_golden_files(folder: str | os.PathLike[str]) -> bool:
+    """Whether `folder` holds a golden .npy that scan_golden_dir would list (stops at the first)."""
+    try:
+        return next(_golden_names(folder), None) is not None
+    except OSError:
+        return False
+
+
+def _golden_names(folder: str | os.PathLike[str],
+                  prefixes: tuple[str, ...] | None = None) -> Iterator[tuple[str, "re.Match[str]"]]:
+    """(file name, its GOLDEN_NAME match) of each golden .npy directly in `folder`; OSError when the folder
+    cannot be listed."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            name = entry.name
+            if not name.endswith(".npy") or (prefixes is not None and not name.startswith(prefixes)):
+                continue
+            match = GOLDEN_NAME.match(name)
+            if match is None or "." in match.group(1) or not entry.is_file():
+                continue
+            yield name, match
 
 
 def holds_golden(folder: str | os.PathLike[str]) -> bool:

@@ -66,16 +66,14 @@ def floor(paths: list[Path], env: dict[str, str], head: int = 0) -> list[str]:
 
 
 def main() -> int:
+    from bench_many_ops import cli_env
     from big_workspace import make_workspace
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--ops", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
-    env.update({"COLUMNS": "200", "NO_COLOR": "1"})
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "precision_tool")], check=True,
-                   stdout=subprocess.DEVNULL)
+    env = cli_env()
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp) / "ws"
         facts = make_workspace(root, ops=args.ops)

@@ -102,27 +102,16 @@ def phases(root: Path) -> None:
 
 
 def reference(root: Path, msaccucmp: str, env: dict[str, str]) -> None:
-    """msaccucmp on the same files; its rows against ours."""
+    """msaccucmp on the same files (bench_report's run of it); its rows against ours."""
     import csv
 
-    from precision_tool.formats.ge.ge_graph import load_graph, write_graph_json
+    from bench_report import reference_run
 
-    graph_txt = next((root / "npu" / "debug_0" / "graph").glob("*_Build.txt"))
-    graph_json = root / "reference_graph.json"
-    write_graph_json(load_graph(graph_txt), graph_json)
-    dump_dir = next(p for p in (root / "npu" / "debug_0" / "dump").rglob("*") if p.is_dir()
-                    and any(f.is_file() for f in p.iterdir()))
-    out = root / "reference_out"
-    out.mkdir(exist_ok=True)
-    started = time.perf_counter()
-    subprocess.run([msaccucmp, "compare", "-m", str(dump_dir), "-g", str(root / "tf" / "dump"), "-f",
-                    str(graph_json), "-out", str(out)], capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - started
-    theirs = next(out.glob("result_*.csv"), None)
+    seconds = reference_run(msaccucmp, root, env)
+    theirs = next((root / "reference_out").glob("result_*.csv"), None)
+    if seconds is None or theirs is None:
+        return  # reference_run said why
     ours = max((root / "temp" / "vector_compare").glob("*/result_*.csv"))
-    if theirs is None:
-        print(f"msaccucmp {seconds:7.1f} s and wrote no CSV")
-        return
 
     def rows(path: Path) -> list[list[str]]:
         with open(path, newline="", encoding="utf-8") as handle:
@@ -131,6 +120,16 @@ def reference(root: Path, msaccucmp: str, env: dict[str, str]) -> None:
     mine, refs = rows(ours), rows(theirs)
     same = sum(a == b for a, b in zip(mine, refs))
     print(f"msaccucmp {seconds:7.1f} s; rows identical {same - 1:,} of {len(refs) - 1:,} (ours {len(mine) - 1:,})")
+
+
+def cli_env() -> dict[str, str]:
+    """The environment the benchmarks run the CLI in (no user config, a wide plain terminal), after the
+    package's bytecode is compiled as `pip install` does."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "precision_tool")], check=True,
+                   stdout=subprocess.DEVNULL)
+    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    env.update({"COLUMNS": "200", "NO_COLOR": "1"})
+    return env
 
 
 def main() -> int:
@@ -143,10 +142,7 @@ def main() -> int:
     parser.add_argument("--reference", nargs="?", const=os.environ.get("MSACCUCMP", "/tmp/msacc/msaccucmp"),
                         help="also run msaccucmp (PATH; default $MSACCUCMP or /tmp/msacc/msaccucmp)")
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
-    env.update({"COLUMNS": "200", "NO_COLOR": "1"})
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "precision_tool")], check=True,
-                   stdout=subprocess.DEVNULL)
+    env = cli_env()
     with tempfile.TemporaryDirectory() as temp:
         root = Path(temp) / "ws"
         started = time.perf_counter()

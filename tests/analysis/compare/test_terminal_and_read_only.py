@@ -21,6 +21,7 @@ from tests import users
 
 ROOT = Path(__file__).resolve().parents[3]
 CLI = str(ROOT / "precision_tool" / "cli.py")
+SLOW_CLI = [str(ROOT / "tests" / "slow_dump_reads.py"), "0.002"]  # 2 ms a dump: a run lasts seconds
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
 
@@ -53,7 +54,7 @@ def test_ctrl_c_during_vc_says_what_was_kept_and_resume_finishes(tmp_path: Path,
     net = make_net(tmp_path / "precision_data", chain=3000)
     shutil.copytree(net.root / "npu" / "debug_0", net.root / "npu" / "debug_1")  # a second run: NPU vs NPU
     results = net.root / "temp" / "vector_compare"
-    child = pexpect.spawn(sys.executable, [CLI, "--data", str(net.root), "vc", "-j", "1"], env=_env(100),
+    child = pexpect.spawn(sys.executable, [*SLOW_CLI, "--data", str(net.root), "vc", "-j", "1"], env=_env(100),
                           encoding="utf-8", timeout=120, dimensions=(40, 100))
     partial = _wait_for_rows(results, 20, child)
     child.sendintr()
@@ -83,7 +84,7 @@ def test_ctrl_c_during_ac_c_stops_ac_and_vcs_skips_a_run_with_no_rows(tmp_path: 
     net = make_net(tmp_path / "precision_data", chain=3000)
     assert cli("vc", "-j", "1", data=net.root).status == 0
     results = net.root / "temp" / "vector_compare"
-    child = pexpect.spawn(sys.executable, [CLI, "--data", str(net.root), "ac", "-c"], env=_env(100),
+    child = pexpect.spawn(sys.executable, [*SLOW_CLI, "--data", str(net.root), "ac", "-c"], env=_env(100),
                           encoding="utf-8", timeout=120, dimensions=(40, 100))
     _wait_for_rows(results, 20, child)
     child.sendintr()

@@ -98,6 +98,8 @@ class GroupWorker:
         self.batch = MetricsBatch()
         """Small pairs waiting for their metrics: computed together when the groups' rows are complete."""
         self._pending: list[PendingMetrics] = []
+        self._copies: list[CopiedMetrics] = []
+        """Pairs identical to a queued one (an output read again as the next op's input): filled from it."""
         """The rows' metrics waiting for the batch, in the batch's order."""
         self._whole: dict[int, bytes] = {}
         """id(DumpFile) → the whole file, for the dumps of the op being compared that were read whole."""
@@ -171,6 +173,13 @@ class GroupWorker:
             for pending, metrics in zip(self._pending, self.batch.compute()):
                 pending.fill(metrics)
             self._pending = []
+        for copy in self._copies:
+            if any(copy.source_file in reason for reason in copy.source.reasons):
+                # the reasons name the first pair's NPU file: this pair's own must be named, so measure it
+                copy.fill(self.measure(*copy.pair))
+            else:
+                copy.fill(copy.source)
+        self._copies = []
 
     def _nan_row(self, group: GroupPlan, op: OpPlan, reason: str) -> CompareRow:
         return CompareRow(
@@ -337,25 +346,31 @@ class GroupWorker:
     def _metrics(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
         """Metrics, reused when this golden was just compared with identical NPU values (output → next input);
         a small pair is queued for the batch (run_groups fills its row in)."""
-        if type(self).measure is GroupWorker.measure and isinstance(x, ArraySource) \
-                and isinstance(y, ArraySource) and batchable(x.array, y.array):
-            self.batch.add(x.array, y.array, shape, npu_file, golden_file)
-            pending = PendingMetrics(NOT_YET)
-            self._pending.append(pending)
-            if self.batch.elements >= BATCH_QUEUE_ELEMENTS:
-                self._measure_batch()  # big tensors: measure now rather than hold hundreds of them
-            return pending
         key = (golden_file, shape)
         small = isinstance(x, ArraySource)
+        seen = self.recent.get(key) if small else None
+        if seen is not None and _same_bytes(seen[0], x.array):
+            earlier, earlier_file = seen[1], seen[2]
+            if isinstance(earlier, PendingMetrics) and earlier.values is NOT_YET:
+                copy = CopiedMetrics(NOT_YET, source=earlier, source_file=earlier_file,
+                                     pair=(x, y, shape, npu_file, golden_file))
+                self._copies.append(copy)
+                return copy
+            if not any(earlier_file in reason for reason in earlier.reasons):
+                return earlier
+        if type(self).measure is GroupWorker.measure and small \
+                and isinstance(y, ArraySource) and batchable(x.array, y.array):
+            self.batch.add(x.array, y.array, shape, npu_file, golden_file)
+            metrics: TensorMetrics = PendingMetrics(NOT_YET)
+            self._pending.append(metrics)
+        else:
+            metrics = self.measure(x, y, shape, npu_file, golden_file)
         if small:
-            seen = self.recent.get(key)
-            if seen is not None and _same_bytes(seen[0], x.array):
-                return seen[1]
-        metrics = self.measure(x, y, shape, npu_file, golden_file)
-        if small and not any(npu_file in reason for reason in metrics.reasons):
-            self.recent[key] = (x.array, metrics)
+            self.recent[key] = (x.array, metrics, npu_file)
             while len(self.recent) > 8:
                 self.recent.popitem(last=False)
+        if self.batch.elements >= BATCH_QUEUE_ELEMENTS:
+            self._measure_batch()  # big tensors: measure now rather than hold hundreds of them
         return metrics
 
     def measure(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
@@ -373,6 +388,15 @@ class PendingMetrics(TensorMetrics):
 
     def fill(self, metrics: TensorMetrics) -> None:
         self.values, self.reasons = metrics.values, metrics.reasons
+
+
+class CopiedMetrics(PendingMetrics):
+    """The metrics of a pair whose NPU bytes and golden file are those of a pair still queued: it takes that
+    pair's answer when the batch is measured (an output is read again as the next op's input)."""
+
+    def __init__(self, values: tuple[str, ...], *, source: PendingMetrics, source_file: str, pair: tuple) -> None:
+        super().__init__(values)
+        self.source, self.source_file, self.pair = source, source_file, pair
 
 
 def _same_bytes(a: Any, b: Any) -> bool:

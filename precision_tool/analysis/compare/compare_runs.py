@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted, Progress, execute_plan
+from precision_tool.analysis.compare.engine.compare_engine import (
+    CompareInterrupted, Progress, StartedPlan, finish_plan, start_plan,
+)
 from precision_tool.analysis.compare.stats_compare import dump_kinds, stats_only
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_graph_compare
@@ -245,48 +247,86 @@ def _run_specs(
     cache_dir: Path | None = None,
 ) -> list[CompareRun]:
     runs: list[CompareRun] = []
+    flight: _Flight | None = None  # the run whose groups the workers compare while the next one is planned
+
+    def land() -> None:
+        nonlocal flight
+        if flight is not None:
+            landing, flight = flight, None
+            runs.append(_land(landing, threshold, progress, labels))
+
     try:
         for spec in specs:
             started = time.perf_counter()
             csv_path = result_dir / spec.csv_name
-            left_stats = stats_only(spec.npu_dir)
-            if spec.npu_vs_npu and left_stats != stats_only(spec.right_dir):
-                # statistics against tensors: nothing to pair; the other runs still go ahead
-                kinds = ("statistics CSVs", "tensors") if left_stats else ("tensors", "statistics CSVs")
-                why = (f"{spec.label}: not compared: {spec.npu_dir} holds {kinds[0]} and {spec.right_dir} "
-                       f"{kinds[1]} (dump_data differs between the runs)")
-                if len(specs) == 1:
-                    raise WorkspaceError(why)
-                if on_warning:
-                    on_warning(why)
-                continue
-            if left_stats:
-                runs.append(_stats_run(spec, csv_path, started, on_warning))
-                continue
-            stats_files, _ = dump_kinds(spec.npu_dir)
-            if stats_files and on_warning:  # a folder of both kinds: the tensors are compared, say what is not
-                on_warning(f"{spec.label}: {stats_files} statistics CSV(s) beside the tensor dumps are not compared "
-                           "(vc compares statistics when a run dumped statistics only; `ni OP` shows them)")
-            plan, golden = plan_run(spec, cache_dir=cache_dir)
-            plan, columns, notes = _selected(spec, plan)
-            for note in notes:
-                if on_warning:
-                    on_warning(f"{spec.label}: {note}")
-            for warning in plan.warnings:
-                if on_warning:
-                    on_warning(f"{spec.label}: {warning}")
-            nbytes = 0
-            unreadable: dict[str, str] = {}
-            if not (resume and csv_path.exists()):
-                nbytes = execute_plan(plan, golden, csv_path, workers=workers, progress=progress, label=spec.label,
-                                      resume=resume, unreadable=unreadable, columns=columns, executor=executor)
-            summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only,
-                                labels=labels(spec) if labels is not None else None)
-            runs.append(CompareRun(spec, csv_path, summary, plan.warnings, len(plan.groups),
-                                   time.perf_counter() - started, nbytes, tuple(sorted(unreadable.items()))))
+            try:
+                left_stats = stats_only(spec.npu_dir)
+                if spec.npu_vs_npu and left_stats != stats_only(spec.right_dir):
+                    # statistics against tensors: nothing to pair; the other runs still go ahead
+                    kinds = ("statistics CSVs", "tensors") if left_stats else ("tensors", "statistics CSVs")
+                    why = (f"{spec.label}: not compared: {spec.npu_dir} holds {kinds[0]} and {spec.right_dir} "
+                           f"{kinds[1]} (dump_data differs between the runs)")
+                    if len(specs) == 1:
+                        raise WorkspaceError(why)
+                    if on_warning:
+                        on_warning(why)
+                    continue
+                if left_stats:
+                    land()
+                    runs.append(_stats_run(spec, csv_path, started, on_warning))
+                    continue
+                stats_files, _ = dump_kinds(spec.npu_dir)
+                if stats_files and on_warning:  # a folder of both kinds: the tensors are compared, say what is not
+                    on_warning(f"{spec.label}: {stats_files} statistics CSV(s) beside the tensor dumps are not "
+                               "compared (vc compares statistics when a run dumped statistics only; `ni OP` shows "
+                               "them)")
+                plan, golden = plan_run(spec, cache_dir=cache_dir)
+                plan, columns, notes = _selected(spec, plan)
+                for note in notes:
+                    if on_warning:
+                        on_warning(f"{spec.label}: {note}")
+                for warning in plan.warnings:
+                    if on_warning:
+                        on_warning(f"{spec.label}: {warning}")
+                if not getattr(executor, "keeps_workers", lambda groups: False)(len(plan.groups)):
+                    land()  # this run needs workers of its own: the one in flight finishes first
+                compare = None
+                if not (resume and csv_path.exists()):
+                    compare = start_plan(plan, golden, csv_path, workers=workers, resume=resume,
+                                         columns=columns, executor=executor)
+            except Exception:
+                land()  # the run in flight is written before this run's problem is raised
+                raise
+            land()  # the previous run's rows, written while this run's groups are compared
+            flight = _Flight(spec, csv_path, plan, compare, started)
+        land()
     except (CompareInterrupted, KeyboardInterrupt) as exc:
         raise _what_was_kept(result_dir, specs, exc) from None
     return runs
+
+
+@dataclass
+class _Flight:
+    """A run handed to the executor; _land writes its rows and summarises it."""
+
+    spec: RunSpec
+    csv_path: Path
+    plan: MatchPlan
+    compare: StartedPlan | None
+    """None when `--resume` found its CSV complete."""
+    started: float
+
+
+def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: Labeller | None) -> CompareRun:
+    spec = flight.spec
+    nbytes = 0
+    unreadable: dict[str, str] = {}
+    if flight.compare is not None:
+        nbytes = finish_plan(flight.compare, progress=progress, label=spec.label, unreadable=unreadable)
+    summary = summarize(read_result_csv(flight.csv_path), threshold, name_only=spec.name_only,
+                        labels=labels(spec) if labels is not None else None)
+    return CompareRun(spec, flight.csv_path, summary, flight.plan.warnings, len(flight.plan.groups),
+                      time.perf_counter() - flight.started, nbytes, tuple(sorted(unreadable.items())))
 
 
 def _stats_run(spec: RunSpec, csv_path: Path, started: float,

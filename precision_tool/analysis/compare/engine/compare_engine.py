@@ -8,11 +8,12 @@ soon as every earlier group is done, so Ctrl-C keeps a valid `.partial` CSV that
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor, local_executor
-from precision_tool.analysis.compare.engine.compare_worker import WorkerSetup
+from precision_tool.analysis.compare.engine.compare_worker import GroupResult, WorkerSetup
 from precision_tool.analysis.compare.matching import MatchPlan
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.results.result_writer import ResultWriter, prepare_resume
@@ -55,26 +56,61 @@ def execute_plan(
     """Compare every group of `plan`, streaming rows into `csv_path` (.partial until done). Returns bytes read;
     files that could not be read are added to `unreadable` (file → problem). `executor`: where the groups
     run (default: a local pool of `workers` processes)."""
+    started = start_plan(plan, golden_files, csv_path, workers=workers, resume=resume, columns=columns,
+                         executor=executor)
+    return finish_plan(started, progress=progress, label=label, unreadable=unreadable)
+
+
+@dataclass
+class StartedPlan:
+    """A plan whose groups are with the executor: a pool compares them while the caller plans the next run
+    (run_specs); finish_plan writes their rows."""
+
+    plan: MatchPlan
+    csv_path: Path
+    resume: bool
+    columns: Columns
+    total: int
+    finished: int
+    results: Iterator[GroupResult]
+    runner: GroupExecutor
+    owned: bool
+
+
+def start_plan(plan: MatchPlan, golden_files: dict[str, str], csv_path: Path, *, workers: int = 1,
+               resume: bool = False, columns: Columns = Columns(),
+               executor: GroupExecutor | None = None) -> StartedPlan:
+    """Hand the groups of `plan` still to compare (all, or those a `.partial` CSV lacks) to the executor."""
     done: set[int] = set()
     partial = csv_path.with_name(csv_path.name + PARTIAL_SUFFIX)
-    if resume and partial.exists():
+    resume = resume and partial.exists()
+    if resume:
         done = prepare_resume(partial)
     todo = [g for g in plan.groups if g.index not in done]
-    total = len(plan.groups)
     setup = WorkerSetup(golden_files, plan.npu_vs_npu, columns, token=uuid.uuid4().hex)
     owned = executor is None  # an executor passed in serves later runs too: closed here only on failure
     runner = executor if executor is not None else local_executor(workers, len(todo))
     if todo and hasattr(runner, "prepare"):
         runner.prepare(setup, todo)  # checks that fail the run before its CSV exists (Dask: the shared files)
-    writer = ResultWriter(csv_path, plan.npu_vs_npu, resume=resume and partial.exists(), overflow=columns.overflow,
-                          sequence=columns.sequence)
-    finished = total - len(todo)
+    results = runner.results(setup, todo) if todo else iter(())
+    return StartedPlan(plan, csv_path, resume, columns, len(plan.groups), len(plan.groups) - len(todo),
+                       results, runner, owned)
+
+
+def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label: str = "compare",
+                unreadable: dict[str, str] | None = None) -> int:
+    """Write the rows of a started plan as its groups come back; the bytes read."""
+    csv_path, runner = started.csv_path, started.runner
+    partial = csv_path.with_name(csv_path.name + PARTIAL_SUFFIX)
+    writer = ResultWriter(csv_path, started.plan.npu_vs_npu, resume=started.resume,
+                          overflow=started.columns.overflow, sequence=started.columns.sequence)
+    finished, total = started.finished, started.total
     bytes_read = 0
     if progress:
         progress(label, finished, total)
     try:
         try:
-            for text, nbytes, bad_files in (runner.results(setup, todo) if todo else ()):
+            for text, nbytes, bad_files in started.results:
                 writer.write_text(text)
                 bytes_read += nbytes
                 if unreadable is not None:
@@ -86,7 +122,7 @@ def execute_plan(
         except BaseException:
             runner.close()
             raise
-        if owned:
+        if started.owned:
             runner.close()
     except KeyboardInterrupt:
         writer.close()

@@ -89,18 +89,22 @@ class PoolExecutor:
         self.workers = workers
         self._pool = None
 
+    def keeps_workers(self, groups: int) -> bool:
+        """True when a plan of `groups` groups goes to the workers running now: it may be handed over while
+        they still work on the previous run (else results() ends them and forks new ones)."""
+        return self._pool is not None and groups <= SENT_GROUPS
+
     def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
+        """Hands the groups to the workers now (queued behind any earlier run's); the results come in order."""
         import multiprocessing
 
         global _POOL_GROUPS
         # small batches while there are few groups, so every worker gets some; at most BATCH_GROUPS
         size = max(1, min(BATCH_GROUPS, len(groups) // (self.workers * 4)))
         spans = [(start, min(start + size, len(groups))) for start in range(0, len(groups), size)]
-        if self._pool is not None and len(groups) <= SENT_GROUPS:
+        if self.keeps_workers(len(groups)):
             tasks = [(setup, list(groups[start:stop])) for start, stop in spans]
-            for results in self._pool.imap(_pool_run_sent, tasks):
-                yield from results
-            return
+            return _flattened(self._pool.imap(_pool_run_sent, tasks))
         self.close()  # workers forked for an earlier plan cannot see this one
         context = multiprocessing.get_context("fork")
         _POOL_GROUPS = groups
@@ -113,14 +117,18 @@ class PoolExecutor:
         finally:
             gc.unfreeze()
             _POOL_GROUPS = ()  # the forked workers have their copy; the parent keeps no second reference
-        for results in self._pool.imap(_pool_run, spans):
-            yield from results
+        return _flattened(self._pool.imap(_pool_run, spans))
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.terminate()
             self._pool.join()
             self._pool = None
+
+
+def _flattened(batches: Iterator[list[GroupResult]]) -> Iterator[GroupResult]:
+    for results in batches:
+        yield from results
 
 
 def local_executor(workers: int, groups: int) -> GroupExecutor:

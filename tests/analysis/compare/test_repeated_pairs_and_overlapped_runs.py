@@ -1,0 +1,80 @@
+"""Two shortcuts of the engine that must not change a byte: a pair measured again (an op's output read as
+the next op's input) takes the first pair's metrics, and the runs of one command overlap on a shared pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from precision_tool.analysis.compare import network_compare as nc
+from precision_tool.analysis.compare.engine.compare_worker import CopiedMetrics, GroupWorker
+from precision_tool.analysis.results.metrics import ArraySource, compare_arrays
+from precision_tool.errors import WorkspaceError
+
+
+def _pair(worker: GroupWorker, npu: np.ndarray, golden: np.ndarray, npu_file: str,  # type: ignore[no-untyped-def]
+          golden_file: str = "golden.npy"):
+    return worker._metrics(ArraySource(npu), ArraySource(golden), npu.shape, npu_file, golden_file)
+
+
+def test_a_repeated_pair_takes_the_queued_pairs_metrics_and_names_its_own_file() -> None:
+    rng = np.random.default_rng(3)
+    golden = rng.standard_normal(640).astype(np.float32)
+    npu = (golden + rng.standard_normal(640).astype(np.float32) * 1e-2).astype(np.float16)
+    zeros = np.zeros(640, np.float16)
+    worker = GroupWorker({}, False)
+    first = _pair(worker, npu, golden, "out.bin")
+    again = _pair(worker, npu.copy(), golden, "in.bin")  # the same bytes, read from another dump
+    zero_first = _pair(worker, zeros, golden, "zero_out.bin", "zero_golden.npy")
+    zero_again = _pair(worker, zeros.copy(), golden, "zero_in.bin", "zero_golden.npy")
+    assert isinstance(again, CopiedMetrics) and isinstance(zero_again, CopiedMetrics)
+    worker._measure_batch()
+    for metrics, values, name, golden_name in ((first, npu, "out.bin", "golden.npy"),
+                                               (again, npu, "in.bin", "golden.npy"),
+                                               (zero_first, zeros, "zero_out.bin", "zero_golden.npy"),
+                                               (zero_again, zeros, "zero_in.bin", "zero_golden.npy")):
+        expected = compare_arrays(values, golden, shape=values.shape, npu_file=name, golden_file=golden_name)
+        assert (metrics.values, metrics.reasons) == (expected.values, expected.reasons), name
+    # all-zero NPU data: the reason names the file of each pair, not the first one's
+    assert any("zero_in.bin" in reason for reason in zero_again.reasons)
+    assert not any("zero_out.bin" in reason for reason in zero_again.reasons)
+    # a pair met after its twin was measured gets the twin's finished metrics at once; other bytes do not
+    assert _pair(worker, npu.copy(), golden, "late.bin") is first
+    assert not isinstance(_pair(worker, npu + np.float16(1), golden, "other.bin"), CopiedMetrics)
+
+
+def _specs(net, names: list[str]) -> list[nc.RunSpec]:  # type: ignore[no-untyped-def]
+    return [nc.RunSpec(name, str(net.dump_dir), f"{name}.csv", golden_dir=str(net.golden_dir),
+                       graph_path=str(net.graph_txt)) for name in names]
+
+
+def test_overlapped_runs_write_what_runs_one_by_one_write(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "pd", chain=40, elements=512)
+    names = ["a", "b", "c"]
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    for spec in _specs(net, names):
+        nc.run_specs([spec], alone, workers=1, threshold=0.98)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    runs = nc.run_specs(_specs(net, names), shared, workers=2, threshold=0.98)
+    assert [run.spec.label for run in runs] == names
+    for name in names:
+        assert (shared / f"{name}.csv").read_bytes() == (alone / f"{name}.csv").read_bytes()
+
+
+def test_a_run_that_cannot_be_planned_still_lets_the_run_in_flight_finish(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "pd", chain=40, elements=512)
+    specs = _specs(net, ["a", "b"])
+    specs.append(nc.RunSpec("gone", str(tmp_path / "no_such_dump"), "gone.csv", golden_dir=str(net.golden_dir)))
+    out = tmp_path / "out"
+    out.mkdir()
+    try:
+        nc.run_specs(specs, out, workers=2, threshold=0.98)
+    except WorkspaceError as error:
+        assert "no_such_dump" in str(error)
+    else:
+        raise AssertionError("a run without its dump folder must fail")
+    assert (out / "a.csv").is_file() and (out / "b.csv").is_file()  # b was in flight when "gone" failed
+    assert not list(out.glob("*.partial"))

@@ -9,4 +9,14 @@ from typing import Sequence
 
 
 def shape_text(shape: Sequence[int]) -> str:
-    return "[" + ",".join(str(int(d)) for d in shape) + "]"
+    key = shape if isinstance(shape, tuple) else tuple(shape)
+    text = _SHAPE_TEXTS.get(key)
+    if text is None:
+        text = "[" + ",".join(str(int(d)) for d in shape) + "]"
+        if len(_SHAPE_TEXTS) < 65536:  # a network has a few hundred distinct shapes; a hostile one, no more
+            _SHAPE_TEXTS[key] = text
+    return text
+
+
+_SHAPE_TEXTS: dict[tuple, str] = {}
+"""Shapes already written (a CSV row writes two; most networks repeat a few hundred shapes)."""

@@ -116,10 +116,19 @@ def data_type_name(data_type: int) -> str:
 
 
 def format_name(fmt: int) -> str:
-    try:
-        return Format(fmt).name
-    except ValueError:
-        return f"unknown format {fmt}"
+    name = _FORMAT_NAMES.get(fmt)
+    if name is None:
+        try:
+            name = Format(fmt).name
+        except ValueError:
+            name = f"unknown format {fmt}"
+        if len(_FORMAT_NAMES) < 4096:
+            _FORMAT_NAMES[fmt] = name
+    return name
+
+
+_FORMAT_NAMES: dict[int, str] = {}
+"""Format(fmt).name, once per format number (an Enum call per tensor cost more than its comparison)."""
 
 
 # Types stored with one numpy (or ml_dtypes) element per element; the rest are special or unsupported.

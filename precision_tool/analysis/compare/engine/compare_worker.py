@@ -47,7 +47,8 @@ BATCH_QUEUE_ELEMENTS = 1 << 22
 """Pairs queued for batched metrics hold at most this many elements a side (16 MB of float32)."""
 
 
-_NUMERIC_DTYPES: set[Any] = set()
+_NUMERIC_DTYPES: dict[Any, str] = {}
+"""Golden dtypes met and checked, with their names (numpy builds dtype.name anew on every call)."""
 """Golden dtypes already found numeric (the checks cost more than the read of a small file)."""
 
 
@@ -70,7 +71,8 @@ def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, 
             what = "record" if dtype.names is not None else kinds.get(dtype.kind, "non-numeric")
             raise FormatError(path, f"holds {what} data ({dtype.descr if dtype.names else dtype.str}), not "
                                     "numbers; save the golden tensor as a numeric array")
-        _NUMERIC_DTYPES.add(dtype)
+        _NUMERIC_DTYPES[dtype] = dtype.name
+    name = _NUMERIC_DTYPES[dtype]
     count = math.prod(shape)
     if fortran and len(shape) > 1:
         from precision_tool.formats.tf.golden import load_npy
@@ -78,8 +80,8 @@ def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, 
         array = load_npy(path)
         return ArraySource(np.ascontiguousarray(array).reshape(-1)), tuple(shape), array.dtype.name
     if whole is not None:
-        return ArraySource(np.frombuffer(whole, dtype=dtype, count=count, offset=offset)), tuple(shape), dtype.name
-    return FileSource(str(path), offset, dtype, count), tuple(shape), dtype.name
+        return ArraySource(np.frombuffer(whole, dtype=dtype, count=count, offset=offset)), tuple(shape), name
+    return FileSource(str(path), offset, dtype, count), tuple(shape), name
 
 
 class GroupWorker:

@@ -1,10 +1,13 @@
 """Whole-network comparison, ours vs msaccucmp and vs a plain read of the same files, side by side
-(target: >= 20x faster than msaccucmp).
+(targets, issue 28: >= 25x faster than msaccucmp, within 5x the plain read).
 
 300 chained ops; each NPU dump holds one fp16 input and one fp16 output of 262,144 elements; float32
 golden .npy files; a graph JSON. Each tool runs --repeat times (alternating; medians reported): `vc`
 (whole command), msaccucmp's `compare`, and a plain read (every byte of every dump and golden file read
 into memory by as many processes as `vc` uses, warm cache: the floor of any comparison of these files).
+It also prints the two floors under any `vc` of these files, which the plain read does not count: starting
+Python with numpy, and the ten metrics' arithmetic on the distinct pairs (an op's input is the previous
+op's output, measured once), in memory, shared by the processes.
 The package's bytecode is compiled first, as `pip install` does (msaccucmp's was, by its own install):
 without it every start of `vc` compiles ~100 modules again when PYTHONDONTWRITEBYTECODE is set.
 Run: `python3 benchmarks/bench_compare.py [--ops N] [--repeat 3] [--reference PATH]` (the reference
@@ -87,6 +90,34 @@ def plain_read(folders: list[Path], workers: int) -> float:
     return time.perf_counter() - started
 
 
+def floors(dump_dir: Path, workers: int, env: dict[str, str], sample: int = 20) -> tuple[float, float]:
+    """(start-up, arithmetic) seconds: `python3 -c "import numpy"` (median of 3), and compare_arrays on
+    `sample` output pairs already in memory, scaled to every op's output and divided among `workers`."""
+    import numpy as np
+
+    from precision_tool.analysis.results.metrics import compare_arrays
+    from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
+    from precision_tool.formats.npu.npu_dump import read_dump_header, read_tensor
+
+    starts = []
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import numpy"], check=True, env=env)
+        starts.append(time.perf_counter() - started)
+    keep_freed_memory()  # as vc's workers do
+    dumps = sorted(dump_dir.iterdir())
+    pairs = []
+    for path in dumps[:sample]:
+        dump = read_dump_header(path)
+        npu = read_tensor(dump, dump.outputs[0]).reshape(-1)
+        pairs.append((npu, (npu.astype(np.float32) * np.float32(1.001)).astype(np.float32)))
+    started = time.perf_counter()
+    for npu, golden in pairs:
+        compare_arrays(npu, golden)
+    per_pair = (time.perf_counter() - started) / len(pairs)
+    return statistics.median(starts), per_pair * len(dumps) / workers
+
+
 def _runs(times: list[float]) -> str:
     return f"median {statistics.median(times):6.2f} s  runs {', '.join(f'{t:.2f}' for t in times)}"
 
@@ -142,9 +173,16 @@ def main() -> int:
             return 0
         ref_s = statistics.median(ref_t)
         print(f"msaccucmp  {_runs(ref_t)}  {mb / ref_s:8.1f} MB/s")
-        verdict = "meets" if ref_s / ours_s >= 20 else "MISSES"
-        print(f"ratio      msaccucmp / ours {ref_s / ours_s:.1f}x (target >= 20x: {verdict});   "
-              f"ours / plain read {ours_s / read_s:.1f}x;   msaccucmp / plain read {ref_s / read_s:.0f}x")
+        verdict = "meets" if ref_s / ours_s >= 25 else "MISSES"
+        read_verdict = "meets" if ours_s / read_s <= 5 else "MISSES"
+        print(f"ratio      msaccucmp / ours {ref_s / ours_s:.1f}x (target >= 25x: {verdict});   "
+              f"ours / plain read {ours_s / read_s:.1f}x (target <= 5x: {read_verdict});   "
+              f"msaccucmp / plain read {ref_s / read_s:.0f}x")
+        start_s, arithmetic_s = floors(dump_dir, workers, env)
+        print(f"floors     start-up (python3 -c 'import numpy') {start_s:.2f} s + the metrics' arithmetic "
+              f"({args.ops} distinct pairs in memory, {workers} processes) {arithmetic_s:.2f} s = "
+              f"{start_s + arithmetic_s:.2f} s = {(start_s + arithmetic_s) / read_s:.1f}x the plain read;   "
+              f"ours {ours_s / (start_s + arithmetic_s):.2f}x these floors")
         strip = lambda text: text.replace(str(root), "")  # noqa: E731
         same = all(
             strip(next((root / f"pd{n}" / "temp" / "vector_compare").glob("*/result_*.csv")).read_text())

@@ -48,8 +48,8 @@ BATCH_QUEUE_ELEMENTS = 1 << 22
 
 
 _NUMERIC_DTYPES: dict[Any, str] = {}
-"""Golden dtypes met and checked, with their names (numpy builds dtype.name anew on every call)."""
-"""Golden dtypes already found numeric (the checks cost more than the read of a small file)."""
+"""Golden dtypes already found numeric (the checks cost more than the read of a small file), with their
+names (numpy builds dtype.name anew on every call)."""
 
 
 def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, ...], str]:
@@ -100,9 +100,9 @@ class GroupWorker:
         self.batch = MetricsBatch()
         """Small pairs waiting for their metrics: computed together when the groups' rows are complete."""
         self._pending: list[PendingMetrics] = []
+        """The rows' metrics waiting for the batch, in the batch's order."""
         self._copies: list[CopiedMetrics] = []
         """Pairs identical to a queued one (an output read again as the next op's input): filled from it."""
-        """The rows' metrics waiting for the batch, in the batch's order."""
         self._whole: dict[int, bytes] = {}
         """id(DumpFile) → the whole file, for the dumps of the op being compared that were read whole."""
 

@@ -17,10 +17,11 @@ from typing import Any
 # First: it sets the environment TensorFlow reads when it is imported, then imports it.
 from precision_tool.capture.tf_setup import (  # noqa: F401  (the original's API, re-exported)
     ACTIONS, DEFAULT_SEED, DUMP_FLAG, FUSION_OFF_FILE, FUSION_SWITCH_FILE, NPU_ADAPTER_PRESENT, NPU_BRIDGE_PRESENT,
-    NPU_DEBUG_DIR, NPU_DUMP_DIR, NPU_GRAPH_DIR, OVERFLOW_DUMP_DIR, OVERFLOW_FLAG, PROFILING_DIR, TF_DEBUG_DUMP_DIR,
-    disable_graph_rewriter, golden_session_config, npu_device_dump_config, parse_actions, plan_for, prepare,
+    NPU_DEBUG_DIR, NPU_DUMP_DIR, NPU_GRAPH_DIR, OP_SOURCES_FILE, OVERFLOW_DUMP_DIR, OVERFLOW_FLAG, PROFILING_DIR,
+    TF_DEBUG_DUMP_DIR, disable_graph_rewriter, golden_session_config, npu_device_dump_config, parse_actions, plan_for, prepare,
     runs_as_written, say, seed_everything, session_dump_config, update_custom_op, want_op_determinism,
 )
+from precision_tool.capture.op_sources_capture import SourceRecorder
 from precision_tool.errors import ConfigError, UsageError, WorkspaceError
 
 import tensorflow as tf  # noqa: E402,I001  (already imported by tf_setup, after the environment was set)
@@ -39,7 +40,16 @@ def sess_dump(sess: Any) -> Any:
         say("sess_dump: TensorFlow's graph optimizers still rewrite this session's graph (folded constants "
              "and merged ops get new names, so their golden tensors lose their NPU counterparts); create it "
              "with config=npu_tf_config.golden_session_config(config)")
-    return tf_debug.DumpingDebugWrapperSession(sess, TF_DEBUG_DUMP_DIR)
+    recorder = SourceRecorder(OP_SOURCES_FILE, say)
+
+    class SourceRecordingSession(tf_debug.DumpingDebugWrapperSession):
+        """tfdbg's dumping wrapper that also records where each op was created (the graph is alive here)."""
+
+        def run(self, *args: Any, **kwargs: Any) -> Any:
+            recorder.record(self.graph)
+            return super().run(*args, **kwargs)
+
+    return SourceRecordingSession(sess, TF_DEBUG_DUMP_DIR)
 
 
 def estimator_dump() -> Any:
@@ -47,7 +57,16 @@ def estimator_dump() -> Any:
     `tf.compat.v1.train.MonitoredSession` (tf.estimator is gone from TensorFlow 2.16+)."""
     from tensorflow.python import debug as tf_debug
 
-    return tf_debug.DumpingDebugHook(TF_DEBUG_DUMP_DIR)
+    recorder = SourceRecorder(OP_SOURCES_FILE, say)
+
+    class SourceRecordingHook(tf_debug.DumpingDebugHook):
+        """tfdbg's dumping hook that also records where each op was created, once the session exists."""
+
+        def after_create_session(self, session: Any, coord: Any) -> None:
+            recorder.record(session.graph)
+            super().after_create_session(session, coord)
+
+    return SourceRecordingHook(TF_DEBUG_DUMP_DIR)
 
 
 def _npu_bridge_class(name: str) -> Any:

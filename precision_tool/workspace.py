@@ -259,6 +259,11 @@ class Workspace:
         return self.root / "tf" / "dump"
 
     @property
+    def op_sources_file(self) -> Path:
+        """Where each golden op was created in the user's code (formats/tf/op_sources.py)."""
+        return self.root / "tf" / "source" / "op_sources.json"
+
+    @property
     def checkpoint_dir(self) -> Path:
         """tf/checkpoints: the captured step (checkpoint, fed inputs, manifest) that `train` replays."""
         return self.root / "tf" / "checkpoints"

@@ -44,6 +44,7 @@ OVERFLOW_FLAG = capture_options.OVERFLOW_ENV
 _settings = load_settings()
 _workspace = Workspace(_settings.root_dir.resolve())
 TF_DEBUG_DUMP_DIR = str(_workspace.tf_debug_dir)
+OP_SOURCES_FILE = str(_workspace.op_sources_file)  # where each golden op was created (formats/tf/op_sources.py)
 NPU_DEBUG_DIR = str(_workspace.debug_dir(0))
 NPU_DUMP_DIR = str(_workspace.dump_root(0))
 NPU_GRAPH_DIR = str(_workspace.graph_dir(0))

@@ -14,6 +14,7 @@ from precision_tool.analysis.graphs.graph_index import GraphIndex
 from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge.ge_graph import Op, split_input
+from precision_tool.formats.tf.op_sources import Frame, OpSources, read_op_sources
 from precision_tool.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -72,6 +73,35 @@ class OpReport:
     input_golden: tuple[str | None, ...] = ()
     """The golden key of each data input (its producer's output, as the comparison matches it); None when
     the graph names none."""
+    sources: "OpSourceLines" = None  # type: ignore[assignment]
+    """Where the op's original TF ops were created in the user's code (None: not looked up)."""
+
+
+@dataclass(frozen=True)
+class OpSourceLines:
+    """The creation stacks of an NPU op's original TF ops, from the golden run's record."""
+
+    stacks: tuple[tuple[str, tuple[Frame, ...]], ...] = ()
+    """(TF op name, its frames, outermost first) for each original op the record holds."""
+    record: OpSources | None = None
+    problem: str | None = None
+    """Why there is no answer: no record in the workspace, or a damaged one."""
+
+
+def op_source_lines(workspace: Workspace, op: Op) -> OpSourceLines:
+    """The record's stacks of `op`'s original TF ops (its own name when it has none)."""
+    try:
+        record = read_op_sources(workspace.op_sources_file)
+    except FormatError as exc:
+        return OpSourceLines(problem=str(exc))
+    if record is None:
+        return OpSourceLines(problem="not recorded: the golden run was captured without tf_config.sess_dump or "
+                                     "estimator_dump (TF1), which record where each op was created")
+    names = op.original_op_names or [op.name]
+    stacks = tuple((name, stack) for name in names if (stack := record.stack(name)) is not None)
+    if not stacks and op.original_op_names:
+        return OpSourceLines(record=record, problem=f"the golden run's record has no op named {names[0]!r}")
+    return OpSourceLines(stacks, record)
 
 
 def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRelations:
@@ -236,7 +266,8 @@ def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> O
         golden = ranked_golden_facts(index.workspace, op.original_op_names or [], [k for k in inputs if k])
     return OpReport(entry, op, tuple(index.consumers(entry)), dumps, tuple(f for f, _ in golden),
                     subgraph_relations(index, entry, op), _dump_ranks(index.workspace, entry.debug_id, dumps),
-                    tuple(rank for _, rank in golden), inputs)
+                    tuple(rank for _, rank in golden), inputs,
+                    op_source_lines(index.workspace, op) if with_tensors else None)
 
 
 def input_golden_keys(index: GraphIndex, entry: OpEntry, op: Op) -> tuple[str | None, ...]:

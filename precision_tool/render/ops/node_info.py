@@ -19,6 +19,7 @@ from rich.text import Text
 from precision_tool.analysis.graphs.graph_summary import fusion_pass_text
 from precision_tool.analysis.ops.op_report import OpReport, TensorFacts
 from precision_tool.formats.ge.ge_graph import Op, TensorDesc
+from precision_tool.formats.tf.op_sources import user_frame
 from precision_tool.shapes import shape_text
 from precision_tool.render.dumps import number as number_text
 from precision_tool.render.graphs import attr_text
@@ -67,6 +68,7 @@ def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: 
                                 f"{r.relations.owner.graph})") if r.relations.owner else "")
     fact("RealInput", _real_input)
     out.append(_rstrip(facts))
+    out.append(source_lines(first, whole_stack=show_attrs))
     for title, lines in (("Inputs", _input_lines), ("Outputs", _output_lines)):
         texts = [lines(r, tensor) for r in reports]
         if all(t.plain == texts[0].plain for t in texts):
@@ -104,6 +106,46 @@ def op_block(reports: Sequence[OpReport], show_attrs: bool, width: int, tensor: 
     elif first.op.output_descs or first.op.inputs:
         out.append(Text("  no NPU dump or golden tensor of this op in the workspace", style="dim"))
     return [t for t in out if t.plain]
+
+
+SHOWN_SOURCES = 4
+"""Original ops whose source line `ni` shows (a fused op may stand for dozens); -a shows all, with stacks."""
+
+
+def source_lines(report: OpReport, whole_stack: bool = False) -> Text:
+    """Where the op's original TF ops were created: the user's frame and its line (`whole_stack`: every
+    frame, the user's in bold); one dim line when the golden run recorded none."""
+    text = Text()
+    sources = report.sources
+    if sources is None:
+        return text
+    label = f"  {'Source':<{LABEL}}"
+    if sources.problem and not sources.stacks:
+        return text.append(label, style="bold").append(sources.problem + "\n", style="dim")
+    shown = sources.stacks if whole_stack else sources.stacks[:SHOWN_SOURCES]
+    places: set[tuple[str, int]] = set()
+    for name, stack in shown:
+        frame = user_frame(stack)
+        if not whole_stack and frame is not None and (frame.path, frame.line) in places:
+            continue  # a fused op's ops made by one line: the line once
+        text.append(label, style="bold")
+        label = " " * (LABEL + 2)
+        if frame is None:
+            text.append(f"{name}: no frame of the user's code (made inside TensorFlow)\n", style="dim")
+        else:
+            places.add((frame.path, frame.line))
+            text.append(frame.place).append(f"  ({name})\n", style="dim")
+            if frame.text is not None:
+                text.append(" " * (LABEL + 4) + frame.text.strip() + "\n", style="cyan")
+        if whole_stack:
+            for each in stack:
+                where = f"{each.path}:{each.line} in {each.function}()"
+                text.append(" " * (LABEL + 4) + where + "\n", style="bold" if each.user else "dim")
+    hidden = len(sources.stacks) - len(shown)
+    if hidden:
+        text.append(" " * (LABEL + 2) + f"{hidden} more original op(s): `ni -a` shows every one with its stack\n",
+                    style="dim")
+    return _rstrip(text)
 
 
 def _heading(reports: Sequence[OpReport]) -> Text:

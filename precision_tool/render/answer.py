@@ -12,7 +12,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from precision_tool.analysis.report.answer import Answer, RunResult, Suspect
-from precision_tool.render.compare.compare import op_ref
+from precision_tool.render.compare.compare import made_at_lines, op_ref
 from precision_tool.render.replay import VERDICT_STYLE
 
 INDENT = "  "
@@ -38,17 +38,20 @@ def _code_lines(code: str, width: int | None) -> list[Text]:
             _whole(last, TODO_INDENT + "    ", "green")]
 
 
-def suspect_lines(suspect: Suspect, width: int | None = None) -> list[Text]:
+def suspect_lines(suspect: Suspect, width: int | None = None, sources: Any = None) -> list[Text]:
+    """A suspect's head line, the user's line that made it (given the golden run's `sources`), its verdict
+    and what to do."""
     head = Text(f"{suspect.role}: ", style="bold")
     head.append(op_ref(suspect.op), style="op")
     head.append(f" ({suspect.op.op_type}), {suspect.why}")
+    made = made_at_lines(sources, suspect.op.golden_op) if sources is not None else []
     verdict = Text(INDENT)
     if suspect.verdict is None:
         verdict.append("not replayed", style="dim")
     else:
         verdict.append(suspect.verdict.upper(), style=VERDICT_STYLE.get(suspect.verdict, "bold"))
         verdict.append(f": {suspect.reason}")
-    lines = [head, verdict]
+    lines = [head, *made, verdict]
     for n, todo in enumerate(suspect.todo):
         line = Text(INDENT)
         line.append("do: " if n == 0 else "    ", style="bold")
@@ -119,12 +122,13 @@ def _rank_todo(report: Any) -> list[Text]:
 
 
 def answer_view(answer: Answer, *, results: Path | None = None, report: Path | None = None,
-                width: int | None = None) -> list[Any]:
+                width: int | None = None, sources: Any = None) -> list[Any]:
     """The block, under a rule titled "answer". `results`: the result folder; `report`: the page just written;
-    `width`: the terminal's, for the lines to paste (None: a pipe, one line each)."""
+    `width`: the terminal's, for the lines to paste (None: a pipe, one line each); `sources`: the golden
+    run's record of where each op was made (formats/tf/op_sources.py), None when there is none."""
     parts: list[Any] = [Rule("[bold]answer[/bold]", align="left")]
     for suspect in answer.suspects:
-        parts.extend(suspect_lines(suspect, width))
+        parts.extend(suspect_lines(suspect, width, sources))
     verdicts, runs = outcome_lines(answer)
     parts += verdicts + runs
     if results is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from rich.columns import Columns
 from rich.panel import Panel
@@ -11,6 +11,9 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.results.results import CompareSummary, OpResult, TensorCosine, short_tensor
+
+if TYPE_CHECKING:
+    from precision_tool.formats.tf.op_sources import OpSources
 
 
 def cosine_text(value: float, threshold: float, nan_data: bool = False) -> Text:
@@ -40,20 +43,28 @@ def op_ref(op: OpResult) -> str:
     return f"[{op.index}] {op.npu_op}"
 
 
-def op_panel(op: OpResult, threshold: float, right_label: str = "golden", width: int | None = None) -> Panel:
+def op_panel(op: OpResult, threshold: float, right_label: str = "golden", width: int | None = None,
+             sources: "OpSources | None" = None) -> Panel:
+    """One op's panel; given the golden run's `sources`, a `made at` row per user's line that made it."""
     body = Table.grid(padding=(0, 1))
     body.add_column(style="dim", no_wrap=True)
     body.add_column(overflow="fold")
     body.add_row("NPU", Text(op.npu_op, style="op"))
     body.add_row(right_label, op.golden_op)
     body.add_row("type", op.op_type)
+    if sources is not None:
+        made = [Text(place).append(f": {code}" if code else "", style="cyan")
+                for place, code in made_at(sources, op.golden_op)]
+        body.add_row("made at", Text("\n").join(made) if made else Text("(not in the golden run's record)",
+                                                                        style="dim"))
     body.add_row("inputs", _tensor_cell(op.inputs, threshold))
     body.add_row("outputs", _tensor_cell(op.outputs, threshold))
     return Panel(body, title=op_ref(op), title_align="left", width=width, expand=width is not None)
 
 
-def divergence_lines(summary: CompareSummary) -> list[Text]:
-    """The verdict: where the error is born, and whether the inputs already disagreed."""
+def divergence_lines(summary: CompareSummary, sources: "OpSources | None" = None) -> list[Text]:
+    """The verdict: where the error is born (and, given the golden run's `sources`, the user's line that
+    made the op), and whether the inputs already disagreed."""
     lines: list[Text] = []
     thr = summary.threshold
     op = summary.first_divergent_op
@@ -66,6 +77,8 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
         line.append(f" ({op.op_type}; {right} {op.golden_op}) — its outputs fail ({how}) "
                     "while its inputs pass: the error is born here; later failures may only inherit it")
         lines.append(line)
+        if sources is not None and not summary.npu_vs_npu:
+            lines.extend(made_at_lines(sources, op.golden_op))
     failure = summary.first_failure
     if failure is not None and failure.is_graph_input and failure.op.op_type.startswith("Hcom"):
         # an HCCL op's input that its producer's output does not explain: not the input pipeline
@@ -89,6 +102,33 @@ def divergence_lines(summary: CompareSummary) -> list[Text]:
                           "divergent one; pass -g GRAPH (the run's *_Build.txt) for a sound match", style="warning"))
     if not summary.abnormal_ops:
         lines.append(Text(f"no op output has cosine ≤ {thr}: every compared output meets the threshold", style="ok"))
+    return lines
+
+
+def made_at(sources: "OpSources", golden_ops: str) -> list[tuple[str, str | None]]:
+    """(place, line) of the user's code that made each golden op (a fused op names several, comma-joined)
+    whose creation the record holds, each place once: ('network.py:91 in build_model()', 'h = ...')."""
+    from precision_tool.formats.tf.op_sources import user_frame
+
+    found: list[tuple[str, str | None]] = []
+    seen: set[tuple[str, int]] = set()
+    for name in (n.strip() for n in golden_ops.split(",")):
+        stack = sources.stack(name) if name else None
+        frame = user_frame(stack) if stack else None
+        if frame is not None and (frame.path, frame.line) not in seen:
+            seen.add((frame.path, frame.line))
+            found.append((frame.place, frame.text.strip() if frame.text else None))
+    return found
+
+
+def made_at_lines(sources: "OpSources", golden_ops: str) -> list[Text]:
+    """'  made at network.py:91 in build_model(): <the line>' for each of made_at's places."""
+    lines = []
+    for place, code in made_at(sources, golden_ops):
+        line = Text("  made at ", style="dim").append(place, style="bold")
+        if code:
+            line.append(": ", style="dim").append(code, style="cyan")
+        lines.append(line)
     return lines
 
 
@@ -163,13 +203,15 @@ def overflow_lines(summary: CompareSummary, limit: int) -> list[Text]:
 
 
 def result_view(summary: Any, limit: int, label: str | None = None, width: int | None = None, *,
-                overflow_only: bool = False, npu_vs_npu: bool = False, stats_rows: Sequence[Any] = ()) -> list[Any]:
+                overflow_only: bool = False, npu_vs_npu: bool = False, stats_rows: Sequence[Any] = (),
+                sources: "OpSources | None" = None, source_rows: bool = False) -> list[Any]:
     """One result as vc/vcs/ac show it: a tensor compare's summary_view, or for a statistics compare
     (StatsSummary) its summary and, given its rows (vcs), the warning and error rows up to `limit`."""
     from precision_tool.analysis.results.stats_results import StatsSummary
 
     if not isinstance(summary, StatsSummary):
-        return summary_view(summary, limit, label, width, overflow_only=overflow_only)
+        return summary_view(summary, limit, label, width, overflow_only=overflow_only, sources=sources,
+                            source_rows=source_rows)
     from precision_tool.analysis.compare.stats_compare import filter_stats_rows
     from precision_tool.render.compare.stats import stats_summary, stats_table
 
@@ -181,7 +223,8 @@ def result_view(summary: Any, limit: int, label: str | None = None, width: int |
 
 
 def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
-                 width: int | None = None, overflow_only: bool = False) -> list[Any]:
+                 width: int | None = None, overflow_only: bool = False,
+                 sources: "OpSources | None" = None, source_rows: bool = False) -> list[Any]:
     """`vcs`'s view of one result: the run's label, the CSV path (a line of its own, whole), the counts,
     one panel per abnormal op (all `width` wide; with `overflow_only`, per op marked OverFlow YES), the
     OverFlow column's ops when the CSV has one, and the verdict as prose."""
@@ -206,7 +249,7 @@ def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
     right = "NPU (other)" if summary.npu_vs_npu else "golden"
     shown = summary.overflow_ops if overflow_only else summary.abnormal_ops
     for op in shown[:limit]:
-        parts.append(op_panel(op, summary.threshold, right, width))
+        parts.append(op_panel(op, summary.threshold, right, width, sources if source_rows else None))
     if len(shown) > limit:
         parts.append(Text(f"... {len(shown) - limit} more (vcs -l N shows more)", style="dim"))
     parts.extend(overflow_lines(summary, limit))
@@ -215,7 +258,7 @@ def summary_view(summary: CompareSummary, limit: int, label: str | None = None,
         parts.append(Text(f"{len(summary.problems)} malformed rows or values in this CSV were read as NaN, so no "
                           "first divergent op is named; re-run `vc` to rewrite the CSV", style="warning"))
         return parts
-    parts.extend(divergence_lines(summary))
+    parts.extend(divergence_lines(summary, sources))
     return parts
 
 

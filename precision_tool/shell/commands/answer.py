@@ -33,6 +33,7 @@ def _result_folder(found: list[Any]) -> Path | None:
 def _answer(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.render.answer import answer_view
     from precision_tool.shell.commands.auto_check import SectionResult
+    from precision_tool.shell.commands.compare.source_lines import op_sources
 
     found = getattr(args, "compared", None)
     if not found:
@@ -40,7 +41,7 @@ def _answer(args: argparse.Namespace, ctx: Context) -> Any:
     overview = getattr(args, "rank_overview", None)
     width = ctx.console.width if ctx.console.is_terminal else None  # a pipe keeps each line to paste whole
     view = answer_view(answer_of(found, ctx.workspace, overview), results=_result_folder(found),
-                       report=getattr(args, "report_path", None), width=width)
+                       report=getattr(args, "report_path", None), width=width, sources=op_sources(ctx))
     if getattr(args, "defer_answer", False):
         args.answer_block = view  # demo shows it last, after its own lines
         return None

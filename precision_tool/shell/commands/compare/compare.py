@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from precision_tool.errors import UsageError
 from precision_tool.shell.arg_types import cosine_threshold, non_negative_int, positive_int
 from precision_tool.shell.command import AcSection, Command, CommandParser, Context
+from precision_tool.shell.commands.compare.source_lines import op_sources
 
 
 # --- vc ------------------------------------------------------------------------------------------
@@ -306,8 +307,10 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     overview = overview_of([(run.spec, run.summary) for run in runs], ctx.workspace)
     # many ranks: the full view of the rank that went wrong first, then one row per rank
     listed = ranks_shown(overview, [run.spec for run in runs])
+    sources = op_sources(ctx)
     for run in (r for r, (view, _line) in zip(runs, listed) if view):
-        shown.extend(result_view(run.summary, 3, run.label, width, npu_vs_npu=run.spec.npu_vs_npu))
+        shown.extend(result_view(run.summary, 3, run.label, width, npu_vs_npu=run.spec.npu_vs_npu,
+                                 sources=sources))
     if overview is not None:
         shown.extend(overview_view(overview))
     shown.extend(run_lines(runs, [line for _view, line in listed]))
@@ -338,6 +341,9 @@ def _vcs_parser(parser: CommandParser) -> None:
     parser.add_argument("--rank", dest="rank", type=non_negative_int, metavar="N",
                         help="a multi-device result: show rank N's results in full (default: the rank summary and "
                              "the rank that went wrong first)")
+    parser.add_argument("--source", action="store_true",
+                        help="in each op's panel, the line of the user's code that made it (recorded by the golden "
+                             "run's tf_config.sess_dump / estimator_dump)")
 
 
 def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
@@ -359,8 +365,10 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
         found = [s for s in found if getattr(s.summary, "overflow_column", False)]
     found, overview, listed = _by_rank(found, getattr(args, "rank", None), ctx)
     # `vcs -l 50` is taller than a terminal: the interactive shell pages it (as git does)
+    sources = op_sources(ctx)
     views: list[Any] = [result_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False),
-                                    npu_vs_npu=s.npu_vs_npu, stats_rows=s.stats_rows)
+                                    npu_vs_npu=s.npu_vs_npu, stats_rows=s.stats_rows, sources=sources,
+                                    source_rows=args.source)
                         for s, (view, _line) in zip(found, listed) if view]
     if overview is not None:
         from precision_tool.render.compare.ranks import overview_view
@@ -433,6 +441,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     found, overview, listed = _by_rank(found, None, ctx)
     args.rank_overview = overview
     shown: list[Any] = []
+    sources = op_sources(ctx)
     for s, (view, _line) in zip(found, listed):
         if not view:
             continue
@@ -441,7 +450,8 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
             other = other_run_of(ctx.workspace, index_for(ctx.workspace), s.spec)
             shown.extend(npu_pair_view(s.summary, s.label, other))
             continue
-        shown.extend(result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu))
+        shown.extend(result_view(s.summary, args.limit, s.label, width, npu_vs_npu=s.npu_vs_npu,
+                                 sources=sources))
     if overview is not None:
         from precision_tool.render.compare.ranks import overview_view
 

@@ -1,5 +1,6 @@
-"""`ni OP` names where the op's original TF ops were created in the user's code (the demo's network.py
-plays the user's model), `ni -a` the whole stack; a workspace without the record, or with a damaged one,
+"""Where each op was made in the user's code (the demo's network.py plays the user's model): `ni OP` shows
+the line of each original TF op, `ni -a` the whole stack, `ac -c` names the line under the first divergent
+op and in the answer, `vcs --source` in each panel; a workspace without the record, or with a damaged one,
 says so in one line. Through the one-shot CLI on the demo's real files (its golden run recorded them)."""
 
 from __future__ import annotations
@@ -9,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import DemoRun, run_cli
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
 
 NETWORK = Path(__file__).resolve().parents[3] / "precision_tool" / "demo" / "network.py"
 
 
-def _line_of(needle: str) -> int:
-    return next(n for n, line in enumerate(NETWORK.read_text().splitlines(), 1) if needle in line)
+def _line_of(needle: str, after: int = 0) -> int:
+    return next(n for n, line in enumerate(NETWORK.read_text().splitlines(), 1) if needle in line and n > after)
 
 
 def test_ni_shows_the_line_that_made_the_op(demo_workspace: Path) -> None:
@@ -52,3 +53,20 @@ def test_without_the_record_or_with_a_damaged_one_ni_says_so(demo_workspace: Pat
     missing = run_cli("ni", "bn2/FusedBatchNormV3", data=copy)
     assert missing.status == 0
     assert "not recorded: the golden run was captured without tf_config.sess_dump" in missing.out
+
+
+def test_ac_c_and_vcs_name_the_line_of_the_first_divergent_op(demo_run: DemoRun, demo_workspace: Path) -> None:
+    made = f"made at network.py:{_line_of('v1.nn.fused_batch_norm(')} in build_model(): h, _, _ = v1.nn.fused_batch_norm("
+    out = demo_run.out  # the demo ran `ac -c --report`
+    divergent = out.index("first divergent op: [16] bn2/FusedBatchNormV3 (BatchNorm; golden")
+    assert out[divergent:].splitlines()[1].strip().startswith(made)
+    answer = out[out.index("\nanswer "):]
+    verdict = answer.index("first divergent op: [16] bn2/FusedBatchNormV3 (BatchNorm), out0")
+    assert answer[verdict:].splitlines()[1].strip().startswith(made)
+    shown = run_cli("vcs", "--source", "-l", "2", data=demo_workspace)
+    assert shown.status == 0, shown.out + shown.err
+    panel_rows = [line.strip("│ ") for line in shown.out.splitlines() if line.startswith("│ made at")]
+    assert panel_rows[0].startswith(f"made at network.py:{_line_of('v1.nn.fused_batch_norm(')} in build_model()")
+    relu = _line_of('h = tf.nn.relu(h, name="Relu")', after=_line_of("v1.nn.fused_batch_norm("))  # bn2/Relu
+    assert panel_rows[1].startswith(f"made at network.py:{relu} in build_model()")
+    assert "│ made at" not in run_cli("vcs", "-l", "2", data=demo_workspace).out  # only when asked

@@ -60,6 +60,8 @@ class ReportData:
     """Checks that could not run, and why (shown on the page, never silently left out)."""
     answer: Any = None
     """The Answer (analysis/report/answer.py): what `ac` ends with, the page shows under its headline."""
+    sources: SourcePlaces | None = None
+    """Where the ops were made in the user's code, from the golden run's record; None when there is none."""
 
     @property
     def first_divergent(self) -> tuple[RunReport, Any] | None:
@@ -72,6 +74,55 @@ class ReportData:
 
     def verdict_of(self, op_name: str) -> dict[str, Any] | None:
         return next((v for v in self.replay if v.get("op") == op_name), None)
+
+
+@dataclass(frozen=True)
+class SourcePlaces:
+    """The user's lines that made the page's ops: each place once, with the code around it."""
+
+    places: tuple[tuple[str, int, int, tuple[str, ...]], ...]
+    """(place 'network.py:91 in build_model()', its line number, the first kept line's number, the kept lines)."""
+    of_op: dict[str, tuple[int, ...]]
+    """op name → the places of its original TF ops (in `places`)."""
+
+
+def source_places(record: Any, ops: dict[str, OpFacts]) -> SourcePlaces:
+    """The places of `ops`' original TF ops in the golden run's `record` (formats/tf/op_sources.py)."""
+    from precision_tool.formats.tf.op_sources import user_frame
+
+    places: list[tuple[str, int, int, tuple[str, ...]]] = []
+    number: dict[tuple[str, int], int] = {}
+    of_op: dict[str, tuple[int, ...]] = {}
+    for name, facts in ops.items():
+        found: list[int] = []
+        for original in facts.original or (name,):
+            stack = record.stack(original)
+            frame = user_frame(stack) if stack else None
+            if frame is None:
+                continue
+            key = (frame.path, frame.line)
+            if key not in number:
+                context = record.context(frame)
+                number[key] = len(places)
+                places.append((frame.place, frame.line, context[0][0] if context else frame.line,
+                               tuple(text for _, text in context)))
+            if number[key] not in found:
+                found.append(number[key])
+        if found:
+            of_op[name] = tuple(found)
+    return SourcePlaces(tuple(places), of_op)
+
+
+def _sources(workspace: Any, ops: dict[str, OpFacts], notes: list[str]) -> SourcePlaces | None:
+    from precision_tool.errors import FormatError
+    from precision_tool.formats.tf.op_sources import read_op_sources
+
+    try:
+        record = read_op_sources(workspace.op_sources_file)
+    except FormatError as exc:
+        notes.append(f"source lines: not shown: {exc}")
+        return None
+    return source_places(record, ops) if record is not None else None
 
 
 def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller: Any,
@@ -258,7 +309,8 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
         subgraph = None
         notes.append(f"subgraph: cannot be drawn: {exc}")
     thresholds = {name: float(getattr(settings, name)) for name in dir(settings) if name.startswith("REPLAY_")}
-    return ReportData(answer=_answer(runs, workspace),
+    sources = _sources(workspace, ops, notes)
+    return ReportData(answer=_answer(runs, workspace), sources=sources,
         workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
         threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,
         replay_file=replay_file, overflows=checks.get("overflows"), fusion=checks.get("fusion"),

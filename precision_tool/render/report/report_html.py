@@ -88,10 +88,22 @@ def _answer_context(data: ReportData) -> dict[str, Any] | None:
         suspects.append({"role": suspect.role, "op": suspect.op.npu_op, "id": suspect.op.index,
                          "type": suspect.op.op_type, "why": suspect.why, "verdict": suspect.verdict,
                          "reason": suspect.reason, "todo": suspect.todo, "run_number": run_number,
-                         "point": point})
+                         "point": point, "made": _made_at(data, suspect.op.npu_op)})
     verdicts, runs = outcome_lines(answer)
     return {"suspects": suspects, "notes": [line.plain.strip() for line in verdicts],
             "runs": [line.plain for line in runs]}
+
+
+def _made_at(data: ReportData, op: str) -> list[str]:
+    """'made at network.py:91 in build_model(): <the line>' per place of the op, as the terminal says it."""
+    if data.sources is None:
+        return []
+    made = []
+    for number in data.sources.of_op.get(op, ()):
+        place, line, first, lines = data.sources.places[number]
+        code = lines[line - first].strip() if 0 <= line - first < len(lines) else ""
+        made.append(f"made at {place}" + (f": {code}" if code else ""))
+    return made
 
 
 def _divergent_context(data: ReportData) -> dict[str, Any] | None:

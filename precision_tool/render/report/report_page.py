@@ -139,7 +139,17 @@ def page_json(data: ReportData) -> dict[str, Any]:
     runs = [run_json(run, i, op_numbers) for i, run in enumerate(data.runs)]  # statistics runs: no points
     verdicts = {str(v.get("op")): {"verdict": v.get("verdict"), "line": v.get("line")} for v in data.replay}
     return {"threshold": data.threshold, "metric_names": list(METRIC_NAMES), "stat_keys": list(STAT_KEYS),
-            "hist_labels": histogram_labels(), "ops": _ops_json(data, names), "runs": runs, "verdicts": verdicts}
+            "hist_labels": histogram_labels(), "ops": _ops_json(data, names), "runs": runs, "verdicts": verdicts,
+            "sources": _sources_json(data, names)}
+
+
+def _sources_json(data: ReportData, names: list[str]) -> dict[str, Any] | None:
+    """Where the ops were made: each place once ([place, line, first kept line, kept lines]), and per op
+    (in `names` order) the numbers of its places; null when the golden run recorded none."""
+    if data.sources is None:
+        return None
+    return {"places": [list(place[:3]) + [list(place[3])] for place in data.sources.places],
+            "op": [list(data.sources.of_op.get(name, ())) for name in names]}
 
 
 def relative_link(target: Path, page_dir: Path) -> str:

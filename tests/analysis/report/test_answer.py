@@ -51,13 +51,16 @@ def test_ac_ends_with_the_answer_the_verdicts_and_what_to_do(checked) -> None:
     text = "\n".join(block)
     assert block[0] == ("first divergent op: [16] bn2/FusedBatchNormV3 (BatchNorm), out0 cosine 0.706158 ≤ 0.98 "
                         "while its inputs pass")
-    assert block[1].startswith("  KERNEL: on the NPU's own inputs, output 0 disagrees with TensorFlow")
+    # the line of the training script that made it (docs/source-lines.md), then the verdict
+    assert block[1].startswith("  made at network.py:") and "v1.nn.fused_batch_norm(" in block[1]
+    assert block[2].startswith("  KERNEL: on the NPU's own inputs, output 0 disagrees with TensorFlow")
     repro = ws / "fix" / "repro_debug_0_16_bn2_FusedBatchNormV3"
-    assert block[2].startswith("  do: send the reproducer to the op's vendor")
-    assert block[3] == f"      {repro}" and (repro / "run.py").is_file()
+    assert block[3].startswith("  do: send the reproducer to the op's vendor")
+    assert block[4] == f"      {repro}" and (repro / "run.py").is_file()
     nan = block.index("first op with Inf/NaN: [48] gradients/fc2/MatMul_grad/MatMul_1 (MatMulV2), out0 holds "
                       "Inf/NaN while its inputs do not")
-    assert block[nan + 1].startswith("  PRECISION: ") and "float16 overflows" in block[nan + 1]
+    assert block[nan + 1].startswith("  made at network.py:") and "compute_gradients(" in block[nan + 1]
+    assert block[nan + 2].startswith("  PRECISION: ") and "float16 overflows" in block[nan + 2]
     ops_info = ws / "fix" / "ops_info.json"
     assert f"      {ops_info}" in block and ops_info.is_file()
     assert (f'      custom_op = precision_tool.tf_config.keep_in_float32(custom_op, "{ops_info}")') in block
@@ -158,8 +161,10 @@ def test_a_copied_workspace_answers_with_its_own_fix_files_and_ni_agrees(checked
     assert failed.status == 1, failed.out + failed.err
     again = run_cli("ac", data=copy, env={"COLUMNS": "100"})
     block = _answer(again.out)
-    assert block[1].startswith("  KERNEL: ")
-    assert block[3] == f"      {copy / 'fix' / 'repro_debug_0_16_bn2_FusedBatchNormV3'}"
+    assert block[1].startswith("  made at network.py:")
+    kernel = next(i for i, line in enumerate(block) if line.startswith("  KERNEL: "))
+    todo = next(i for i, line in enumerate(block) if line.startswith("  do: send the reproducer"))
+    assert kernel < todo and block[todo + 1] == f"      {copy / 'fix' / 'repro_debug_0_16_bn2_FusedBatchNormV3'}"
     assert f'keep_in_float32(custom_op, "{copy / "fix" / "ops_info.json"}")' in "\n".join(block)
     assert str(ws) + "/" not in again.out.replace(str(copy), "")
     ni = run_cli("ni", "bn2/FusedBatchNormV3", data=copy, env={"COLUMNS": "100"})
@@ -190,4 +195,4 @@ def test_demo_shows_the_answer_of_the_checks_that_ran_when_one_fails(checked, tm
     with pytest.raises(CommandFailed, match="demo: `ac -c --report` failed"):
         run_checks(ctx, copy)
     block = _answer(out.getvalue())
-    assert block[0].startswith("first divergent op: [16] bn2/FusedBatchNormV3") and block[1].startswith("  KERNEL")
+    assert block[0].startswith("first divergent op: [16] bn2/FusedBatchNormV3") and block[2].startswith("  KERNEL")

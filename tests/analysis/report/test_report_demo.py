@@ -246,3 +246,19 @@ def test_the_subgraph_is_inline_svg_and_links_reach_the_csvs(open_report, report
     assert svg.count() == 1 and OP in svg.text_content()
     for href in page.evaluate("Array.from(document.querySelectorAll('#runs a')).map(a => a.getAttribute('href'))"):
         assert (report.parent / href).resolve().is_file(), href
+
+
+def test_the_panel_shows_the_code_that_made_the_op(open_report, report):
+    """The golden run recorded where each op was made (docs/source-lines.md): the panel shows the demo
+    network's code around the line, that line marked."""
+    network = Path(__file__).resolve().parents[3] / "precision_tool" / "demo" / "network.py"
+    lines = network.read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "v1.nn.fused_batch_norm(" in text)
+    page = open_report(report).page
+    page.click("#first-divergent a.op-link")
+    page.wait_for_selector("#panel-body .source")
+    assert page.locator("#panel-body .source-place").first.inner_text() == f"network.py:{line} in build_model()"
+    marked = page.locator("#panel-body .source-line.here").first.inner_text()
+    assert [part.strip() for part in marked.split(None, 1)] == [str(line), lines[line - 1].strip()]
+    shown = page.locator("#panel-body .source-code").first.inner_text().splitlines()
+    assert len(shown) == 9 and shown[0].split(None, 1)[0] == str(line - 4)  # 4 lines either side

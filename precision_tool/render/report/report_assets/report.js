@@ -60,7 +60,7 @@
         shape: run.shape.map(function (k) { return run.shapes[k]; }) };
     });
     return { threshold: packed.threshold, metric_names: packed.metric_names, stat_keys: packed.stat_keys,
-      hist_labels: packed.hist_labels, ops: ops, runs: runs, verdicts: packed.verdicts };
+      hist_labels: packed.hist_labels, ops: ops, runs: runs, verdicts: packed.verdicts, sources: packed.sources };
   }
 
   var data = unpack(JSON.parse(document.getElementById("report-data").textContent));
@@ -169,6 +169,17 @@
 
   var histogram = null;
 
+  // [place, line, first kept line, kept lines]: the place, then the code around the line, the line marked
+  function codeAround(place) {
+    var code = el("pre", { "class": "source-code" });
+    place[3].forEach(function (text, k) {
+      var number = place[2] + k;
+      code.appendChild(el("span", { "class": number === place[1] ? "source-line here" : "source-line",
+        text: String(number).padStart(5) + "  " + text }));
+    });
+    return el("div", { "class": "source" }, [el("p", { "class": "source-place", text: place[0] }), code]);
+  }
+
   function openPanel(runNumber, i) {
     var run = data.runs[runNumber];
     if (!run || i === "" || i === null || i === undefined || !run.tensor[i]) { return; }
@@ -189,6 +200,12 @@
     var verdict = data.verdicts[opName(run, i)];
     if (verdict) { facts.push(["replay", verdict.line]); }
     grid.appendChild(block("Op", rows(facts)));
+    var made = data.sources && run.op[i] >= 0 ? data.sources.op[run.op[i]] : [];
+    if (made && made.length) {
+      grid.appendChild(block("Made at (the training script)", el("div", {}, made.map(function (k) {
+        return codeAround(data.sources.places[k]);
+      }))));
+    }
     if (op) {
       var ports = op.inputs.map(function (d, k) { return ["input " + k].concat(d); })
         .concat(op.outputs.map(function (d, k) { return ["output " + k].concat(d); }));

@@ -147,14 +147,17 @@ def rank_golden_dir(out_dir: Path, rank: int) -> Path:
 
 def extract_ranks(rank_dirs: list[tuple[int, Path]], out_dir: Path, *, kind: str = "auto",
                   run: str | int = "last", force: bool = False,
-                  progress: Callable[[int, int, int], None] | None = None) -> list[tuple[int, ExtractSummary]]:
+                  progress: Callable[[int, int, int], None] | None = None,
+                  sources_file: Path | None = None) -> list[tuple[int, ExtractSummary]]:
     """Extract each rank's dump (`rank_dump_dirs`) into `<out>/rank_<r>`; stops at the first rank whose
     extraction failed (its summary is the last one returned). `progress(rank, done, total)`."""
     results = []
     for rank, folder in rank_dirs:
         location = locate_tf_dumps(folder, kind)
         tick = None if progress is None else (lambda done, total, r=rank: progress(r, done, total))
-        summary = extract_golden(location, rank_golden_dir(out_dir, rank), run=run, force=force, progress=tick)
+        # every rank runs the same graph: the first rank's record of where its ops were made serves all
+        summary = extract_golden(location, rank_golden_dir(out_dir, rank), run=run, force=force, progress=tick,
+                                 sources_file=sources_file if not results else None)
         results.append((rank, summary))
         if summary.failed:
             break
@@ -292,8 +295,9 @@ def _existing_names(folder: Path) -> set[str]:
 
 
 def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = "last", force: bool = False,
-                   progress: ProgressCallback | None = None) -> ExtractSummary:
-    """Write the selected run(s)/step(s) as golden .npy files into `out_dir`."""
+                   progress: ProgressCallback | None = None, sources_file: Path | None = None) -> ExtractSummary:
+    """Write the selected run(s)/step(s) as golden .npy files into `out_dir`; a v2 dump's record of where
+    each op was made goes to `sources_file` (docs/source-lines.md; a v1 run's was written at capture)."""
     started = time.perf_counter()
     skipped: Counter = Counter()
     bad: list[tuple[str, str]] = []
@@ -359,12 +363,27 @@ def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = 
         _tick(progress, done, total)
     if skipped.get(_skip_label("string")):
         notes.append("string tensors have no numeric golden value and were skipped")
+    if location.kind == "v2" and sources_file is not None and stopped is None:
+        notes.extend(_v2_sources(location.root, sources_file))
     return ExtractSummary(
         kind=location.kind, source=location.root, selected=tuple(selected), out_dir=out_dir,
         tensors=len(jobs) + planned_skips, written=written, already_present=already,
         skipped=tuple(sorted(skipped.items())), bytes_written=bytes_written,
         seconds=time.perf_counter() - started, bad_files=tuple(bad), stopped=stopped, notes=tuple(notes),
     )
+
+
+def _v2_sources(folder: Path, sources_file: Path) -> list[str]:
+    """Write the v2 dump's op sources (tfdbg_v2.read_op_sources_v2); the notes that say what happened."""
+    record, problems = tfdbg_v2.read_op_sources_v2(folder)
+    notes = [f"{path}: {problem}; the source lines before it were used" for path, problem in problems]
+    if record is None:
+        return notes + [f"{folder}: the dump names no op's stack frames, so no source lines were recorded"]
+    try:
+        record.write(sources_file)
+    except OSError as exc:
+        return notes + [f"{sources_file}: cannot write the ops' source lines ({exc.strerror or exc})"]
+    return notes + [f"where each of {len(record.ops)} ops was made: {sources_file}"]
 
 
 def _skip_label(reason: str) -> str:

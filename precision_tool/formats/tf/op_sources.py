@@ -20,7 +20,7 @@ import sys
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError
@@ -112,7 +112,10 @@ def _library_prefixes() -> tuple[str, ...]:
 class SourceRecord:
     """Builds a record op by op (the capture side), then writes it."""
 
-    def __init__(self) -> None:
+    def __init__(self, lines_of: "Callable[[str], Sequence[str] | None] | None" = None) -> None:
+        """`lines_of`: a file's lines as the capture saw them (tfdbg v2 keeps them in its dump); default:
+        read from the file itself."""
+        self._lines_of = lines_of
         self._files: dict[str, int] = {}
         self._user: list[bool] = []
         self._frames: dict[tuple[int, int, str], int] = {}
@@ -140,10 +143,17 @@ class SourceRecord:
         paths = list(self._files)
         for file_index, numbers in wanted.items():
             kept = {}
+            given = self._lines_of(paths[file_index]) if self._lines_of is not None else None
             for number in sorted(n for n in numbers if n > 0):
-                text = linecache.getline(paths[file_index], number)
-                if text:
-                    kept[str(number)] = text.rstrip("\n")[:MAX_LINE_CHARS]
+                if given is not None:
+                    if number > len(given):
+                        continue
+                    text = given[number - 1]
+                else:
+                    text = linecache.getline(paths[file_index], number)
+                    if not text:
+                        continue
+                kept[str(number)] = text.rstrip("\n")[:MAX_LINE_CHARS]
             if kept:
                 lines[str(file_index)] = kept
         return {

@@ -14,9 +14,12 @@ import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from precision_tool.errors import FormatError
+
+if TYPE_CHECKING:
+    from precision_tool.formats.tf.op_sources import SourceRecord
 
 EVENTS_PREFIX = "tfdbg_events."
 TRACES_SUFFIX = ".graph_execution_traces"
@@ -237,3 +240,56 @@ def read_traces(folder: Path) -> V2Traces:
                                   int(round(event.wall_time * 1_000_000)), int(trace.tensor_debug_mode),
                                   trace.tensor_proto, path))
     return V2Traces(tuple(traces), tuple(problems))
+
+
+def read_op_sources_v2(folder: Path) -> tuple[SourceRecord | None, tuple[tuple[Path, str], ...]]:
+    """Where each graph op of a v2 dump was created: its *.graphs file names each op's stack frames
+    (GraphOpCreation.code_location), *.stack_frames resolves them, *.source_files holds the files' lines as
+    the run saw them. (record, problems); the record is None when the dump holds no op with a stack."""
+    from precision_tool.formats.tf.op_sources import SourceRecord
+
+    problems: list[tuple[Path, str]] = []
+    files: list[tuple[str, list[str]]] = []  # in the order of *.source_files: FileLineCol.file_index
+    for event in _events(folder, ".source_files", problems):
+        if event.HasField("source_file"):
+            files.append((event.source_file.file_path, list(event.source_file.lines)))
+    frames: dict[str, tuple[str, int, str]] = {}
+    for event in _events(folder, ".stack_frames", problems):
+        if event.HasField("stack_frame_with_id"):
+            where = event.stack_frame_with_id.file_line_col
+            if 0 <= where.file_index < len(files):
+                frames[event.stack_frame_with_id.id] = (files[where.file_index][0], int(where.line), where.func)
+    lines = dict(files)
+    record = SourceRecord(lines_of=lines.get)
+    for event in _events(folder, ".graphs", problems):
+        if event.HasField("graph_op_creation"):
+            creation = event.graph_op_creation
+            stack = [frames[i] for i in creation.code_location.stack_frame_ids if i in frames]
+            if stack:
+                record.add(creation.op_name, stack)
+    return (record if record.ops else None), tuple(problems)
+
+
+def _events(folder: Path, suffix: str, problems: list[tuple[Path, str]]) -> Iterator[Any]:
+    """The DebugEvents of the folder's tfdbg_events.*<suffix> files, each read up to any damage."""
+    from google.protobuf.message import DecodeError
+
+    from precision_tool.formats.tf.tf_protos import parse_debug_event
+
+    with os.scandir(folder) as entries:
+        paths = sorted(Path(e.path) for e in entries if e.name.startswith(EVENTS_PREFIX) and e.name.endswith(suffix))
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            problems.append((path, f"cannot read: {exc.strerror or exc}"))
+            continue
+        for offset, record in iter_records(data):
+            if isinstance(record, RecordProblem):
+                problems.append((path, record.problem))
+                break
+            try:
+                yield parse_debug_event(record)
+            except (DecodeError, RuntimeError, ValueError):
+                problems.append((path, f"record at byte {offset} is not a DebugEvent"))
+                break

@@ -96,7 +96,8 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
             if done == 1 or done == total or done % 64 == 0:
                 bar.update(task, completed=done, total=total)
 
-        summary = extract_golden(location, out_dir, run=selector, force=args.force, progress=tick)
+        summary = extract_golden(location, out_dir, run=selector, force=args.force, progress=tick,
+                                 sources_file=ctx.workspace.op_sources_file)
     shown = render_extract_summary(summary)
     if summary.failed:
         ctx.note(shown)
@@ -132,7 +133,7 @@ def _tf_dump_ranks(args: argparse.Namespace, ctx: Context, dump_dir: Path, rank_
                 bar.update(task, description=f"tf_dump rank {rank}", completed=done, total=total)
 
         results = extract_ranks(rank_dirs, out_dir, kind=args.format, run=selector, force=args.force,
-                                progress=tick)
+                                progress=tick, sources_file=ctx.workspace.op_sources_file)
     lines = []
     for rank, summary in results:
         skipped = sum(count for _, count in summary.skipped)

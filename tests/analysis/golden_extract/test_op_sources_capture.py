@@ -37,3 +37,24 @@ def test_each_op_is_traced_to_the_line_of_the_training_script(fixture: str, requ
     # ops made by the optimizer: the user's frame is the line that asked for them
     grad = next(name for name in record.data["ops"] if name.startswith("gradients/"))
     assert user_frame(record.stack(grad)).line == _line_of("minimize(loss)")  # type: ignore[union-attr]
+
+
+KERAS_SCRIPT = SCRIPT.parent / "train_keras_v2.py"
+
+
+def test_tf_dump_of_a_v2_dump_records_where_its_ops_were_made(cli, copy_workspace, v2_workspace) -> None:  # type: ignore[no-untyped-def]
+    """tfdbg v2 keeps each graph op's stack frames and the source files' lines in its own files (*.graphs,
+    *.stack_frames, *.source_files): tf_dump turns them into the same record. Keras builds the graph inside
+    `model.fit`, so that is the user's line of its layers' ops; the lines come from the dump itself."""
+    ws = copy_workspace(v2_workspace)
+    done = cli("tf_dump", data=ws)
+    assert done.status == 0, done.out + done.err
+    workspace = Workspace(ws)
+    assert str(workspace.op_sources_file) in done.out  # tf_dump says where the record went
+    record = read_op_sources(workspace.op_sources_file)
+    assert record is not None
+    matmul = next(name for name in record.data["ops"] if name.endswith("/MatMul"))  # a Dense layer's
+    frame = user_frame(record.stack(matmul))  # type: ignore[arg-type]
+    fit = next(n for n, line in enumerate(KERAS_SCRIPT.read_text().splitlines(), 1) if "model.fit(" in line)
+    assert frame is not None and frame.path == str(KERAS_SCRIPT) and frame.line == fit
+    assert frame.text is not None and "model.fit(" in frame.text

@@ -32,6 +32,14 @@ _ITERATOR_OPS = ("IteratorGetNext", "IteratorGetNextSync")
 _captured_in_process = False
 
 
+def default_op_sources_file() -> Path:
+    """tf/source/op_sources.json of the workspace the settings name (docs/source-lines.md)."""
+    from precision_tool.config import load_settings
+    from precision_tool.workspace import Workspace
+
+    return Workspace(load_settings().root_dir.resolve()).op_sources_file
+
+
 def default_checkpoint_dir() -> Path:
     """tf/checkpoints of the workspace the settings name (PRECISION_DATA or the config file)."""
     from precision_tool.config import load_settings
@@ -126,6 +134,11 @@ class PrecisionTfSession(tf.compat.v1.Session):
         })
         _captured_in_process = True
         _log.info("precision_tool: captured the step into %s", folder)
+        # `train` replays the step from the meta graph, which keeps no Python stacks: record them now
+        from precision_tool.capture.op_sources_capture import SourceRecorder
+
+        SourceRecorder(default_op_sources_file(), lambda text: warnings.warn(f"PrecisionTfSession: {text}",
+                                                                             stacklevel=4)).record(self.graph)
 
     def _save_variables(self, folder: Path) -> str | None:
         """Checkpoint (and meta graph) of the variables as they are before the step."""

@@ -345,3 +345,17 @@ def test_op_determinism_follows_the_capture_policy(tf1_feed) -> None:
             shutil.rmtree(folder, ignore_errors=True)
         assert cli(workspace, "train", "-d", "cpu").returncode == 0
     assert json.loads(report_file.read_text())["op_determinism"] is False
+
+
+def test_the_tf1_capture_records_where_each_op_was_made_for_the_replayed_golden(tf1_feed) -> None:
+    """`train` replays the step from the meta graph, which keeps no Python stacks: PrecisionTfSession
+    records them at capture (docs/source-lines.md), so `ni` can name the script's line of a replayed op."""
+    from precision_tool.formats.tf.op_sources import read_op_sources, user_frame
+
+    workspace, _record = tf1_feed
+    script = Path(__file__).resolve().parent / "scripts" / "capture_tf1.py"
+    sources = read_op_sources(Workspace(workspace).op_sources_file)
+    assert sources is not None
+    frame = user_frame(sources.stack("MatMul") or ())
+    line = next(n for n, text in enumerate(script.read_text().splitlines(), 1) if "tf.matmul(x, w)" in text)
+    assert frame is not None and frame.path == str(script) and frame.line == line

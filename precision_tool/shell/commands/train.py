@@ -117,7 +117,8 @@ def _extract_golden(ctx: Context) -> Any:
     from precision_tool.analysis.golden_extract import extract_golden, locate_tf_dumps
 
     location = locate_tf_dumps(ctx.workspace.tf_debug_dir, "auto")
-    summary = extract_golden(location, ctx.workspace.golden_dir, run="last", sources_file=ctx.workspace.op_sources_file)
+    # (no sources_file: the replay's stacks are the replayer's, not the user's script's)
+    summary = extract_golden(location, ctx.workspace.golden_dir, run="last")
     if summary.failed:
         raise CommandFailed(f"train -d cpu: extracting the golden tensors from {location.root} failed "
                             f"({len(summary.bad_files)} damaged file(s)); see `tf_dump`")

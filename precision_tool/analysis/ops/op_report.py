@@ -73,7 +73,7 @@ class OpReport:
     input_golden: tuple[str | None, ...] = ()
     """The golden key of each data input (its producer's output, as the comparison matches it); None when
     the graph names none."""
-    sources: "OpSourceLines" = None  # type: ignore[assignment]
+    sources: OpSourceLines | None = None
     """Where the op's original TF ops were created in the user's code (None: not looked up)."""
 
 

@@ -1,0 +1,230 @@
+"""Did both runs compute the same step? The step's input data and every weight, NPU against golden.
+
+No op can be blamed while the two runs started from other data or other weights: every tensor after
+them differs for that reason alone. Neither Data/GetNext nor Variable ops are dumped on a real NPU, so
+each is read where it is used: the input of the first dumped op that reads it (through the Cast and
+TransData ops GE inserts), in its origin layout. Its golden tensor is the Data op's own output, or for a
+weight the variable's value in tf/dump (the variable itself, its `/read`, or a ReadVariableOp of its
+scope with its shape; of several, the closest).
+
+"Within what the dtype explains": the golden value is first cast to the NPU tensor's dtype (float32 →
+float16 rounds), and an element counts as different only when it is off by more than one step (ulp) of
+that dtype at that value, which leaves room for another rounding mode of the device's Cast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from precision_tool.errors import PrecisionToolError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from precision_tool.workspace import Workspace
+
+INPUT_TYPES = frozenset({"Data", "GetNext", "AippData", "DynamicGetNext", "QueueData"})
+WEIGHT_TYPES = frozenset({"Variable", "VariableV2", "VarHandleOp", "RefData"})
+# ops that hand a tensor on unchanged but for dtype or layout: a reader behind them still reads the source
+PASS_THROUGH_TYPES = frozenset({"Cast", "TransData", "TransDataRNN", "Identity", "ReadVariableOp"})
+
+INPUT_CAUSE = "other data fed: another batch, shuffling, or a random op in the input pipeline (augmentation)"
+WEIGHT_CAUSE = "other starting weights: checkpoint not loaded (or another one), another initialisation or seed"
+
+
+@dataclass(frozen=True)
+class SourceCheck:
+    """One input or weight, compared where the NPU first reads it."""
+
+    kind: str  # "input" or "weight"
+    source: str  # the Data/Variable op of the NPU graph
+    reader: str  # the dumped op whose input holds it
+    reader_input: int
+    golden: str  # the golden tensor's key ('conv1_Conv2D_ReadVariableOp.0')
+    npu_dtype: str
+    elements: int
+    differing: int  # elements off by more than the dtype explains
+    max_abs_diff: float
+    max_rel_diff: float
+
+    @property
+    def same(self) -> bool:
+        return self.differing == 0
+
+    @property
+    def likely_cause(self) -> str:
+        return INPUT_CAUSE if self.kind == "input" else WEIGHT_CAUSE
+
+
+@dataclass(frozen=True)
+class SameStepReport:
+    """What the check compared, and what it could not (each with its reason)."""
+
+    checks: tuple[SourceCheck, ...]
+    unchecked: tuple[tuple[str, str], ...]  # (source op, why)
+
+    @property
+    def differing(self) -> tuple[SourceCheck, ...]:
+        return tuple(c for c in self.checks if not c.same)
+
+    @property
+    def same_step(self) -> bool | None:
+        """True: same inputs, same weights; False: one differs; None: nothing could be compared."""
+        if self.differing:
+            return False
+        return True if self.checks else None
+
+    def count(self, kind: str) -> int:
+        return sum(1 for c in self.checks if c.kind == kind)
+
+
+def same_step_check(workspace: "Workspace", debug_id: int = 0) -> SameStepReport | None:
+    """The check on run `debug_id` (its Build graphs and newest dump) against tf/dump; None when the workspace
+    lacks one of the three (nothing to say)."""
+    from precision_tool.analysis.dumps.dump_files import scan_dump_folder
+    from precision_tool.formats.ge.ge_graph import load_graph
+    from precision_tool.formats.tf.golden import scan_golden_dir
+
+    graph_files = workspace.build_graph_files(debug_id)
+    dump_dir = workspace.newest_dump_dir(debug_id)
+    golden = scan_golden_dir(workspace.golden_dir)
+    if not graph_files or dump_dir is None or not golden:
+        return None
+    dumps: dict[str, Path] = {}
+    for entry in scan_dump_folder(dump_dir):  # the first (lowest) iteration of each op: scan sorts folders
+        dumps.setdefault(entry.name.op_name, entry.path)
+    checks: list[SourceCheck] = []
+    unchecked: list[tuple[str, str]] = []
+    for path in graph_files:
+        for graph in load_graph(path).graphs:
+            found, missing = _check_graph(graph.ops, dumps, golden)
+            checks.extend(found)
+            unchecked.extend(missing)
+    return SameStepReport(tuple(checks), tuple(unchecked))
+
+
+def _check_graph(ops: list[Any], dumps: dict[str, Path],
+                 golden: dict[str, Path]) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
+    from precision_tool.formats.npu.npu_dump import sanitize_op_name
+
+    by_name = {op.name: op for op in ops}
+    sources = {op.name: ("input" if op.type in INPUT_TYPES else "weight") for op in ops
+               if op.type in INPUT_TYPES or op.type in WEIGHT_TYPES}
+    first_reader: dict[str, tuple[Any, int, Path]] = {}
+    for op in ops:  # execution order: the first dumped reader of each source
+        dump = dumps.get(sanitize_op_name(op.name))
+        if dump is None:
+            continue
+        for slot, (producer, _index) in enumerate(op.data_inputs):
+            source = _source_of(producer, by_name)
+            if source in sources and source not in first_reader:
+                first_reader[source] = (op, slot, dump)
+    checks: list[SourceCheck] = []
+    missing: list[tuple[str, str]] = []
+    for source, kind in sources.items():
+        if source not in first_reader:
+            missing.append((source, "no dumped op reads it"))
+            continue
+        op, slot, dump = first_reader[source]
+        try:
+            npu = _npu_input(dump, op, slot)
+        except PrecisionToolError as exc:
+            missing.append((source, str(exc)))
+            continue
+        keys = _golden_candidates(by_name[source], kind, golden, npu.shape)
+        if not keys:
+            missing.append((source, "no golden tensor of it in tf/dump"))
+            continue
+        best = min((_compare(source, kind, op.name, slot, key, npu, golden[key]) for key in keys),
+                   key=lambda c: (c.differing, c.max_abs_diff))
+        checks.append(best)
+    return checks, missing
+
+
+def _source_of(name: str, by_name: dict[str, Any]) -> str | None:
+    """The op a data input comes from, followed back through pass-through ops."""
+    seen = set()
+    while name in by_name and name not in seen:
+        seen.add(name)
+        op = by_name[name]
+        inputs = op.data_inputs
+        if op.type not in PASS_THROUGH_TYPES or not inputs:
+            return name
+        name = inputs[0][0]
+    return name
+
+
+def _npu_input(dump: Path, op: Any, slot: int) -> "np.ndarray":
+    from precision_tool.analysis.dumps.origin_layout import op_origin_formats, shown_tensor
+    from precision_tool.formats.npu.npu_dump import read_dump_header
+
+    header = read_dump_header(dump)
+    inputs = [t for t in header.tensors if t.label.startswith("input")]
+    if slot >= len(inputs):
+        raise PrecisionToolError(f"{dump}: holds {len(inputs)} inputs, the graph says input {slot} exists")
+    array, _story = shown_tensor(header, header.tensor("input", slot), op_origin_formats(op).get(("input", slot)))
+    return array
+
+
+def _golden_candidates(source: Any, kind: str, golden: dict[str, Path], shape: tuple[int, ...]) -> list[str]:
+    """Golden tensors that hold the source's value: its own output first; for a weight, else the reads of it
+    in its scope with its shape (the golden shapes are read from the .npy headers only)."""
+    from precision_tool.formats.tf.golden import golden_key, read_npy_header, safe_node_name
+
+    names = [source.name, *(getattr(source, "original_op_names", None) or [])]
+    own = [golden_key(name, 0) for name in names] + [golden_key(name + "/read", 0) for name in names]
+    found = [key for key in dict.fromkeys(own) if key in golden]
+    if found or kind == "input":
+        return found
+    scope = source.name.rsplit("/", 1)[0] if "/" in source.name else ""
+    prefix = safe_node_name(scope) + "_" if scope else ""
+    reads = []
+    for key, path in golden.items():
+        if key.startswith(prefix) and "ReadVariableOp" in key:
+            try:
+                if tuple(read_npy_header(path)[1]) == tuple(shape):
+                    reads.append(key)
+            except PrecisionToolError:
+                continue
+    return reads
+
+
+def _compare(source: str, kind: str, reader: str, slot: int, key: str, npu: "np.ndarray",
+             golden_path: Path) -> SourceCheck:
+    import numpy as np
+
+    from precision_tool.formats.tf.golden import load_npy
+
+    golden = np.asarray(load_npy(golden_path))
+    npu = np.asarray(npu)
+    if golden.size != npu.size:
+        return SourceCheck(kind, source, reader, slot, key, str(npu.dtype), int(npu.size), int(npu.size),
+                           float("inf"), float("inf"))
+    golden = golden.reshape(npu.shape)
+    with np.errstate(all="ignore"):
+        expected = golden.astype(npu.dtype)  # what the dtype explains: the golden value in the NPU's dtype
+        if np.issubdtype(npu.dtype, np.floating):
+            got, want = npu.astype(np.float64), expected.astype(np.float64)
+            diff = np.abs(got - want)
+            allowed = np.spacing(np.abs(expected)).astype(np.float64)  # one step of the NPU dtype
+            both_nan = np.isnan(got) & np.isnan(want)
+            off = ~both_nan & ~(diff <= allowed) & ~(got == want)
+            finite = np.isfinite(diff)
+            max_abs = float(diff[finite].max()) if finite.any() else 0.0
+            scale = np.abs(golden.astype(np.float64))
+            rel = np.where(scale > 0, diff / np.where(scale > 0, scale, 1), 0.0)
+            max_rel = float(rel[finite].max()) if finite.any() else 0.0
+        else:
+            off = npu != expected
+            diff = np.abs(npu.astype(np.float64) - expected.astype(np.float64))
+            max_abs = float(diff.max()) if diff.size else 0.0
+            max_rel = 0.0
+    return SourceCheck(kind, source, reader, slot, key, str(npu.dtype), int(npu.size), int(np.count_nonzero(off)),
+                       max_abs, max_rel)
+
+
+def first_difference(report: SameStepReport) -> SourceCheck | None:
+    """The first differing input or weight, in the graph's order (the one to fix first)."""
+    return next(iter(report.differing), None)

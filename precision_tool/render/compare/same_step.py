@@ -1,0 +1,60 @@
+"""The same-step check drawn: one verdict line, and when an input or weight differs, a table of them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from precision_tool.analysis.checks.same_step import SameStepReport, SourceCheck, first_difference
+
+
+def verdict_line(report: SameStepReport) -> Text:
+    """The one line `ac` (and `vc`, when it fails) shows."""
+    inputs, weights = report.count("input"), report.count("weight")
+    checked = f"{inputs} input(s), {weights} weight(s) checked"
+    first = first_difference(report)
+    if first is not None:
+        return Text(f"same step: NO — {first.kind} {first.source} differs between the NPU run and the golden "
+                    f"({first.differing:,} of {first.elements:,} values, max abs diff {first.max_abs_diff:.4g}); "
+                    "the comparison cannot be trusted until it is fixed", style="error")
+    if report.same_step is None:
+        return Text("same step: not checked (no input or weight could be compared with a golden tensor)",
+                    style="warning")
+    return Text(f"same step: yes — same inputs, same weights ({checked}): both runs computed the same step")
+
+
+def same_step_view(report: SameStepReport, limit: int) -> list[Any]:
+    """The verdict; a table of what differs (the first `limit`), with the likely cause; what was not checked."""
+    shown: list[Any] = [verdict_line(report)]
+    differing = report.differing
+    if differing:
+        table = Table(title=Text("inputs and weights that differ (NPU first reader vs golden)"), title_justify="left")
+        table.add_column("kind")
+        table.add_column("tensor")
+        table.add_column("read by (NPU)")
+        table.add_column("golden")
+        table.add_column("differ", justify="right", no_wrap=True)
+        table.add_column("max abs diff", justify="right", no_wrap=True)
+        table.add_column("max rel diff", justify="right", no_wrap=True)
+        for check in differing[:limit]:
+            table.add_row(check.kind, Text(check.source), Text(f"{check.reader} in{check.reader_input}"),
+                          Text(check.golden), f"{check.differing:,}/{check.elements:,}",
+                          f"{check.max_abs_diff:.4g}", f"{check.max_rel_diff:.4g}")
+        shown.append(table)
+        if len(differing) > limit:
+            shown.append(Text(f"... {len(differing) - limit} more (ac -l N shows more)", style="dim"))
+        causes = dict.fromkeys(_cause(c) for c in differing)
+        shown.extend(Text(f"  likely: {cause}", style="dim") for cause in causes)
+    by_reason: dict[str, list[str]] = {}
+    for source, why in report.unchecked:
+        by_reason.setdefault(why, []).append(source)
+    for why, sources in by_reason.items():
+        more = f" and {len(sources) - limit} more" if len(sources) > limit else ""
+        shown.append(Text(f"  not checked: {', '.join(sources[:limit])}{more} ({why})", style="dim"))
+    return shown
+
+
+def _cause(check: SourceCheck) -> str:
+    return f"{check.kind}: {check.likely_cause}"

@@ -16,8 +16,10 @@ def verdict_line(report: SameStepReport) -> Text:
     checked = f"{inputs} input(s), {weights} weight(s) checked"
     first = first_difference(report)
     if first is not None:
-        return Text(f"same step: NO — {first.kind} {first.source} differs between the NPU run and the golden "
-                    f"({first.differing:,} of {first.elements:,} values, max abs diff {first.max_abs_diff:.4g}); "
+        others = len(report.differing) - 1
+        more = f", and {others} more input(s)/weight(s)" if others else ""
+        return Text(f"same step: NO — {first.kind} '{first.source}' differs between the NPU run and the golden "
+                    f"({first.differing:,} of {first.elements:,} values, max abs diff {first.max_abs_diff:.4g}{more}); "
                     "the comparison cannot be trusted until it is fixed", style="error")
     if report.same_step is None:
         return Text("same step: not checked (no input or weight could be compared with a golden tensor)",
@@ -34,14 +36,14 @@ def same_step_view(report: SameStepReport, limit: int) -> list[Any]:
         table.add_column("kind")
         table.add_column("tensor")
         table.add_column("read by (NPU)")
-        table.add_column("golden")
         table.add_column("differ", justify="right", no_wrap=True)
         table.add_column("max abs diff", justify="right", no_wrap=True)
         table.add_column("max rel diff", justify="right", no_wrap=True)
+        table.add_column("golden")
         for check in differing[:limit]:
             table.add_row(check.kind, Text(check.source), Text(f"{check.reader} in{check.reader_input}"),
-                          Text(check.golden), f"{check.differing:,}/{check.elements:,}",
-                          f"{check.max_abs_diff:.4g}", f"{check.max_rel_diff:.4g}")
+                          f"{check.differing:,}/{check.elements:,}", f"{check.max_abs_diff:.4g}",
+                          f"{check.max_rel_diff:.4g}", Text(check.golden))
         shown.append(table)
         if len(differing) > limit:
             shown.append(Text(f"... {len(differing) - limit} more (ac -l N shows more)", style="dim"))

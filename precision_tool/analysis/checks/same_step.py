@@ -80,15 +80,15 @@ class SameStepReport:
         return sum(1 for c in self.checks if c.kind == kind)
 
 
-def same_step_check(workspace: "Workspace", debug_id: int = 0) -> SameStepReport | None:
-    """The check on run `debug_id` (its Build graphs and newest dump) against tf/dump; None when the workspace
-    lacks one of the three (nothing to say)."""
+def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | None = None) -> SameStepReport | None:
+    """The check on run `debug_id` (its Build graphs and `dump_dir`, by default its newest dump) against
+    tf/dump; None when the workspace lacks one of the three (nothing to say)."""
     from precision_tool.analysis.dumps.dump_files import scan_dump_folder
     from precision_tool.formats.ge.ge_graph import load_graph
     from precision_tool.formats.tf.golden import scan_golden_dir
 
     graph_files = workspace.build_graph_files(debug_id)
-    dump_dir = workspace.newest_dump_dir(debug_id)
+    dump_dir = dump_dir or workspace.newest_dump_dir(debug_id)
     golden = scan_golden_dir(workspace.golden_dir)
     if not graph_files or dump_dir is None or not golden:
         return None

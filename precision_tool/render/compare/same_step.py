@@ -32,16 +32,16 @@ def same_step_view(report: SameStepReport, limit: int) -> list[Any]:
     shown: list[Any] = [verdict_line(report)]
     differing = report.differing
     if differing:
-        table = Table(title=Text("inputs and weights that differ (NPU first reader vs golden)"), title_justify="left")
-        table.add_column("kind")
-        table.add_column("tensor")
-        table.add_column("read by (NPU)")
+        table = Table(title=Text("inputs and weights that differ (first NPU reader vs golden)"),
+                      title_justify="left")
+        table.add_column("tensor", overflow="fold")
+        table.add_column("read by (NPU)", overflow="fold")
         table.add_column("differ", justify="right", no_wrap=True)
-        table.add_column("max abs diff", justify="right", no_wrap=True)
-        table.add_column("max rel diff", justify="right", no_wrap=True)
-        table.add_column("golden")
+        table.add_column("max abs", justify="right", no_wrap=True)
+        table.add_column("max rel", justify="right", no_wrap=True)
+        table.add_column("golden", overflow="fold")
         for check in differing[:limit]:
-            table.add_row(check.kind, Text(check.source), Text(f"{check.reader} in{check.reader_input}"),
+            table.add_row(Text(f"{check.kind} {check.source}"), Text(f"{check.reader} in{check.reader_input}"),
                           f"{check.differing:,}/{check.elements:,}", f"{check.max_abs_diff:.4g}",
                           f"{check.max_rel_diff:.4g}", Text(check.golden))
         shown.append(table)

@@ -91,6 +91,8 @@ def test_normal_demo_is_the_same_step(normal_demo: Path) -> None:
     # placed right after the comparison, before the overflow check and the answer
     assert result.out.index("same step:") < result.out.index("overflow:") < result.out.index("answer")
     assert "Traceback" not in result.out + result.err
+    result = run_cli("vc", data=normal_demo)  # vc says nothing of the step when it is the same
+    assert result.status == 0 and "same step" not in result.out
 
 
 def test_other_weights_demo_names_the_weight(other_weights_demo: Path) -> None:
@@ -111,6 +113,12 @@ def test_other_weights_demo_names_the_weight(other_weights_demo: Path) -> None:
     # the answer block says it first, above the op it would otherwise blame
     answer = result.out[result.out.index("answer ─"):]
     assert answer.splitlines()[1].startswith("same step: NO — weight 'conv1/kernel'")
+    # vc's summary ends with the same verdict line
+    result = run_cli("vc", data=other_weights_demo)
+    assert result.status == 0, result.out[-2000:] + result.err[-2000:]
+    last = result.out.strip().splitlines()[-1]
+    assert last.startswith("same step: NO — weight 'conv1/kernel' differs") and last.endswith(
+        "(`ac` lists each input and weight that differs)")
 
 
 def test_other_data_demo_names_the_input(other_data_demo: Path) -> None:

@@ -82,54 +82,63 @@ class SameStepReport:
 
 def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | None = None) -> SameStepReport | None:
     """The check on run `debug_id` (its Build graphs and `dump_dir`, by default its newest dump) against
-    tf/dump; None when the workspace lacks one of the three (nothing to say)."""
+    tf/dump; None when the workspace lacks one of the three (nothing to say). The graphs are read through
+    the workspace's op index (cached under temp/cache/graphs): only the readers' own op blocks are parsed."""
     from precision_tool.analysis.dumps.dump_files import scan_dump_folder
-    from precision_tool.formats.ge.ge_graph import load_graph
-    from precision_tool.formats.tf.golden import scan_golden_dir
+    from precision_tool.analysis.graphs.graph_index import index_for
 
-    graph_files = workspace.build_graph_files(debug_id)
     dump_dir = dump_dir or workspace.newest_dump_dir(debug_id)
-    golden = scan_golden_dir(workspace.golden_dir)
-    if not graph_files or dump_dir is None or not golden:
+    if not workspace.build_graph_files(debug_id) or dump_dir is None or not workspace.golden_dir.is_dir():
+        return None
+    index = index_for(workspace)
+    index.load()
+    graphs: dict[tuple[Path, str], list[Any]] = {}
+    for entry in index.entries():
+        if entry.debug_id == debug_id:
+            graphs.setdefault((entry.file, entry.graph), []).append(entry)
+    if not graphs:
         return None
     dumps: dict[str, Path] = {}
-    for entry in scan_dump_folder(dump_dir):  # the first (lowest) iteration of each op: scan sorts folders
-        dumps.setdefault(entry.name.op_name, entry.path)
+    for found in scan_dump_folder(dump_dir):  # the first (lowest) iteration of each op: scan sorts folders
+        dumps.setdefault(found.name.op_name, found.path)
     checks: list[SourceCheck] = []
-    unchecked: list[tuple[str, str]] = []
-    for path in graph_files:
-        for graph in load_graph(path).graphs:
-            found, missing = _check_graph(graph.ops, dumps, golden)
-            checks.extend(found)
-            unchecked.extend(missing)
+    unchecked: list[tuple[str, str]] = [("a graph", failure) for failure in index.failures]
+    for entries in graphs.values():
+        found_checks, missing = _check_graph(entries, index, dumps, workspace.golden_dir)
+        checks.extend(found_checks)
+        unchecked.extend(missing)
     return SameStepReport(tuple(checks), tuple(unchecked))
 
 
-def _check_graph(ops: list[Any], dumps: dict[str, Path],
-                 golden: dict[str, Path]) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
+def _check_graph(entries: list[Any], index: Any, dumps: dict[str, Path],
+                 golden_dir: Path) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
+    from precision_tool.formats.ge.ge_graph import data_edges
     from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
-    by_name = {op.name: op for op in ops}
-    sources = {op.name: ("input" if op.type in INPUT_TYPES else "weight") for op in ops
-               if op.type in INPUT_TYPES or op.type in WEIGHT_TYPES}
+    by_name = {entry.name: entry for entry in entries}
+    sources = {e.name: ("input" if e.type in INPUT_TYPES else "weight") for e in entries
+               if e.type in INPUT_TYPES or e.type in WEIGHT_TYPES}
+    if not sources:
+        return [], []
     first_reader: dict[str, tuple[Any, int, Path]] = {}
-    for op in ops:  # execution order: the first dumped reader of each source
-        dump = dumps.get(sanitize_op_name(op.name))
+    for entry in entries:  # execution order: the first dumped reader of each source
+        dump = dumps.get(sanitize_op_name(entry.name))
         if dump is None:
             continue
-        for slot, (producer, _index) in enumerate(op.data_inputs):
+        for producer, _index, position in data_edges(entry.inputs):
             source = _source_of(producer, by_name)
             if source in sources and source not in first_reader:
-                first_reader[source] = (op, slot, dump)
+                first_reader[source] = (entry, position, dump)
+    golden = _golden_files(golden_dir, [by_name[name] for name in sources])
     checks: list[SourceCheck] = []
     missing: list[tuple[str, str]] = []
     for source, kind in sources.items():
         if source not in first_reader:
             missing.append((source, "no dumped op reads it"))
             continue
-        op, slot, dump = first_reader[source]
+        reader, slot, dump = first_reader[source]
         try:
-            npu = _npu_input(dump, op, slot)
+            npu = _npu_input(dump, index.op(reader), slot)
         except PrecisionToolError as exc:
             missing.append((source, str(exc)))
             continue
@@ -138,7 +147,7 @@ def _check_graph(ops: list[Any], dumps: dict[str, Path],
             missing.append((source, "no golden tensor of it in tf/dump"))
             continue
         try:
-            best = min((_compare(source, kind, op.name, slot, key, npu, golden[key]) for key in keys),
+            best = min((_compare(source, kind, reader.name, slot, key, npu, golden[key]) for key in keys),
                        key=lambda c: (c.differing, c.max_abs_diff))
         except PrecisionToolError as exc:  # an unreadable golden file: said, not a crash and not an all-clear
             missing.append((source, str(exc)))
@@ -147,16 +156,31 @@ def _check_graph(ops: list[Any], dumps: dict[str, Path],
     return checks, missing
 
 
+def _golden_files(golden_dir: Path, sources: list[Any]) -> dict[str, Path]:
+    """The golden files that may hold a source: named after it, or in its scope (one pass over the names)."""
+    from precision_tool.formats.tf.golden import safe_node_name, scan_golden_dir
+
+    prefixes = set()
+    for source in sources:
+        for name in (source.name, *(source.original_names or ())):
+            prefixes.add(safe_node_name(name))
+        if "/" in source.name:
+            prefixes.add(safe_node_name(source.name.rsplit("/", 1)[0]) + "_")
+    return scan_golden_dir(golden_dir, tuple(sorted(prefixes))) if prefixes else {}
+
+
 def _source_of(name: str, by_name: dict[str, Any]) -> str | None:
     """The op a data input comes from, followed back through pass-through ops."""
+    from precision_tool.formats.ge.ge_graph import data_edges
+
     seen = set()
     while name in by_name and name not in seen:
         seen.add(name)
-        op = by_name[name]
-        inputs = op.data_inputs
-        if op.type not in PASS_THROUGH_TYPES or not inputs:
+        entry = by_name[name]
+        first = next(data_edges(entry.inputs), None)
+        if entry.type not in PASS_THROUGH_TYPES or first is None:
             return name
-        name = inputs[0][0]
+        name = first[0]
     return name
 
 
@@ -177,7 +201,7 @@ def _golden_candidates(source: Any, kind: str, golden: dict[str, Path], shape: t
     in its scope with its shape (the golden shapes are read from the .npy headers only)."""
     from precision_tool.formats.tf.golden import golden_key, read_npy_header, safe_node_name
 
-    names = [source.name, *(getattr(source, "original_op_names", None) or [])]
+    names = [source.name, *(source.original_names or ())]
     own = [golden_key(name, 0) for name in names] + [golden_key(name + "/read", 0) for name in names]
     found = [key for key in dict.fromkeys(own) if key in golden]
     if found or kind == "input":

@@ -84,7 +84,6 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
     """The check on run `debug_id` (its Build graphs and `dump_dir`, by default its newest dump) against
     tf/dump; None when the workspace lacks one of the three (nothing to say). The graphs are read through
     the workspace's op index (cached under temp/cache/graphs): only the readers' own op blocks are parsed."""
-    from precision_tool.analysis.dumps.dump_files import scan_dump_folder
     from precision_tool.analysis.graphs.graph_index import index_for
 
     dump_dir = dump_dir or workspace.newest_dump_dir(debug_id)
@@ -98,9 +97,7 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
             graphs.setdefault((entry.file, entry.graph), []).append(entry)
     if not graphs:
         return None
-    dumps: dict[str, Path] = {}
-    for found in scan_dump_folder(dump_dir):  # the first (lowest) iteration of each op: scan sorts folders
-        dumps.setdefault(found.name.op_name, found.path)
+    dumps = _dump_files(dump_dir)
     checks: list[SourceCheck] = []
     unchecked: list[tuple[str, str]] = [("a graph", failure) for failure in index.failures]
     for entries in graphs.values():
@@ -110,7 +107,7 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
     return SameStepReport(tuple(checks), tuple(unchecked))
 
 
-def _check_graph(entries: list[Any], index: Any, dumps: dict[str, Path],
+def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str],
                  golden_dir: Path) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
     from precision_tool.formats.ge.ge_graph import data_edges
     from precision_tool.formats.npu.npu_dump import sanitize_op_name
@@ -121,14 +118,17 @@ def _check_graph(entries: list[Any], index: Any, dumps: dict[str, Path],
     if not sources:
         return [], []
     first_reader: dict[str, tuple[Any, int, Path]] = {}
+    source_of: dict[str, str | None] = {}
     for entry in entries:  # execution order: the first dumped reader of each source
         dump = dumps.get(sanitize_op_name(entry.name))
         if dump is None:
             continue
         for producer, _index, position in data_edges(entry.inputs):
-            source = _source_of(producer, by_name)
+            if producer not in source_of:
+                source_of[producer] = _source_of(producer, by_name)
+            source = source_of[producer]
             if source in sources and source not in first_reader:
-                first_reader[source] = (entry, position, dump)
+                first_reader[source] = (entry, position, Path(dump))
     golden = _golden_files(golden_dir, [by_name[name] for name in sources])
     checks: list[SourceCheck] = []
     missing: list[tuple[str, str]] = []
@@ -154,6 +154,31 @@ def _check_graph(entries: list[Any], index: Any, dumps: dict[str, Path],
             continue
         checks.append(best)
     return checks, missing
+
+
+def _dump_files(dump_dir: Path) -> dict[str, str]:
+    """Op name as dump files spell it → its file (as text: 100,000 Paths cost a second), the first (lowest)
+    iteration of each. The names are split, not parsed (vc runs this check too); a folder with mapping.csv
+    (numbered names) is read by scan_dump_folder, which resolves them."""
+    import os
+
+    from precision_tool.analysis.dumps.dump_files import scan_dump_folder
+    from precision_tool.formats.npu.npu_dump import MAPPING_FILE
+
+    dumps: dict[str, str] = {}
+    for where, folders, names in os.walk(dump_dir, followlinks=True):
+        folders.sort()
+        if MAPPING_FILE in names:
+            for found in scan_dump_folder(Path(where)):
+                dumps.setdefault(found.name.op_name, found.path_text)
+            folders.clear()  # scan_dump_folder walked below it
+            continue
+        for name in sorted(names):
+            parts = name.split(".")
+            if len(parts) in (4, 5, 9) and parts[2].isdigit():  # Type.op_name.task[.stream].time[...]
+                if parts[1] not in dumps:
+                    dumps[parts[1]] = os.path.join(where, name)
+    return dumps
 
 
 def _golden_files(golden_dir: Path, sources: list[Any]) -> dict[str, Path]:

@@ -14,7 +14,7 @@ that dtype at that value, which leaves room for another rounding mode of the dev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,11 @@ class SourceCheck:
     differing: int  # elements off by more than the dtype explains
     max_abs_diff: float
     max_rel_diff: float
+    rank: int | None = None  # a multi-device dump: the device whose dump was read (against its own golden)
+
+    @property
+    def label(self) -> str:
+        return self.source if self.rank is None else f"{self.source} (rank {self.rank})"
 
     @property
     def same(self) -> bool:
@@ -85,6 +90,7 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
     tf/dump; None when the workspace lacks one of the three (nothing to say). The graphs are read through
     the workspace's op index (cached under temp/cache/graphs): only the readers' own op blocks are parsed."""
     from precision_tool.analysis.graphs.graph_index import index_for
+    from precision_tool.workspace import golden_dir_for_rank, rank_dirs
 
     dump_dir = dump_dir or workspace.newest_dump_dir(debug_id)
     if not workspace.build_graph_files(debug_id) or dump_dir is None or not workspace.golden_dir.is_dir():
@@ -97,13 +103,16 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
             graphs.setdefault((entry.file, entry.graph), []).append(entry)
     if not graphs:
         return None
-    dumps = _dump_files(dump_dir)
+    # a multi-device dump: each rank's dump against its own golden folder (tf/dump/rank_<r>, else tf/dump)
+    places = [(r.rank, r.path, golden_dir_for_rank(workspace.golden_dir, r.rank)[0]) for r in rank_dirs(dump_dir)]
     checks: list[SourceCheck] = []
     unchecked: list[tuple[str, str]] = [("a graph", failure) for failure in index.failures]
-    for entries in graphs.values():
-        found_checks, missing = _check_graph(entries, index, dumps, workspace.golden_dir)
-        checks.extend(found_checks)
-        unchecked.extend(missing)
+    for rank, folder, golden_dir in places or [(None, dump_dir, workspace.golden_dir)]:
+        dumps = _dump_files(folder)
+        for entries in graphs.values():
+            found_checks, missing = _check_graph(entries, index, dumps, golden_dir)
+            checks.extend(replace(c, rank=rank) for c in found_checks)
+            unchecked.extend((source if rank is None else f"{source} (rank {rank})", why) for source, why in missing)
     return SameStepReport(tuple(checks), tuple(unchecked))
 
 
@@ -189,6 +198,7 @@ def _golden_files(golden_dir: Path, sources: list[Any]) -> dict[str, Path]:
     for source in sources:
         for name in (source.name, *(source.original_names or ())):
             prefixes.add(safe_node_name(name))
+            prefixes.add(f"_arg_{safe_node_name(name)}_")  # a tf.function's argument
         if "/" in source.name:
             prefixes.add(safe_node_name(source.name.rsplit("/", 1)[0]) + "_")
     return scan_golden_dir(golden_dir, tuple(sorted(prefixes))) if prefixes else {}
@@ -229,8 +239,11 @@ def _golden_candidates(source: Any, kind: str, golden: dict[str, Path], shape: t
     names = [source.name, *(source.original_names or ())]
     own = [golden_key(name, 0) for name in names] + [golden_key(name + "/read", 0) for name in names]
     found = [key for key in dict.fromkeys(own) if key in golden]
-    if found or kind == "input":
+    if found:
         return found
+    if kind == "input":  # a tf.function's argument: _arg_<name>_0_<n>
+        args = tuple(f"_arg_{safe_node_name(name)}_" for name in names)
+        return [key for key in golden if key.startswith(args) and key.endswith(".0")]
     scope = source.name.rsplit("/", 1)[0] if "/" in source.name else ""
     prefix = safe_node_name(scope) + "_" if scope else ""
     reads = []

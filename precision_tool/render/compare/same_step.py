@@ -13,18 +13,24 @@ from precision_tool.analysis.checks.same_step import SameStepReport, SourceCheck
 def verdict_line(report: SameStepReport) -> Text:
     """The one line `ac` (and `vc`, when it fails) shows."""
     inputs, weights = report.count("input"), report.count("weight")
-    checked = f"{inputs} input(s), {weights} weight(s) checked"
+    ranks = {c.rank for c in report.checks if c.rank is not None}
+    checked = f"{inputs} input(s), {weights} weight(s) checked" + (f" on {len(ranks)} ranks" if ranks else "")
     first = first_difference(report)
     if first is not None:
+        where = f" of rank {first.rank}" if first.rank is not None else ""
         others = len(report.differing) - 1
         more = f", and {others} more input(s)/weight(s)" if others else ""
-        return Text(f"same step: NO — {first.kind} '{first.source}' differs between the NPU run and the golden "
+        return Text(f"same step: NO — {first.kind} '{first.source}'{where} differs between the NPU run and the golden "
                     f"({first.differing:,} of {first.elements:,} values, max abs diff {first.max_abs_diff:.4g}{more}); "
                     "the comparison cannot be trusted until it is fixed", style="error")
     if report.same_step is None:
         return Text("same step: not checked (no input or weight could be compared with a golden tensor)",
                     style="warning")
-    return Text(f"same step: yes — same inputs, same weights ({checked}): both runs computed the same step")
+    if inputs and weights:
+        return Text(f"same step: yes — same inputs, same weights ({checked}): both runs computed the same step")
+    what = "same weights" if weights else "same inputs"
+    missing = "no input" if weights else "no weight"
+    return Text(f"same step: yes as far as checked — {what} ({checked}; {missing} could be compared)")
 
 
 def same_step_view(report: SameStepReport, limit: int) -> list[Any]:
@@ -41,7 +47,7 @@ def same_step_view(report: SameStepReport, limit: int) -> list[Any]:
         table.add_column("max rel", justify="right", no_wrap=True)
         table.add_column("golden", overflow="fold")
         for check in differing[:limit]:
-            table.add_row(Text(f"{check.kind} {check.source}"), Text(f"{check.reader} in{check.reader_input}"),
+            table.add_row(Text(f"{check.kind} {check.label}"), Text(f"{check.reader} in{check.reader_input}"),
                           f"{check.differing:,}/{check.elements:,}", f"{check.max_abs_diff:.4g}",
                           f"{check.max_rel_diff:.4g}", Text(check.golden))
         shown.append(table)

@@ -182,3 +182,14 @@ def test_bad_files_are_said_in_one_line(normal_demo: Path, tmp_path: Path) -> No
     assert "Traceback" not in result.out + result.err
     assert "same step: yes — same inputs, same weights (2 input(s), 7 weight(s) checked)" in result.out
     assert "not checked: conv2/kernel" in result.out
+
+
+def test_rank_demo_checks_each_rank_against_its_golden(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`demo --ranks 4`: each rank its own batch (golden in tf/dump/rank_<r>, a tf.function's `_arg_input_0_9`),
+    the same weights; its planted fault is an all-reduce input, not an input or weight."""
+    root = _build(tmp_path_factory, "ranks", "--ranks", "4")
+    report = same_step_check(Workspace(root))
+    assert report is not None and report.same_step is True and not report.unchecked
+    assert {c.rank for c in report.checks} == {0, 1, 2, 3}
+    result = run_cli("ac", data=root)
+    assert "same step: yes — same inputs, same weights (8 input(s), 36 weight(s) checked on 4 ranks)" in result.out

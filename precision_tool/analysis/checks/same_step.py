@@ -30,6 +30,7 @@ WEIGHT_TYPES = frozenset({"Variable", "VariableV2", "VarHandleOp", "RefData"})
 # ops that hand a tensor on unchanged but for dtype or layout: a reader behind them still reads the source
 PASS_THROUGH_TYPES = frozenset({"Cast", "TransData", "TransDataRNN", "Identity", "ReadVariableOp"})
 
+OPTIMIZER_STATE = "optimizer state, read only by its update op (ApplyMomentum...): no golden tensor of it"
 INPUT_CAUSE = "other data fed: another batch, shuffling, or a random op in the input pipeline (augmentation)"
 WEIGHT_CAUSE = "other starting weights: checkpoint not loaded (or another one), another initialisation or seed"
 
@@ -153,15 +154,20 @@ def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str],
             continue
         keys = _golden_candidates(by_name[source], kind, golden, npu.shape)
         if not keys:
-            missing.append((source, "no golden tensor of it in tf/dump"))
+            # an optimizer's slot (momentum, Adam's m and v) is read by its update op alone, which TF dumps nothing of
+            slot_only = "Apply" in reader.type
+            missing.append((source, OPTIMIZER_STATE if slot_only else "no golden tensor of it in tf/dump"))
             continue
         try:
-            best = min((_compare(source, kind, reader.name, slot, key, npu, golden[key]) for key in keys),
-                       key=lambda c: (c.differing, c.max_abs_diff))
+            compared = [_compare(source, kind, reader.name, slot, key, npu, golden[key]) for key in keys]
         except PrecisionToolError as exc:  # an unreadable golden file: said, not a crash and not an all-clear
             missing.append((source, str(exc)))
             continue
-        checks.append(best)
+        fitting = [c for c in compared if c is not None]
+        if not fitting:  # another layout or size: no element can be paired with its golden one
+            missing.append((source, f"the NPU tensor's shape {list(npu.shape)} is not its golden's ({keys[0]})"))
+            continue
+        checks.append(min(fitting, key=lambda c: (c.differing, c.max_abs_diff)))
     return checks, missing
 
 
@@ -258,17 +264,19 @@ def _golden_candidates(source: Any, kind: str, golden: dict[str, Path], shape: t
 
 
 def _compare(source: str, kind: str, reader: str, slot: int, key: str, npu: "np.ndarray",
-             golden_path: Path) -> SourceCheck:
+             golden_path: Path) -> SourceCheck | None:
+    """The NPU tensor against one golden file; None when their shapes differ beyond size-1 dimensions."""
     import numpy as np
 
     from precision_tool.formats.tf.golden import load_npy
 
     golden = np.asarray(load_npy(golden_path))
     npu = np.asarray(npu)
-    if golden.size != npu.size:
-        return SourceCheck(kind, source, reader, slot, key, str(npu.dtype), int(npu.size), int(npu.size),
-                           float("inf"), float("inf"))
-    golden = golden.reshape(npu.shape)
+    if golden.shape != npu.shape:
+        squeezed = tuple(d for d in golden.shape if d != 1) == tuple(d for d in npu.shape if d != 1)
+        if not squeezed:
+            return None  # reshaping would pair the wrong elements (another layout) and call it a difference
+        golden = golden.reshape(npu.shape)
     with np.errstate(all="ignore"):
         expected = golden.astype(npu.dtype)  # what the dtype explains: the golden value in the NPU's dtype
         if np.issubdtype(npu.dtype, np.floating):

@@ -193,3 +193,17 @@ def test_rank_demo_checks_each_rank_against_its_golden(tmp_path_factory: pytest.
     assert {c.rank for c in report.checks} == {0, 1, 2, 3}
     result = run_cli("ac", data=root)
     assert "same step: yes — same inputs, same weights (8 input(s), 36 weight(s) checked on 4 ranks)" in result.out
+
+
+def test_widedeep_demo_leaves_optimizer_state_unchecked_and_says_so(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """`demo --model widedeep --size reduced`: embeddings and dense weights are checked; FTRL's and Adagrad's
+    slots are read only by their update ops (no golden tensor): listed as not checked, never as the same."""
+    root = _build(tmp_path_factory, "widedeep", "--model", "widedeep", "--size", "reduced")
+    report = same_step_check(Workspace(root))
+    assert report is not None and report.same_step is True
+    assert report.count("input") == 3 and report.count("weight") == 11
+    slots = [source for source, why in report.unchecked if why.startswith("optimizer state")]
+    assert "wide/embedding/Ftrl" in slots and "deep/embedding/Adagrad" in slots
+    result = run_cli("ac", data=root)
+    assert "same step: yes — same inputs, same weights (3 input(s), 11 weight(s) checked)" in result.out
+    assert "(optimizer state, read only by its update op" in result.out

@@ -51,8 +51,8 @@ BN_OFFSET_FAULT = Fault(PLANTED_FAULT_OP, PLANTED_FAULT, inputs=_beta_one_channe
 # `demo --npu-start`: what the NPU runs start from, to see the same-step check fail (docs/commands.md, `ac`)
 NPU_STARTS = {
     "same": "the golden run's weights and batch",
-    "other-weights": "other starting weights (as if the checkpoint were not loaded: another initialisation, "
-                     "seed 1234; the all-ones and all-zeros variables stay as they are)",
+    "other-weights": "other weights (as if the checkpoint were not loaded: the randomly initialised variables "
+                     "drawn again with seed 1234; the all-zeros ones stay as they are)",
     "other-data": "another input batch (as if the NPU were fed another batch of the data set)",
 }
 
@@ -74,7 +74,7 @@ def npu_start_feeds(feeds: dict[str, Any], start: str) -> dict[str, Any]:
     for name, value in feeds.items():
         value = np.asarray(value)
         if name in ("input", "labels") or not value.size or float(value.std()) == 0.0:
-            continue  # a constant initialiser (ones, zeros) gives the same values whatever the seed
+            continue  # a constant initialiser (zeros) gives the same values whatever the seed
         changed[name] = rng.normal(float(value.mean()), float(value.std()), value.shape).astype(value.dtype)
     return changed
 

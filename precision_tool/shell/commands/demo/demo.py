@@ -133,6 +133,11 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     held.append(PLANTED_FAULT + ".")
     held.append("\n  float16 problem: ", style="bold")
     held.append(PRECISION_PROBLEM + ".")
+    if args.npu_start != "same":
+        from precision_tool.demo.npu_side import NPU_STARTS
+
+        held.append("\n  not the same step: ", style="bold")
+        held.append(f"the NPU runs start from {NPU_STARTS[args.npu_start]}.")
     fused = fused_ops(root)
     if fused:
         held.append("\n  fused by the NPU compiler:", style="bold")

@@ -207,3 +207,18 @@ def test_widedeep_demo_leaves_optimizer_state_unchecked_and_says_so(tmp_path_fac
     result = run_cli("ac", data=root)
     assert "same step: yes — same inputs, same weights (3 input(s), 11 weight(s) checked)" in result.out
     assert "(optimizer state, read only by its update op" in result.out
+
+
+def test_numbered_dump_names_are_resolved_through_mapping_csv(normal_demo: Path, tmp_path: Path) -> None:
+    """A long op name makes the runtime write a numbered file and a mapping.csv row naming it: the check finds
+    the reader's dump through it (here the rewritten conv1/kernel reader, renamed to 1234567)."""
+    root = _copy(normal_demo, tmp_path)
+    path, slot = _reader_dump(root, "conv1/kernel")
+    _rewrite_input(path, slot, lambda a: (a + 1).astype(a.dtype))
+    real = path.name
+    path.rename(path.with_name("1234567"))
+    (path.parent / "mapping.csv").write_text(f"1234567,{real}\n")
+    report = same_step_check(Workspace(root))
+    assert report is not None
+    assert [c.source for c in report.differing] == ["conv1/kernel"]
+    assert report.differing[0].max_abs_diff == pytest.approx(1.0, abs=1e-6)

@@ -4,8 +4,9 @@ No op can be blamed while the two runs started from other data or other weights:
 them differs for that reason alone. Neither Data/GetNext nor Variable ops are dumped on a real NPU, so
 each is read where it is used: the input of the first dumped op that reads it (through the Cast and
 TransData ops GE inserts), in its origin layout. Its golden tensor is the Data op's own output, or for a
-weight the variable's value in tf/dump (the variable itself, its `/read`, or a ReadVariableOp of its
-scope with its shape; of several, the closest).
+weight the variable's value in tf/dump: the variable itself or its `/read`, else the ReadVariableOps the
+captured golden graph (tf/checkpoints/model.meta) says read it, else (no graph) a ReadVariableOp of its
+scope with its shape. Of several, the closest (a read after the update holds the next step's value).
 
 "Within what the dtype explains": the golden value is first cast to the NPU tensor's dtype (float32 →
 float16 rounds), and an element counts as different only when it is off by more than one step (ulp) of
@@ -108,17 +109,18 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
     places = [(r.rank, r.path, golden_dir_for_rank(workspace.golden_dir, r.rank)[0]) for r in rank_dirs(dump_dir)]
     checks: list[SourceCheck] = []
     unchecked: list[tuple[str, str]] = [("a graph", failure) for failure in index.failures]
+    reads = variable_reads(workspace.checkpoint_dir / "model.meta")
     for rank, folder, golden_dir in places or [(None, dump_dir, workspace.golden_dir)]:
         dumps = _dump_files(folder)
         for entries in graphs.values():
-            found_checks, missing = _check_graph(entries, index, dumps, golden_dir)
+            found_checks, missing = _check_graph(entries, index, dumps, golden_dir, reads)
             checks.extend(replace(c, rank=rank) for c in found_checks)
             unchecked.extend((source if rank is None else f"{source} (rank {rank})", why) for source, why in missing)
     return SameStepReport(tuple(checks), tuple(unchecked))
 
 
-def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str],
-                 golden_dir: Path) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
+def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str], golden_dir: Path,
+                 reads: dict[str, list[str]]) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
     from precision_tool.formats.ge.ge_graph import data_edges
     from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
@@ -139,7 +141,7 @@ def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str],
             source = source_of[producer]
             if source in sources and source not in first_reader:
                 first_reader[source] = (entry, position, Path(dump))
-    golden = _golden_files(golden_dir, [by_name[name] for name in sources])
+    golden = _golden_files(golden_dir, [by_name[name] for name in sources], reads)
     checks: list[SourceCheck] = []
     missing: list[tuple[str, str]] = []
     for source, kind in sources.items():
@@ -152,7 +154,7 @@ def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str],
         except PrecisionToolError as exc:
             missing.append((source, str(exc)))
             continue
-        keys = _golden_candidates(by_name[source], kind, golden, npu.shape)
+        keys = _golden_candidates(by_name[source], kind, golden, npu.shape, reads)
         if not keys:
             # an optimizer's slot (momentum, Adam's m and v) is read by its update op alone, which TF dumps nothing of
             slot_only = "Apply" in reader.type
@@ -196,8 +198,30 @@ def _dump_files(dump_dir: Path) -> dict[str, str]:
     return dumps
 
 
-def _golden_files(golden_dir: Path, sources: list[Any]) -> dict[str, Path]:
-    """The golden files that may hold a source: named after it, or in its scope (one pass over the names)."""
+def variable_reads(meta_graph: Path) -> dict[str, list[str]]:
+    """Variable → the golden graph's ReadVariableOp (and Identity) nodes that read it, from the captured
+    step's MetaGraphDef (tf/checkpoints/model.meta); {} without one, or when it cannot be read (the check then
+    falls back to the reads of the variable's scope with its shape)."""
+    from google.protobuf.message import DecodeError
+
+    from precision_tool.formats.tf.tf_protos import message_class
+
+    try:
+        data = meta_graph.read_bytes()
+        meta = message_class("MetaGraphDef")()
+        meta.ParseFromString(data)
+    except (OSError, DecodeError):
+        return {}
+    reads: dict[str, list[str]] = {}
+    for node in meta.graph_def.node:
+        if node.op in ("ReadVariableOp", "Identity") and node.input:
+            reads.setdefault(node.input[0].lstrip("^").split(":")[0], []).append(node.name)
+    return reads
+
+
+def _golden_files(golden_dir: Path, sources: list[Any], reads: dict[str, list[str]]) -> dict[str, Path]:
+    """The golden files that may hold a source: named after it, its reads, or in its scope (one pass over the
+    folder's names)."""
     from precision_tool.formats.tf.golden import safe_node_name, scan_golden_dir
 
     prefixes = set()
@@ -205,6 +229,7 @@ def _golden_files(golden_dir: Path, sources: list[Any]) -> dict[str, Path]:
         for name in (source.name, *(source.original_names or ())):
             prefixes.add(safe_node_name(name))
             prefixes.add(f"_arg_{safe_node_name(name)}_")  # a tf.function's argument
+            prefixes.update(safe_node_name(read) + "." for read in reads.get(name, ()))
         if "/" in source.name:
             prefixes.add(safe_node_name(source.name.rsplit("/", 1)[0]) + "_")
     return scan_golden_dir(golden_dir, tuple(sorted(prefixes))) if prefixes else {}
@@ -237,9 +262,10 @@ def _npu_input(dump: Path, op: Any, slot: int) -> "np.ndarray":
     return array
 
 
-def _golden_candidates(source: Any, kind: str, golden: dict[str, Path], shape: tuple[int, ...]) -> list[str]:
-    """Golden tensors that hold the source's value: its own output first; for a weight, else the reads of it
-    in its scope with its shape (the golden shapes are read from the .npy headers only)."""
+def _golden_candidates(source: Any, kind: str, golden: dict[str, Path], shape: tuple[int, ...],
+                       reads: dict[str, list[str]]) -> list[str]:
+    """Golden tensors that hold the source's value: its own output first; for a weight, else its reads in the
+    golden graph (`reads`), else the reads in its scope with its shape (shapes read from the .npy headers)."""
     from precision_tool.formats.tf.golden import golden_key, read_npy_header, safe_node_name
 
     names = [source.name, *(source.original_names or ())]
@@ -250,6 +276,10 @@ def _golden_candidates(source: Any, kind: str, golden: dict[str, Path], shape: t
     if kind == "input":  # a tf.function's argument: _arg_<name>_0_<n>
         args = tuple(f"_arg_{safe_node_name(name)}_" for name in names)
         return [key for key in golden if key.startswith(args) and key.endswith(".0")]
+    known = [golden_key(read, 0) for name in names for read in reads.get(name, ())]
+    found = [key for key in dict.fromkeys(known) if key in golden]
+    if found:  # the golden graph says which tensors read it: no guess by scope and shape
+        return found
     scope = source.name.rsplit("/", 1)[0] if "/" in source.name else ""
     prefix = safe_node_name(scope) + "_" if scope else ""
     reads = []

@@ -222,3 +222,22 @@ def test_numbered_dump_names_are_resolved_through_mapping_csv(normal_demo: Path,
     assert report is not None
     assert [c.source for c in report.differing] == ["conv1/kernel"]
     assert report.differing[0].max_abs_diff == pytest.approx(1.0, abs=1e-6)
+
+
+def test_swapped_weights_are_told_apart_by_the_golden_graph(normal_demo: Path, tmp_path: Path) -> None:
+    """bn2's gamma and beta swapped in the dump of the op that reads them: both have shape [24] and live in the
+    scope bn2/, so only the captured golden graph (tf/checkpoints/model.meta: which ReadVariableOp reads which
+    variable) tells that each now holds the other's value."""
+    root = _copy(normal_demo, tmp_path)
+    path, gamma_slot = _reader_dump(root, "bn2/gamma")
+    _same_path, beta_slot = _reader_dump(root, "bn2/beta")
+    assert _same_path == path
+    dump = read_dump_header(path)
+    beta = read_tensor(dump, dump.tensor("input", beta_slot))
+    gamma = read_tensor(dump, dump.tensor("input", gamma_slot))
+    _rewrite_input(path, gamma_slot, lambda _a: beta)
+    _rewrite_input(path, beta_slot, lambda _a: gamma)
+    report = same_step_check(Workspace(root))
+    assert report is not None
+    assert {c.source for c in report.differing} == {"bn2/gamma", "bn2/beta"}
+    assert {c.golden for c in report.differing} == {"bn2_ReadVariableOp.0", "bn2_ReadVariableOp_1.0"}

@@ -20,9 +20,9 @@ def verdict_line(report: SameStepReport) -> Text:
         where = f" of rank {first.rank}" if first.rank is not None else ""
         others = len(report.differing) - 1
         more = f", and {others} more input(s)/weight(s)" if others else ""
+        how_much = f"{first.differing:,} of {first.elements:,} values, max abs diff {first.max_abs_diff:.4g}{more}"
         return Text(f"same step: NO — {first.kind} '{first.source}'{where} differs between the NPU run and the "
-                    f"golden ({first.differing:,} of {first.elements:,} values, max abs diff {first.max_abs_diff:.4g}{more}); "
-                    "the comparison cannot be trusted until it is fixed", style="error")
+                    f"golden ({how_much}); the comparison cannot be trusted until it is fixed", style="error")
     if report.same_step is None:
         return Text("same step: not checked (no input or weight could be compared with a golden tensor)",
                     style="warning")

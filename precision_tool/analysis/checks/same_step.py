@@ -110,6 +110,8 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
     checks: list[SourceCheck] = []
     unchecked: list[tuple[str, str]] = [("a graph", failure) for failure in index.failures]
     reads = variable_reads(workspace.checkpoint_dir / "model.meta")
+    # a subgraph's Data ops are its parameters (the owner's inputs), not the step's input data
+    graphs = {key: entries for key, entries in graphs.items() if index.subgraph_owner(*key) is None}
     for rank, folder, golden_dir in places or [(None, dump_dir, workspace.golden_dir)]:
         dumps = _dump_files(folder)
         for entries in graphs.values():

@@ -55,16 +55,19 @@ def prepare_folder(root: Path, *, force: bool) -> None:
 
 
 def run_network(root: Path, *, fixed_ops_info: Path | None = None, ranks: int | None = None,
-                model: str | None = None, size: str = "full") -> DemoBuild:
+                model: str | None = None, size: str = "full", npu_start: str = "same") -> DemoBuild:
     """The golden CPU step (tfdbg dump via tf_config.sess_dump) and the simulated NPU side; with
     `fixed_ops_info`, only the NPU run with that file's block list in float32 (npu/debug_2); with `ranks`,
     the N-rank data-parallel demo (precision_tool.demo.rank_network, one process for all ranks); with
-    `model`, that real architecture (precision_tool.demo.model_demo) at `size`."""
+    `model`, that real architecture (precision_tool.demo.model_demo) at `size`; `npu_start` (the small demo
+    only): what its NPU runs start from (npu_side.NPU_STARTS)."""
     started = time.perf_counter()
     env = tf_child_env(root)
     command = [sys.executable, "-m", "precision_tool.demo.network", str(root)]
     if fixed_ops_info is not None:
         command += ["--fixed", str(fixed_ops_info)]
+    elif npu_start != "same":
+        command += ["--npu-start", npu_start]
     if ranks is not None:
         command = [sys.executable, "-m", "precision_tool.demo.rank_network", str(root), "--ranks", str(ranks)]
     if model is not None:

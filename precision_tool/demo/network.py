@@ -10,6 +10,9 @@ module imports `precision_tool.tf_config` before TensorFlow, so oneDNN and grapp
 written and the golden dump holds `conv1/Conv2D:0`, `conv1/BiasAdd:0`, ... Then the same process
 simulates the NPU run (`npu_side`), which needs the graph and the starting weights.
 
+`python -m precision_tool.demo.network WORKSPACE --npu-start other-weights|other-data` (`demo --npu-start`)
+starts the NPU runs from other weights or another batch than the golden step: the same-step check's demo.
+
 `python -m precision_tool.demo.network WORKSPACE --fixed OPS_INFO` (what `demo --fixed` does) builds the
 same network again but runs no golden step (tf/ is left as it is): it simulates the NPU step with the op
 types of OPS_INFO's block list kept in float32 and the fixed kernel, into npu/debug_2.
@@ -207,7 +210,7 @@ def run_golden_step(run: GoldenRun) -> float:
     return run.loss
 
 
-USAGE = "usage: python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INFO]"
+USAGE = "usage: python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INFO | --npu-start START]"
 
 
 def derive(run: GoldenRun, keep_fp32: frozenset[str] = frozenset()) -> Any:
@@ -225,12 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     """`python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INFO]`: golden step, then the
     simulated NPU side; with --fixed, only the fixed NPU run (npu/debug_2)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) not in (1, 3) or (len(argv) == 3 and argv[1] != "--fixed"):
+    if len(argv) not in (1, 3) or (len(argv) == 3 and argv[1] not in ("--fixed", "--npu-start")):
         print(USAGE, file=sys.stderr)
         return 2
     root = Path(argv[0]).resolve()
-    if len(argv) == 3:
+    if len(argv) == 3 and argv[1] == "--fixed":
         return _fixed(root, Path(argv[2]))
+    start = argv[2] if len(argv) == 3 else "same"
     prepare_environment(root)
     from precision_tool.demo import npu_side
     from precision_tool.workspace import Workspace
@@ -240,8 +244,13 @@ def main(argv: list[str] | None = None) -> int:
     loss = run_golden_step(run)
     workspace = Workspace(root)
     print(f"golden step on CPU: loss {loss:.6f}, tfdbg dump in {workspace.tf_debug_dir}")
-    report = npu_side.write_npu_side(workspace, graph, run.feeds)
+    if start not in npu_side.NPU_STARTS:
+        print(f"--npu-start: one of {', '.join(npu_side.NPU_STARTS)}, not {start!r}", file=sys.stderr)
+        return 2
+    report = npu_side.write_npu_side(workspace, graph, npu_side.npu_start_feeds(run.feeds, start))
     print(report)
+    if start != "same":
+        print(f"the NPU runs start from {npu_side.NPU_STARTS[start]}")
     return 0
 
 

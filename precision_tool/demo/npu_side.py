@@ -48,6 +48,37 @@ def _beta_one_channel_late(ins: list[Any]) -> list[Any]:
 BN_OFFSET_FAULT = Fault(PLANTED_FAULT_OP, PLANTED_FAULT, inputs=_beta_one_channel_late)
 
 
+# `demo --npu-start`: what the NPU runs start from, to see the same-step check fail (docs/commands.md, `ac`)
+NPU_STARTS = {
+    "same": "the golden run's weights and batch",
+    "other-weights": "other weights (as if the checkpoint were not loaded: the randomly initialised variables "
+                     "drawn again with seed 1234; the all-zeros ones stay as they are)",
+    "other-data": "another input batch (as if the NPU were fed another batch of the data set)",
+}
+
+
+def npu_start_feeds(feeds: dict[str, Any], start: str) -> dict[str, Any]:
+    """The NPU side's feeds for `demo --npu-start`: the golden ones, or other weights, or another batch."""
+    import numpy as np
+
+    if start == "same":
+        return feeds
+    rng = np.random.default_rng(1234)
+    changed = dict(feeds)
+    if start == "other-data":
+        images = np.asarray(feeds["input"])
+        changed["input"] = rng.standard_normal(images.shape).astype(images.dtype)
+        return changed
+    if start != "other-weights":
+        raise ValueError(f"unknown NPU start {start!r}; one of {', '.join(NPU_STARTS)}")
+    for name, value in feeds.items():
+        value = np.asarray(value)
+        if name in ("input", "labels") or not value.size or float(value.std()) == 0.0:
+            continue  # a constant initialiser (zeros) gives the same values whatever the seed
+        changed[name] = rng.normal(float(value.mean()), float(value.std()), value.shape).astype(value.dtype)
+    return changed
+
+
 @dataclass(frozen=True)
 class NpuSideReport:
     ops: int

@@ -62,6 +62,11 @@ _MESSAGES: list[tuple[str, list[tuple[str, int, int, int, str | None, int | None
         ("summary", 5, MESSAGE, OPT, "Summary", 0),
         ("log_message", 6, MESSAGE, OPT, "LogMessage", 0),
     ], ["what"]),
+    # --- the golden graph (graph.proto, node_def.proto, meta_graph.proto): names, ops and inputs only ---
+    ("NodeDef", [("name", 1, STRING, OPT, None, None), ("op", 2, STRING, OPT, None, None),
+                 ("input", 3, STRING, REP, None, None), ("device", 4, STRING, OPT, None, None)], []),
+    ("GraphDef", [("node", 1, MESSAGE, REP, "NodeDef", None)], []),
+    ("MetaGraphDef", [("graph_def", 2, MESSAGE, OPT, "GraphDef", None)], []),
     # --- tfdbg v2 (debug_event.proto) ---
     ("DebugMetadata", [("tensorflow_version", 1, STRING, OPT, None, None),
                        ("file_version", 2, STRING, OPT, None, None),

@@ -1,7 +1,8 @@
 """`ac`'s last section: the answer block, right above the prompt (analysis/report/answer.py, render/answer.py).
 
 It reads what the sections before it left on `args`: the comparison's results (`compared`, `rank_overview`),
-the report just written (`report_path`); each op's newest replay verdict is found as the report finds it
+the report just written (`report_path`), the same-step check (`same_step`: when the runs did not compute the
+same step, the answer says so first); each op's newest replay verdict is found as the report finds it
 (analysis/answer.answer_for). `demo` sets `defer_answer` and shows the block itself, after its own lines.
 """
 
@@ -42,6 +43,11 @@ def _answer(args: argparse.Namespace, ctx: Context) -> Any:
     width = ctx.console.width if ctx.console.is_terminal else None  # a pipe keeps each line to paste whole
     view = answer_view(answer_of(found, ctx.workspace, overview), results=_result_folder(found),
                        report=getattr(args, "report_path", None), width=width, sources=op_sources(ctx))
+    same_step = getattr(args, "same_step", None)  # left by the same-step section (compare/same_step.py)
+    if same_step is not None and same_step.same_step is False:
+        from precision_tool.render.compare.same_step import verdict_line
+
+        view.insert(1, verdict_line(same_step))  # first in the answer: no op below can be blamed before it is fixed
     if getattr(args, "defer_answer", False):
         args.answer_block = view  # demo shows it last, after its own lines
         return None

@@ -70,7 +70,8 @@ def _auto_check(args: argparse.Namespace, ctx: Context) -> Any:
 COMMANDS = [
     Command(
         "ac",
-        "auto check: comparison summary (-c runs it first), overflow, fusion, cast, graph checks",
+        "auto check: comparison summary (-c runs it first), same step (inputs and weights), overflow, fusion, "
+        "cast, graph checks",
         _parser,
         _auto_check,
     )

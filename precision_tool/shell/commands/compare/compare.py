@@ -314,6 +314,11 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     if overview is not None:
         shown.extend(overview_view(overview))
     shown.extend(run_lines(runs, [line for _view, line in listed]))
+    from precision_tool.shell.commands.compare.same_step import vc_same_step_line
+
+    other_step = vc_same_step_line(runs, ctx)  # other inputs or weights: no op of the results can be blamed yet
+    if other_step is not None:
+        shown.append(other_step)
     bad = unreadable_report(runs)
     if bad:
         # show everything, then exit 1: some rows could not be compared because their files are unreadable

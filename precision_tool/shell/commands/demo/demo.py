@@ -43,6 +43,7 @@ examples:
   demo --model bert          BERT-base in ./precision_data_demo_bert, then `ac -c --report`
   demo /tmp/pd --force       rebuild /tmp/pd (removes its npu/, tf/, overflow/, fusion/, temp/, fix/)
   demo --no-check            build only
+  demo --npu-start other-weights   the NPU run starts from other weights: `ac` says it is not the same step
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
   demo --ranks 8             build the 8-rank demo in ./precision_data_demo_ranks and run `ac -c --report`
 """
@@ -68,6 +69,10 @@ def _parser(parser: CommandParser) -> None:
     parser.add_argument("--size", choices=["full", "reduced"], default="full",
                         help="with --model: full (every layer of the original; default) or reduced (the same op "
                              "types, fewer repeats: a quicker try)")
+    parser.add_argument("--npu-start", choices=["same", "other-weights", "other-data"], default="same",
+                        help="what the NPU runs start from: the golden step's weights and batch (same; default), "
+                             "other starting weights (as if the checkpoint were not loaded) or another batch; `ac` "
+                             "then says the two runs did not compute the same step")
     parser.add_argument("--ranks", metavar="N", default=None,
                         help="build the N-rank data-parallel demo instead (N from 2 to 64; default DIR "
                              "./precision_data_demo_ranks): each rank its own batch, an HcomAllReduce per gradient, "
@@ -86,6 +91,11 @@ def _kept_in_float32(path: Any) -> list[str]:
 
 
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:
+    if args.npu_start != "same" and (args.model is not None or args.ranks is not None or args.fixed):
+        from precision_tool.errors import UsageError
+
+        raise UsageError("demo --npu-start: it changes the small demo's NPU run; give it without --model, --ranks "
+                         "and --fixed")
     if args.model is not None:
         from precision_tool.shell.commands.demo.demo_models import run_model
 
@@ -114,7 +124,7 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     started = time.perf_counter()
     dir_text, root = prepare_root(ctx, args.dir, DEFAULT_DIR, force=args.force)
     ctx.note(note_line(f"building the demo workspace in {root} (TensorFlow golden step, simulated NPU run)"))
-    build = run_network(root)
+    build = run_network(root, npu_start=args.npu_start)
     for line in build.log.splitlines():
         ctx.note(note_line(line))
     # what the checks below should find, said before they run
@@ -123,6 +133,11 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
     held.append(PLANTED_FAULT + ".")
     held.append("\n  float16 problem: ", style="bold")
     held.append(PRECISION_PROBLEM + ".")
+    if args.npu_start != "same":
+        from precision_tool.demo.npu_side import NPU_STARTS
+
+        held.append("\n  not the same step: ", style="bold")
+        held.append(f"the NPU runs start from {NPU_STARTS[args.npu_start]}.")
     fused = fused_ops(root)
     if fused:
         held.append("\n  fused by the NPU compiler:", style="bold")

@@ -25,7 +25,13 @@ def test_demo_model_names_its_planted_op_with_kernel(cli, tmp_path, model) -> No
     answer = out[out.index("answer ─"):]
     first = answer.splitlines()[1]
     assert first.startswith("first divergent op: [") and f"] {planted.op_name} (" in first, first
-    assert "KERNEL:" in answer.splitlines()[2]
+    # the line of the model's code that made it (docs/source-lines.md): ResNet-50's conv+bn helper, BERT's
+    # attention, Wide&Deep's deep part
+    made = {"resnet50": "in _conv_bn(): ", "bert": "in _attention(): ", "widedeep": "in _deep(): "}[model]
+    lines = answer.splitlines()
+    assert lines[2].startswith(f"  made at {model}.py:") and made in lines[2]
+    verdict = next(line for line in lines[2:] if not line.startswith("  made at "))  # a fused op: a line per op
+    assert "KERNEL:" in verdict
     assert "(SIMULATED NPU run) vs golden" in answer
     passes = {"resnet50": ["FusedBatchnormFusionPass", "FusedBatchNormGradFusionPass", "TbeConvBnreduceFusionPass",
                            "BNUpdateEltwiseFusionPass"],

@@ -14,10 +14,10 @@ from rich.text import Text
 def difference_table(pair: Any, title: str) -> Table:
     """`pair`: analysis.checks.run_config_diff.RecordPair with at least one difference."""
     table = Table(title=Text(title), title_justify="left")
-    table.add_column("setting")
-    table.add_column(pair.left_name)
-    table.add_column(pair.right_name)
-    table.add_column("why it matters", style="dim")
+    table.add_column("setting", overflow="fold")
+    table.add_column(pair.left_name, overflow="fold")  # a value is shown whole, folded if need be
+    table.add_column(pair.right_name, overflow="fold")
+    table.add_column("why it matters", style="dim", ratio=1)
     for row in pair.differences:
         table.add_row(Text(f"{row.group}: {row.setting}"), Text(row.left), Text(row.right), Text(row.why))
     return table

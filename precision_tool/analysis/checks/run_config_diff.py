@@ -118,7 +118,12 @@ def diff_records(left: RunConfig, right: RunConfig) -> list[Difference]:
         rows += _compare_maps("NPU option", options_l, options_r, WHY_OPTION, "an adapter option that may "
                               "change kernels", lambda key: key in LOCATION_OPTIONS)
     seeds_l, seeds_r = left.section("seeds"), right.section("seeds")
-    rows += _compare_maps("seed", seeds_l, seeds_r, WHY_SEED, "", lambda key: key not in WHY_SEED, absent=None)
+
+    def skip_seed(key: str) -> bool:  # tf_setup sets PYTHONHASHSEED to the seed: a row only when it strays
+        follows = all(str(s.get("python_hash_seed")) == str(s.get("seed")) for s in (seeds_l, seeds_r))
+        return key not in WHY_SEED or (key == "python_hash_seed" and follows)
+
+    rows += _compare_maps("seed", seeds_l, seeds_r, WHY_SEED, "", skip_seed, absent=None)
     rows += _dropout_rows(_dropout_map(left), _dropout_map(right))
     scale_l, scale_r = left.section("loss_scale"), right.section("loss_scale")
     if scale_l is not None and scale_r is not None:

@@ -22,7 +22,7 @@ from precision_tool.formats.run_config import RunConfig, read_run_config
 from precision_tool.workspace import Workspace
 
 # Where-to options: they differ between workspaces and change no number.
-LOCATION_OPTIONS = frozenset({"debug_dir", "dump_path", "profiling_options", "use_off_line"})
+LOCATION_OPTIONS = frozenset({"debug_dir", "dump_path", "profiling_options"})
 LOCATION_ENV = frozenset({"DUMP_GRAPH_PATH", "PRECISION_DATA", "PRECISION_TOOL_CONFIG", "TF_CPP_MIN_LOG_LEVEL",
                           "TF_CPP_MAX_VLOG_LEVEL", "ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT"})
 # The NPU's own variables and software: absent from a golden run by nature.

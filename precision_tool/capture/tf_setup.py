@@ -261,7 +261,9 @@ def npu_device_dump_config(npu_device: Any, action: str | None = None, dump_laye
         except (AttributeError, TypeError, ValueError) as exc:
             raise ConfigError(f"npu_device.global_options().{path} = {value!r} refused: {exc}; is the CANN "
                               "TensorFlow adapter older than this option?") from None
-    record_npu_options({**_global_options_in_force(options), **plan.global_options}, "npu_device_dump_config")
+    # recorded under the TF1 parameter_map names, so a TF1 and a TF2 run's records compare key by key
+    record_npu_options({**_global_options_in_force(options), **{o.key: o.value for o in plan.options if o.tf2}},
+                       "npu_device_dump_config")
     return npu_device
 
 

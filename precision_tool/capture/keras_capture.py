@@ -113,7 +113,8 @@ class PrecisionKerasCapture(tf.keras.callbacks.Callback):
         self._first_logs_pending = True
         side = "npu" if rcr.npu_adapter_present() else "golden"
         rcr.write_quietly(rcr.workspace_of(folder), lambda: rcr.build(
-            side, "PrecisionKerasCapture", dropout=rcr.keras_dropout_rates(self.model)))
+            side, "PrecisionKerasCapture", dropout=rcr.keras_dropout_rates(self.model),
+            loss_scale=rcr.keras_loss_scale(getattr(self.model, "optimizer", None))))
 
 
 def _save_role(folder: Path, role: str, value: Any, entries: list[dict[str, Any]]) -> str | None:

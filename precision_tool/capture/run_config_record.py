@@ -195,6 +195,20 @@ def loss_scale_values(graph: Any, session: Any) -> dict[str, Any] | None:
             for (name, _), x in zip(found, values)}
 
 
+def keras_loss_scale(optimizer: Any) -> dict[str, Any] | None:
+    """A Keras mixed-precision optimizer's current loss scale (Keras 2/NPU: `loss_scale`, Keras 3:
+    `dynamic_scale`); None when it has none."""
+    for name in ("loss_scale", "dynamic_scale"):
+        try:
+            value = getattr(optimizer, name, None)
+            value = value.numpy() if hasattr(value, "numpy") else value
+            if value is not None and not callable(value):
+                return {f"optimizer.{name}": round(float(value), 6)}
+        except (AttributeError, TypeError, ValueError, RuntimeError):  # not a number yet, or not readable
+            continue
+    return None
+
+
 def npu_adapter_present() -> bool:
     """The side a capture hook runs on: either half of the CANN adapter means the NPU machine."""
     import importlib.util

@@ -170,6 +170,9 @@ def test_keras_capture_and_replay(keras_capture) -> None:
     (y_entry,) = [e for e in manifest["inputs"] if e["role"] == "y"]
     assert np.load(folder / x_entry["file"]).tolist() == record["x"][:4]  # the first batch
     assert np.load(folder / y_entry["file"]).tolist() == record["y"][:4]
+    run_config = json.loads(Workspace(workspace).golden_run_config_file.read_text())
+    assert run_config["written_by"] == "PrecisionKerasCapture" and run_config["side"] == "golden"
+    assert [e["scope"] for e in run_config["dropout"]] == ["drop"]
 
     proc = cli(workspace, "train", "-d", "cpu")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from precision_tool.errors import CommandFailed
 from precision_tool.shell.arg_types import non_negative_int, positive_int
-from precision_tool.shell.command import AcSection, Command, CommandParser, Context
+from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
 
 def hook_hint(flag: str) -> str:
     """How a script obeys the flags: the tf_config call that reads them."""
@@ -175,6 +175,17 @@ def _config_diff_parser(parser: CommandParser) -> None:
                         help="compare npu/debug_N's records (default: each workspace's newest run with one)")
 
 
+def _config_diff_complete(request: CompletionRequest) -> list[str]:
+    """A and B are paths (workspaces, run folders, record files); -s completes its sides."""
+    from precision_tool.shell.completion import complete_paths
+
+    if request.option in ("-s", "--side"):
+        return [side for side in ("golden", "npu", "both") if side.startswith(request.current)]
+    if request.option is None and not request.current.startswith("-"):
+        return complete_paths(request.current)
+    return []
+
+
 def _config_diff(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.analysis.checks.run_config_diff import compare_paths, open_target, pairs_to_compare
     from precision_tool.render.messages import note_line
@@ -202,6 +213,7 @@ COMMANDS += [
         "compare two runs' recorded settings: versions, NPU options, seeds, dropout, environment",
         _config_diff_parser,
         _config_diff,
+        completer=_config_diff_complete,
         description=("Compare the run-config records (run_config.json) of two workspaces, runs or record files: "
                      "the TensorFlow/CANN/adapter/Python versions, the NPU options in force (precision_mode, "
                      "modify_mixlist, fusion switch file, dumps), seeds and op determinism, dropout rates, loss "

@@ -106,7 +106,7 @@ def replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -
 def _record_golden_replay(workspace: Any, result: dict[str, Any]) -> None:
     """tf/run_config.json of the golden replay: its seeds, versions and environment; dropout as the replay
     ran it (rate 0 where it was switched off, 'not switched off' where it could not be)."""
-    from precision_tool.capture import run_config_record
+    from precision_tool.capture.records import run_config_record
 
     dropout = [{"scope": scope, "rate": 0.0} for scope in result.get("dropout_off", [])]
     dropout += [{"scope": entry.split(":", 1)[0], "rate": "not switched off"}

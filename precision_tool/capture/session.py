@@ -25,7 +25,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from precision_tool.capture import run_config_record as rcr
+from precision_tool.capture.records import run_config_record as rcr
 from precision_tool.capture import step_manifest as sm
 
 _log = logging.getLogger(__name__)

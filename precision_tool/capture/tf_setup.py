@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from precision_tool.capture import options as capture_options
-from precision_tool.capture import run_config_record
+from precision_tool.capture.records import run_config_record
 from precision_tool.capture.fusion_switch import fusion_switch_note, write_fusion_off, write_fusion_switch
 from precision_tool.config import load_settings
 from precision_tool.errors import ConfigError, UsageError
@@ -106,7 +106,7 @@ def seed_everything(seed: int | None = None, op_determinism: bool | None = None)
     determinism = enable is not None and (want_op_determinism() if op_determinism is None else op_determinism)
     if determinism:
         enable()
-    # What the run-config record reports (capture/run_config_record.py reads it from here).
+    # What the run-config record reports (capture/records/run_config_record.py reads it from here).
     seed_from = "argument" if seed_arg is not None else (
         capture_options.SEED_ENV if os.environ.get(capture_options.SEED_ENV, "").strip() else "default")
     SEEDS_APPLIED.update(seed=seed, seed_from=seed_from, op_determinism=bool(determinism))

@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     if start not in npu_side.NPU_STARTS:
         print(f"--npu-start: one of {', '.join(npu_side.NPU_STARTS)}, not {start!r}", file=sys.stderr)
         return 2
-    from precision_tool.capture.run_config_record import dropout_rates
+    from precision_tool.capture.records.run_config_record import dropout_rates
 
     report = npu_side.write_npu_side(workspace, graph, npu_side.npu_start_feeds(run.feeds, start),
                                      dropout_rates(run.training.graph))

@@ -97,7 +97,7 @@ def record_npu_run(workspace: Workspace, debug_id: int, dropout: list[Any] | Non
     """npu/debug_N/run_config.json of a demo run: what a real NPU run of the demo would record — the
     demo's precision_mode, the data dump on, the block list it kept in float32 — in this process, whose
     seeds, versions and environment are the golden side's (so `ac` finds no difference to show)."""
-    from precision_tool.capture import run_config_record
+    from precision_tool.capture.records import run_config_record
 
     options: dict[str, Any] = {"precision_mode": DEMO_POLICY.mode, "enable_dump": True, "dump_mode": "all"}
     if modify_mixlist is not None:

@@ -229,7 +229,7 @@ def write_sim_run_config(workspace: Any, debug_id: int, sim: Simulation, actions
     """npu/debug_N/run_config.json: the options the simulated run was under — the captured session's, its
     precision_mode the simulation's when the session set none — with this process's seeds and versions.
     Dropout is null (unknown): the replay switches it off, so the graph's rates are not what ran."""
-    from precision_tool.capture import run_config_record
+    from precision_tool.capture.records import run_config_record
 
     options = {**sim.npu_options, "enable_dump": "dump" in actions, "enable_dump_debug": "overflow" in actions}
     options.setdefault("precision_mode", sim.policy.mode)

@@ -3,7 +3,7 @@ secret, the CANN version from the toolkit's own file (unknown without one), Kera
 
 from __future__ import annotations
 
-from precision_tool.capture import run_config_record as rcr
+from precision_tool.capture.records import run_config_record as rcr
 
 
 def test_only_the_variables_that_change_kernels_and_never_a_secret():

@@ -19,7 +19,7 @@ from precision_tool.capture.tf_setup import (  # noqa: F401  (the original's API
     ACTIONS, DEFAULT_SEED, DUMP_FLAG, FUSION_OFF_FILE, FUSION_SWITCH_FILE, NPU_ADAPTER_PRESENT, NPU_BRIDGE_PRESENT,
     NPU_DEBUG_DIR, NPU_DUMP_DIR, NPU_GRAPH_DIR, OP_SOURCES_FILE, OVERFLOW_DUMP_DIR, OVERFLOW_FLAG, PROFILING_DIR,
     TF_DEBUG_DUMP_DIR, disable_graph_rewriter, golden_session_config, npu_device_dump_config, parse_actions, plan_for, prepare,
-    runs_as_written, say, seed_everything, session_dump_config, update_custom_op, want_op_determinism,
+    record_golden, runs_as_written, say, seed_everything, session_dump_config, update_custom_op, want_op_determinism,
 )
 from precision_tool.capture.op_sources_capture import SourceRecorder
 from precision_tool.errors import ConfigError, UsageError, WorkspaceError
@@ -40,6 +40,7 @@ def sess_dump(sess: Any) -> Any:
         say("sess_dump: TensorFlow's graph optimizers still rewrite this session's graph (folded constants "
              "and merged ops get new names, so their golden tensors lose their NPU counterparts); create it "
              "with config=npu_tf_config.golden_session_config(config)")
+    record_golden("sess_dump", getattr(sess, "graph", None))  # tf/run_config.json, for `ac` and config-diff
     recorder = SourceRecorder(OP_SOURCES_FILE, say)
 
     class SourceRecordingSession(tf_debug.DumpingDebugWrapperSession):
@@ -64,6 +65,7 @@ def estimator_dump() -> Any:
 
         def after_create_session(self, session: Any, coord: Any) -> None:
             recorder.record(session.graph)
+            record_golden("estimator_dump", session.graph)  # tf/run_config.json, for `ac` and config-diff
             super().after_create_session(session, coord)
 
     return SourceRecordingHook(TF_DEBUG_DUMP_DIR)

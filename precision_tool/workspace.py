@@ -80,6 +80,10 @@ SIMULATED_MARKER = "simulated.json"  # in npu/debug_N/ of a simulated run (train
 STEP_MANIFEST = "manifest.json"
 """The captured step's manifest in tf/checkpoints (capture/step_manifest.py writes it)."""
 
+RUN_CONFIG = "run_config.json"
+"""The run-config record (formats/run_config.py) of one side: tf/run_config.json for the golden run,
+npu/debug_N/run_config.json for an NPU run, beside that side's dumps so it travels with them."""
+
 _DEBUG_DIR = re.compile(r"^debug_(\d+)$")
 _TOP_LEVEL = ("npu", "tf", "overflow", "fusion", "temp")  # the folders a workspace root holds
 
@@ -207,6 +211,10 @@ class Workspace:
                     return moved
         return given
 
+    def run_config_file(self, debug_id: int = 0) -> Path:
+        """npu/debug_N/run_config.json: what decided that NPU run's numbers (options, versions, seeds)."""
+        return self.debug_dir(debug_id) / RUN_CONFIG
+
     def graph_dir(self, debug_id: int = 0) -> Path:
         return self.debug_dir(debug_id) / "graph"
 
@@ -262,6 +270,11 @@ class Workspace:
     def op_sources_file(self) -> Path:
         """Where each golden op was created in the user's code (formats/tf/op_sources.py)."""
         return self.root / "tf" / "source" / "op_sources.json"
+
+    @property
+    def golden_run_config_file(self) -> Path:
+        """tf/run_config.json: what decided the golden run's numbers (versions, seeds, environment)."""
+        return self.root / "tf" / RUN_CONFIG
 
     @property
     def checkpoint_dir(self) -> Path:

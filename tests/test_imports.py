@@ -35,11 +35,12 @@ LAYERS_ALLOWED = {
 # Between the folders of formats/ and analysis/: who may read whom (formats/* may be read by any of
 # analysis/; the base by everyone). The comparison engine never reads replay or the report; the
 # report's data reads everything below it.
-FORMATS = {"formats.ge", "formats.npu", "formats.tf"}
+FORMATS = {"formats.ge", "formats.npu", "formats.tf", "formats.run_config"}
 ANALYSIS_ALLOWED = {
     "formats.ge": set(),
     "formats.npu": set(),
     "formats.tf": set(),
+    "formats.run_config": set(),
     "analysis.graphs": set(),
     "analysis.results": {"analysis.graphs"},
     "analysis.dumps": {"analysis.graphs", "analysis.results"},

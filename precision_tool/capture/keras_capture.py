@@ -21,6 +21,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from precision_tool.capture.records import run_config_record as rcr
 from precision_tool.capture import step_manifest as sm
 from precision_tool.errors import WorkspaceError
 
@@ -110,6 +111,10 @@ class PrecisionKerasCapture(tf.keras.callbacks.Callback):
             "inputs": entries,
         })
         self._first_logs_pending = True
+        side = "npu" if rcr.npu_adapter_present() else "golden"
+        rcr.write_quietly(rcr.workspace_of(folder), lambda: rcr.build(
+            side, "PrecisionKerasCapture", dropout=rcr.keras_dropout_rates(self.model),
+            loss_scale=rcr.keras_loss_scale(getattr(self.model, "optimizer", None))))
 
 
 def _save_role(folder: Path, role: str, value: Any, entries: list[dict[str, Any]]) -> str | None:

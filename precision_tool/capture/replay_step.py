@@ -98,7 +98,21 @@ def replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -
     from precision_tool.atomic import write_text_atomic
 
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME.format(device=device), json.dumps(result, indent=2))
+    if device == "cpu":  # the golden tensors are this process's now: so is the golden run-config record
+        _record_golden_replay(workspace, result)
     return result
+
+
+def _record_golden_replay(workspace: Any, result: dict[str, Any]) -> None:
+    """tf/run_config.json of the golden replay: its seeds, versions and environment; dropout as the replay
+    ran it (rate 0 where it was switched off, 'not switched off' where it could not be)."""
+    from precision_tool.capture.records import run_config_record
+
+    dropout = [{"scope": scope, "rate": 0.0} for scope in result.get("dropout_off", [])]
+    dropout += [{"scope": entry.split(":", 1)[0], "rate": "not switched off"}
+                for entry in result.get("dropout_not_switched", [])]
+    run_config_record.write_quietly(workspace, lambda: run_config_record.build(
+        "golden", "train -d cpu", dropout=dropout))
 
 
 def _import_adapter(kind: str) -> None:

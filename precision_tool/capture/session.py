@@ -25,6 +25,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from precision_tool.capture.records import run_config_record as rcr
 from precision_tool.capture import step_manifest as sm
 
 _log = logging.getLogger(__name__)
@@ -139,6 +140,15 @@ class PrecisionTfSession(tf.compat.v1.Session):
 
         SourceRecorder(default_op_sources_file(), lambda text: warnings.warn(f"PrecisionTfSession: {text}",
                                                                              stacklevel=4)).record(self.graph)
+        self._record_run_config(folder)
+
+    def _record_run_config(self, folder: Path) -> None:
+        """The side's run-config record (tf/run_config.json, or npu/debug_0/ on the NPU machine) with the
+        session's own NpuOptimizer options, the graph's dropout rates and loss scale after the step."""
+        side = "npu" if rcr.npu_adapter_present() else "golden"
+        rcr.write_quietly(rcr.workspace_of(folder), lambda: rcr.build(
+            side, "PrecisionTfSession", npu_options=rcr.config_npu_options(self._capture_config),
+            dropout=rcr.dropout_rates(self.graph), loss_scale=rcr.loss_scale_values(self.graph, self)))
 
     def _save_variables(self, folder: Path) -> str | None:
         """Checkpoint (and meta graph) of the variables as they are before the step."""

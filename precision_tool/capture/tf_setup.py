@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from precision_tool.capture import options as capture_options
+from precision_tool.capture.records import run_config_record
 from precision_tool.capture.fusion_switch import fusion_switch_note, write_fusion_off, write_fusion_switch
 from precision_tool.config import load_settings
 from precision_tool.errors import ConfigError, UsageError
@@ -81,11 +82,15 @@ if not NPU_ADAPTER_PRESENT:  # a CPU/GPU golden run; on the NPU the NpuOptimizer
     disable_graph_rewriter()
 
 
+SEEDS_APPLIED: dict = {}  # the last seed_everything's seed, where it came from, op determinism on or off
+
+
 def seed_everything(seed: int | None = None, op_determinism: bool | None = None) -> int:
     """Same seed for python, numpy and TensorFlow (default $PRECISION_TOOL_SEED, else 2022) — eager and the
     TF1 global graph alike; returns the seed. Op determinism (TF 2.9+): see `want_op_determinism`."""
     import numpy as np
 
+    seed_arg = seed
     seed = capture_options.seed_from_env() if seed is None else seed
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise UsageError(f"seed_everything: seed must be an integer in 0..4294967295, not {seed!r}")
@@ -98,8 +103,13 @@ def seed_everything(seed: int | None = None, op_determinism: bool | None = None)
         tf.compat.v1.set_random_seed(seed)
     tf.compat.v1.get_default_graph().seed = seed  # the graph TF1-style code builds in (no eager seed there)
     enable = getattr(getattr(tf.config, "experimental", None), "enable_op_determinism", None)
-    if enable is not None and (want_op_determinism() if op_determinism is None else op_determinism):
+    determinism = enable is not None and (want_op_determinism() if op_determinism is None else op_determinism)
+    if determinism:
         enable()
+    # What the run-config record reports (capture/records/run_config_record.py reads it from here).
+    seed_from = "argument" if seed_arg is not None else (
+        capture_options.SEED_ENV if os.environ.get(capture_options.SEED_ENV, "").strip() else "default")
+    SEEDS_APPLIED.update(seed=seed, seed_from=seed_from, op_determinism=bool(determinism))
     return seed
 
 
@@ -120,7 +130,7 @@ def want_op_determinism() -> bool:
         return False
 
 
-seed_everything(_SEED)
+seed_everything()  # $PRECISION_TOOL_SEED or 2022, as _SEED above
 
 
 def parse_actions(action: str | None) -> set[str]:
@@ -194,7 +204,22 @@ def update_custom_op(custom_op: Any, action: str | None = None, dump_layer: str 
             params[key].b = value
         else:
             params[key].i = value
+    record_npu_options(run_config_record.parameter_map_options(params), "update_custom_op")
     return custom_op
+
+
+def record_npu_options(npu_options: dict, written_by: str) -> None:
+    """npu/debug_0/run_config.json: the NPU side's options as the helper left them (PrecisionTfSession
+    rewrites it with the session's full config when it captures a step); never stops the training."""
+    run_config_record.write_quietly(_workspace, lambda: run_config_record.build(
+        "npu", written_by, npu_options=npu_options))
+
+
+def record_golden(written_by: str, graph: Any = None) -> None:
+    """tf/run_config.json: the golden side's versions, seeds, environment (and dropout when a graph is
+    given); never stops the training."""
+    run_config_record.write_quietly(_workspace, lambda: run_config_record.build(
+        "golden", written_by, dropout=None if graph is None else run_config_record.dropout_rates(graph)))
 
 
 def session_dump_config(session_config: Any = None, action: str | None = None,
@@ -236,7 +261,25 @@ def npu_device_dump_config(npu_device: Any, action: str | None = None, dump_laye
         except (AttributeError, TypeError, ValueError) as exc:
             raise ConfigError(f"npu_device.global_options().{path} = {value!r} refused: {exc}; is the CANN "
                               "TensorFlow adapter older than this option?") from None
+    # recorded under the TF1 parameter_map names, so a TF1 and a TF2 run's records compare key by key
+    record_npu_options({**_global_options_in_force(options), **{o.key: o.value for o in plan.options if o.tf2}},
+                       "npu_device_dump_config")
     return npu_device
+
+
+# The TF2 options that decide the numbers, read back from npu_device.global_options() when it has them.
+RECORDED_GLOBAL_OPTIONS = ("precision_mode", "precision_mode_v2", "modify_mixlist", "fusion_switch_file",
+                           "op_debug_level", "op_select_implmode", "optypelist_for_implmode")
+
+
+def _global_options_in_force(options: Any) -> dict:
+    found = {}
+    for name in RECORDED_GLOBAL_OPTIONS:
+        option = getattr(options, name, None)
+        value = getattr(option, "value", option)
+        if isinstance(value, (str, int, float, bool)) and value != "":
+            found[name] = value
+    return found
 
 
 def _option_on(config: Any, name: str) -> bool:

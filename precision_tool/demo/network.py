@@ -247,7 +247,10 @@ def main(argv: list[str] | None = None) -> int:
     if start not in npu_side.NPU_STARTS:
         print(f"--npu-start: one of {', '.join(npu_side.NPU_STARTS)}, not {start!r}", file=sys.stderr)
         return 2
-    report = npu_side.write_npu_side(workspace, graph, npu_side.npu_start_feeds(run.feeds, start))
+    from precision_tool.capture.records.run_config_record import dropout_rates
+
+    report = npu_side.write_npu_side(workspace, graph, npu_side.npu_start_feeds(run.feeds, start),
+                                     dropout_rates(run.training.graph))
     print(report)
     if start != "same":
         print(f"the NPU runs start from {npu_side.NPU_STARTS[start]}")
@@ -269,7 +272,7 @@ def _fixed(root: Path, ops_info: Path) -> int:
     from precision_tool.workspace import Workspace
 
     run = prepare(root, capture=False)  # no golden step: tf/ keeps the golden run of the first build
-    report = npu_side.write_fixed_run(Workspace(root), derive(run, keep), run.feeds)
+    report = npu_side.write_fixed_run(Workspace(root), derive(run, keep), run.feeds, str(ops_info.resolve()))
     kept = ", ".join(sorted(keep)) or "nothing"
     overflows = ", ".join(f.op_name for f in report.overflows) or "none"
     print(f"npu/debug_2: the NPU step with {kept} kept in float32 and the fixed {npu_side.PLANTED_FAULT_OP} "

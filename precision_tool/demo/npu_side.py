@@ -92,8 +92,24 @@ class NpuSideReport:
                 f"first overflow: {first}, {self.seconds:.1f} s")
 
 
-def write_npu_side(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any]) -> NpuSideReport:
-    """debug_0 (planted fault), debug_1 (kernel fixed), the overflow run, and fusion_result.json."""
+def record_npu_run(workspace: Workspace, debug_id: int, dropout: list[Any] | None,
+                   modify_mixlist: str | None = None) -> None:
+    """npu/debug_N/run_config.json of a demo run: what a real NPU run of the demo would record — the
+    demo's precision_mode, the data dump on, the block list it kept in float32 — in this process, whose
+    seeds, versions and environment are the golden side's (so `ac` finds no difference to show)."""
+    from precision_tool.capture.records import run_config_record
+
+    options: dict[str, Any] = {"precision_mode": DEMO_POLICY.mode, "enable_dump": True, "dump_mode": "all"}
+    if modify_mixlist is not None:
+        options["modify_mixlist"] = modify_mixlist
+    run_config_record.write(workspace, run_config_record.build(
+        "npu", "demo (simulated NPU side)", npu_options=options, dropout=dropout, simulated=True), debug_id)
+
+
+def write_npu_side(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any],
+                   dropout: list[Any] | None = None) -> NpuSideReport:
+    """debug_0 (planted fault), debug_1 (kernel fixed), the overflow run, and fusion_result.json;
+    `dropout`: the golden graph's dropout rates, for the runs' records."""
     started = time.perf_counter()
     now = time.time()
     stamps = [time.strftime("%Y%m%d%H%M%S", time.localtime(now + k)) for k in range(3)]
@@ -106,15 +122,18 @@ def write_npu_side(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any])
     overflows = write_overflow_run(workspace.overflow_root, graph, faulty, stamp=stamps[2],
                                    start_us=start_us + 2_000_000)
     write_fusion_file(workspace.fusion_file, graph)
+    for debug_id in (0, 1):
+        record_npu_run(workspace, debug_id, dropout)
     return NpuSideReport(len(graph.ops), count, tuple(overflows), time.perf_counter() - started)
 
 
 FIXED_DEBUG_ID = 2
 
 
-def write_fixed_run(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any]) -> NpuSideReport:
+def write_fixed_run(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any],
+                    ops_info: str | None = None) -> NpuSideReport:
     """npu/debug_2: the step of `graph` (derived with the block list's op types kept in float32) with the
-    vendor's fixed kernel; an earlier debug_2 is replaced."""
+    vendor's fixed kernel; an earlier debug_2 is replaced. `ops_info`: the block list, for its record."""
     import shutil
 
     started = time.perf_counter()
@@ -129,4 +148,5 @@ def write_fixed_run(workspace: Workspace, graph: NpuGraph, feeds: dict[str, Any]
     count = write_run(workspace, FIXED_DEBUG_ID, graph, values, stamp=stamp, start_us=int(now * 1_000_000),
                       kernel_names=FIXED_KERNEL)
     overflows = tuple(find_overflows(graph, values))
+    record_npu_run(workspace, FIXED_DEBUG_ID, None, ops_info)
     return NpuSideReport(len(graph.ops), count, overflows, time.perf_counter() - started)

@@ -22,7 +22,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,7 @@ class Simulation:
     policy: Any  # mix_precision.MixPolicy
     tf_ops: int
     started: float
+    npu_options: dict = field(default_factory=dict)  # the captured session's NpuOptimizer options
 
 
 def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
@@ -136,7 +137,10 @@ def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
     derived, computed = simulate_session(graph, session, feeds, fetches, policy=policy, graph_name=name,
                                          faults=faults)
     session.close()
-    return Simulation(derived, computed, policy, len(graph.get_operations()), started)
+    from precision_tool.capture.replay_step import npu_options_of
+
+    options = npu_options_of(config) if config is not None else {}
+    return Simulation(derived, computed, policy, len(graph.get_operations()), started, options)
 
 
 def simulate_session(graph: Any, session: Any, feeds: dict[str, Any], fetches: list[str], *, policy: Any,
@@ -217,7 +221,20 @@ def write_simulation(workspace: Any, sim: Simulation, actions: tuple[str, ...],
                       "(CANN's mixed-precision lists), no kernel of the NPU ran"}
     write_text_atomic(workspace.debug_dir(debug_id) / MARKER_NAME, json.dumps(marker, indent=2))
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME, json.dumps(result, indent=2))
+    write_sim_run_config(workspace, debug_id, sim, actions)
     return result
+
+
+def write_sim_run_config(workspace: Any, debug_id: int, sim: Simulation, actions: tuple[str, ...]) -> None:
+    """npu/debug_N/run_config.json: the options the simulated run was under — the captured session's, its
+    precision_mode the simulation's when the session set none — with this process's seeds and versions.
+    Dropout is null (unknown): the replay switches it off, so the graph's rates are not what ran."""
+    from precision_tool.capture.records import run_config_record
+
+    options = {**sim.npu_options, "enable_dump": "dump" in actions, "enable_dump_debug": "overflow" in actions}
+    options.setdefault("precision_mode", sim.policy.mode)
+    record = run_config_record.build("npu", "train -d sim", npu_options=options, simulated=True)
+    run_config_record.write(workspace, record, debug_id)
 
 
 def simulate_step(root: Path, action: str) -> dict[str, Any]:

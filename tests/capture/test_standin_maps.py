@@ -90,7 +90,13 @@ def test_folders_files_and_graph_variables(standin_run):
     assert out["env"] == {"DUMP_GE_GRAPH": "2", "DUMP_GRAPH_LEVEL": "3",
                           "DUMP_GRAPH_PATH": str(ws / "npu" / "debug_0" / "graph"), "NPU_DUMP_GRAPH": "true",
                           "PYTHONHASHSEED": "2022"}
-    assert out["files"] == ["fusion/fusion_off.cfg", "fusion/fusion_switch.cfg"]
+    assert out["files"] == ["fusion/fusion_off.cfg", "fusion/fusion_switch.cfg", "npu/debug_0/run_config.json"]
+    # the last helper called (TF2, dump by the environment flag) recorded its options under the TF1 names
+    record = json.loads((ws / "npu" / "debug_0" / "run_config.json").read_text())
+    assert record["side"] == "npu" and record["written_by"] == "npu_device_dump_config"
+    assert {k: record["npu_options"][k] for k in ("enable_dump", "dump_mode", "dump_step", "op_debug_level")} == {
+        "enable_dump": True, "dump_mode": "all", "dump_step": "0", "op_debug_level": 4}
+    assert record["software"]["cann"] is None and record["env"]["PRECISION_TOOL_DUMP"] == "True"
     assert set(out["dirs"]) == {".", "npu", "npu/debug_0", "npu/debug_0/graph", "npu/debug_0/dump",
                                 "npu/debug_0/prof", "overflow", "overflow/dump", "fusion"}
     assert json.loads((ws / "fusion" / "fusion_off.cfg").read_text()) == {

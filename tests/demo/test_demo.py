@@ -74,6 +74,19 @@ def test_demo_prints_planted_op_first_then_overflow_and_open_command(demo_run) -
     assert lines[-2] == "report (one HTML file, opens offline):" and lines[-1].endswith("/report.html")
 
 
+def test_demo_records_both_sides_run_config_and_ac_finds_no_difference(demo_run) -> None:
+    """The golden step and the simulated NPU runs record what decided their numbers (tf/ and npu/debug_N/
+    run_config.json); one process computed both, so `ac` (run by the demo) has no run-config table."""
+    root = demo_run.root
+    golden = json.loads((root / "tf" / "run_config.json").read_text())
+    assert golden["side"] == "golden" and golden["seeds"]["seed"] == 2022 and golden["dropout"] == []
+    for debug_id in (0, 1):
+        npu = json.loads((root / "npu" / f"debug_{debug_id}" / "run_config.json").read_text())
+        assert npu["side"] == "npu" and npu["simulated"] is True
+        assert npu["npu_options"]["precision_mode"] == "allow_mix_precision"
+    assert "run config:" not in demo_run.out
+
+
 def test_demo_refuses_an_existing_workspace_without_force(demo_workspace, cli) -> None:
     before = sorted(p.name for p in walk_files(demo_workspace))
     result = cli("demo", str(demo_workspace), "--no-check")

@@ -39,6 +39,9 @@ def test_train_sim_writes_a_simulated_run_that_ac_checks(captured: Path) -> None
     marker = json.loads((ws / "npu" / "debug_0" / "simulated.json").read_text())
     assert marker["simulated"] is True and marker["precision_mode"] == "allow_mix_precision"
     assert marker["float16_ops"] > 100 and marker["dump_files"] == marker["tasks"]
+    record = json.loads((ws / "npu" / "debug_0" / "run_config.json").read_text())  # beside the run's dumps
+    assert record["side"] == "npu" and record["simulated"] is True and record["written_by"] == "train -d sim"
+    assert record["npu_options"]["precision_mode"] == "allow_mix_precision" and record["dropout"] is None
     graph = next((ws / "npu" / "debug_0" / "graph").glob("*_Build.txt")).read_text()
     for npu_type in ("BatchMatMulV2", "SoftmaxV2", "Erf", "GatherV2D", "UnsortedSegmentSumD", "ApplyAdamD"):
         assert f'type: "{npu_type}"' in graph, npu_type

@@ -1,4 +1,5 @@
-"""`npu_dump "CMD"` and `npu_overflow "CMD"`: run a training command with the original's capture flags.
+"""`npu_dump "CMD"` and `npu_overflow "CMD"`: run a training command with the original's capture flags;
+`config-diff A B` and `ac`'s run-config section: the captures' recorded settings compared.
 
 The flags (PRECISION_TOOL_DUMP=True / PRECISION_TOOL_OVERFLOW=True, the other unset) switch configs built
 with `action=None` in tf_config to dumping or to overflow detection, so changing mode is no script edit.
@@ -13,8 +14,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from precision_tool.errors import CommandFailed
-from precision_tool.shell.arg_types import positive_int
-from precision_tool.shell.command import Command, CommandParser, Context
+from precision_tool.shell.arg_types import non_negative_int, positive_int
+from precision_tool.shell.command import AcSection, Command, CommandParser, CompletionRequest, Context
 
 def hook_hint(flag: str) -> str:
     """How a script obeys the flags: the tf_config call that reads them."""
@@ -158,3 +159,82 @@ COMMANDS = [
     Command("npu_overflow", "run a training command with overflow detection on, then the overflow check",
             _overflow_parser, _npu_overflow, description=_OVERFLOW_DESCRIPTION),
 ]
+
+
+# --- the run-config records (formats/run_config.py, written by the capture hooks) -------------------
+# Each capture side records its versions, NPU options, seeds, dropout and environment in run_config.json;
+# analysis/checks/run_config_diff.py compares two.
+def _config_diff_parser(parser: CommandParser) -> None:
+    parser.add_argument("first", metavar="A",
+                        help="a workspace (precision_data), an npu/debug_N or tf folder, or a run_config.json")
+    parser.add_argument("second", metavar="B", nargs="?", default=None,
+                        help="the same kinds; left out: A is compared with the current workspace")
+    parser.add_argument("-s", "--side", choices=("golden", "npu", "both"), default="both",
+                        help="which side's records to compare between two workspaces (default both)")
+    parser.add_argument("-r", "--run", type=non_negative_int, metavar="N", default=None,
+                        help="compare npu/debug_N's records (default: each workspace's newest run with one)")
+
+
+def _config_diff_complete(request: CompletionRequest) -> list[str]:
+    """A and B are paths (workspaces, run folders, record files); -s completes its sides."""
+    from precision_tool.shell.completion import complete_paths
+
+    if request.option in ("-s", "--side"):
+        return [side for side in ("golden", "npu", "both") if side.startswith(request.current)]
+    if request.option is None and not request.current.startswith("-"):
+        return complete_paths(request.current)
+    return []
+
+
+def _config_diff(args: argparse.Namespace, ctx: Context) -> Any:
+    from precision_tool.analysis.checks.run_config_diff import compare_paths, open_target, pairs_to_compare
+    from precision_tool.render.messages import note_line
+    from precision_tool.render.run_config import difference_table, no_differences_line, sources_line
+
+    first_given = Path(args.first) if args.second is not None else ctx.workspace.root
+    second_given = Path(args.second if args.second is not None else args.first)
+    first, second = open_target(first_given, args.run), open_target(second_given, args.run)
+    pairs, notes = pairs_to_compare(first, second, args.side)
+    out: list[Any] = []
+    for left, right, left_name, right_name in pairs:
+        pair = compare_paths(left, right, left_name, right_name)
+        if pair.differences:
+            out.append(difference_table(pair, f"run config: {len(pair.differences)} difference(s)"))
+        else:
+            out.append(no_differences_line(pair))
+        out.append(sources_line(pair))
+    out += [note_line(note) for note in notes]
+    return out
+
+
+COMMANDS += [
+    Command(
+        "config-diff",
+        "compare two runs' recorded settings: versions, NPU options, seeds, dropout, environment",
+        _config_diff_parser,
+        _config_diff,
+        completer=_config_diff_complete,
+        description=("Compare the run-config records (run_config.json) of two workspaces, runs or record files: "
+                     "the TensorFlow/CANN/adapter/Python versions, the NPU options in force (precision_mode, "
+                     "modify_mixlist, fusion switch file, dumps), seeds and op determinism, dropout rates, loss "
+                     "scale and the environment variables that change kernels. Shows only what differs and "
+                     "why it matters. Two workspaces: golden with golden, NPU with NPU (newest run with a "
+                     "record unless --run)."),
+    )
+]
+
+
+def _ac_run_config(args: argparse.Namespace, ctx: Context) -> Any:
+    """The golden record against npu/debug_0's (the run the comparison uses): a table of what differs,
+    nothing when nothing does or a side has no record."""
+    from precision_tool.analysis.checks.run_config_diff import golden_against_npu
+    from precision_tool.render.run_config import difference_table, sources_line
+
+    pair = golden_against_npu(ctx.workspace, 0)
+    if pair is None or not pair.differences:
+        return None
+    return [difference_table(pair, "run config: the golden and NPU runs differ in"), sources_line(pair)]
+
+
+# First of all: a seed or a version that differs explains differences before any tensor is compared.
+AC_SECTIONS = [AcSection("run config", _ac_run_config, order=5)]

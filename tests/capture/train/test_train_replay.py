@@ -97,11 +97,21 @@ def test_tf1_capture_saves_the_first_training_steps_feeds_and_replays_it_without
     assert float(np.load(folder / inputs["keep_prob:0"]["file"])) == 0.5
     captured_loss = np.load(folder / [f for f in manifest["fetches"] if f["name"] == "loss:0"][0]["file"])
     assert float(captured_loss) == np.float32(record["losses"][0])
+    # the capture's run-config record: both dropouts, rate 0.3 a constant, the other computed from keep_prob
+    run_config = Workspace(workspace).golden_run_config_file
+    captured = json.loads(run_config.read_text())
+    assert captured["written_by"] == "PrecisionTfSession"
+    assert sorted((e["scope"], e["rate"]) for e in captured["dropout"]) == [("dropout", 0.3),
+                                                                         ("dropout_1", "computed")]
 
     proc = cli(workspace, "train", "-d", "cpu")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     report = _replay_report(workspace)
     assert sorted(report["dropout_off"]) == ["dropout", "dropout_1"] and report["dropout_not_switched"] == []
+    # the golden tensors are the replay's now, and so is the record: dropout off
+    replayed = json.loads(run_config.read_text())
+    assert replayed["written_by"] == "train -d cpu" and replayed["side"] == "golden"
+    assert sorted((e["scope"], e["rate"]) for e in replayed["dropout"]) == [("dropout", 0.0), ("dropout_1", 0.0)]
     # the checkpoint holds the weights BEFORE the step, and dropout (two kinds) is off in the replay
     assert _fetch(report, "loss:0")["value"] == pytest.approx(_expected_loss(record["start"], first_x, first_y),
                                                               rel=1e-5)
@@ -160,6 +170,9 @@ def test_keras_capture_and_replay(keras_capture) -> None:
     (y_entry,) = [e for e in manifest["inputs"] if e["role"] == "y"]
     assert np.load(folder / x_entry["file"]).tolist() == record["x"][:4]  # the first batch
     assert np.load(folder / y_entry["file"]).tolist() == record["y"][:4]
+    run_config = json.loads(Workspace(workspace).golden_run_config_file.read_text())
+    assert run_config["written_by"] == "PrecisionKerasCapture" and run_config["side"] == "golden"
+    assert [e["scope"] for e in run_config["dropout"]] == ["drop"]
 
     proc = cli(workspace, "train", "-d", "cpu")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -204,6 +217,11 @@ def test_npu_fusion_off_builds_the_adapter_options_in_the_child(demo_copy) -> No
     assert options["enable_dump"] is True and options["dump_mode"] == "all"
     assert Path(options["dump_path"]).resolve().is_relative_to(demo_copy.resolve())
     assert str(ws.fusion_off_file.resolve()) in proc.stdout.replace("\n", "") or "fusion_off.cfg" in proc.stdout
+    # the NPU side's run-config record: the options in force, the switch file by its content
+    run_config = json.loads(ws.run_config_file(0).read_text())
+    assert run_config["side"] == "npu" and run_config["written_by"] == "update_custom_op"
+    assert run_config["npu_options"]["fusion_switch_file"] == options["fusion_switch_file"]
+    assert len(run_config["file_digests"]["fusion_switch_file"]) == 16
 
 
 def _assert_tf_config_came_first(record: Path, module: str, workspace: Path) -> None:

@@ -13,7 +13,7 @@ This module imports TensorFlow lazily (only the replay's child process calls it)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 
 @dataclass
@@ -38,18 +38,22 @@ def _is_scalar(tensor: Any) -> bool:
     return shape.rank == 0 or (shape.rank is not None and shape.num_elements() == 1)
 
 
+def tf1_dropout_masks(graph: Any) -> Iterator[tuple[str, Any]]:
+    """(scope, threshold tensor) of each dropout of a TF1 graph: its `RandomUniform >= rate` mask."""
+    for op in graph.get_operations():
+        if op.type != "GreaterEqual" or len(op.inputs) != 2 or not _from_random(op.inputs[0]):
+            continue
+        scope = op.name.rsplit("/", 1)[0] if "/" in op.name else ""
+        if "dropout" in scope.lower():
+            yield scope, op.inputs[1]
+
+
 def tf1_dropout_feeds(graph: Any) -> DropoutReport:
     """Find dropout in an imported TF1 graph and the feeds that switch it off."""
     import numpy as np
 
     report = DropoutReport()
-    for op in graph.get_operations():
-        if op.type != "GreaterEqual" or len(op.inputs) != 2 or not _from_random(op.inputs[0]):
-            continue
-        scope = op.name.rsplit("/", 1)[0] if "/" in op.name else ""
-        if "dropout" not in scope.lower():
-            continue
-        threshold = op.inputs[1]
+    for scope, threshold in tf1_dropout_masks(graph):
         scale = _scale_tensor(graph, scope)
         if scale is None:
             report.not_switched.append(f"{scope}: no scale (x * 1/(1-rate)) found beside the mask")

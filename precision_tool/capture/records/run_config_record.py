@@ -149,16 +149,11 @@ def dropout_rates(graph: Any) -> list[dict[str, Any]]:
     constant, 'computed' when it is fed or computed (keep_prob placeholders)."""
     from tensorflow.python.framework import tensor_util
 
-    from precision_tool.capture.dropout import _from_random
+    from precision_tool.capture.dropout import tf1_dropout_masks
 
     found = []
-    for op in graph.get_operations():
-        if op.type != "GreaterEqual" or len(op.inputs) != 2 or not _from_random(op.inputs[0]):
-            continue
-        scope = op.name.rsplit("/", 1)[0] if "/" in op.name else ""
-        if "dropout" not in scope.lower():
-            continue
-        value = tensor_util.constant_value(op.inputs[1])
+    for scope, threshold in tf1_dropout_masks(graph):
+        value = tensor_util.constant_value(threshold)
         rate: Any = "computed"
         if value is not None and getattr(value, "size", 0) == 1:
             rate = round(float(value.reshape(-1)[0]), 6)

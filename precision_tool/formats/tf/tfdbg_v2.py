@@ -166,9 +166,13 @@ def is_v2_dir(path: Path) -> bool:
 
 def trace_files(folder: Path) -> list[Path]:
     """The graph_execution_traces files of one v2 dump folder (one per host), sorted."""
+    return event_files(folder, TRACES_SUFFIX)
+
+
+def event_files(folder: Path, suffix: str) -> list[Path]:
+    """The folder's tfdbg_events.*<suffix> files (one per host), sorted."""
     with os.scandir(folder) as entries:
-        return sorted(Path(e.path) for e in entries
-                      if e.name.startswith(EVENTS_PREFIX) and e.name.endswith(TRACES_SUFFIX))
+        return sorted(Path(e.path) for e in entries if e.name.startswith(EVENTS_PREFIX) and e.name.endswith(suffix))
 
 
 @dataclass(frozen=True)
@@ -197,10 +201,6 @@ class V2Traces:
 
 def read_traces(folder: Path) -> V2Traces:
     """Every graph execution trace in a v2 dump folder; cut or damaged files are read up to the damage."""
-    from google.protobuf.message import DecodeError
-
-    from precision_tool.formats.tf.tf_protos import parse_debug_event
-
     files = trace_files(folder)
     if not files:
         raise FormatError(folder, "a tfdbg v2 dump without a *.graph_execution_traces file "
@@ -209,23 +209,8 @@ def read_traces(folder: Path) -> V2Traces:
     problems: list[tuple[Path, str]] = []
     seen: dict[tuple[str, str, int], int] = {}
     for path in files:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            problems.append((path, f"cannot read: {exc.strerror or exc}"))
-            continue
-        if not data:
-            problems.append((path, "the file is empty (the run was interrupted before it wrote a trace?)"))
-            continue
-        for offset, record in iter_records(data):
-            if isinstance(record, RecordProblem):
-                problems.append((path, record.problem))
-                break
-            try:
-                event = parse_debug_event(record)
-            except (DecodeError, RuntimeError, ValueError):  # RuntimeError: protobuf's nesting limit
-                problems.append((path, f"record at byte {offset} is not a DebugEvent"))
-                break
+        for offset, event in _file_events(path, problems, empty="the file is empty (the run was interrupted "
+                                                                "before it wrote a trace?)"):
             if not event.HasField("graph_execution_trace"):
                 continue
             trace = event.graph_execution_trace
@@ -272,24 +257,33 @@ def read_op_sources_v2(folder: Path) -> tuple[SourceRecord | None, tuple[tuple[P
 
 def _events(folder: Path, suffix: str, problems: list[tuple[Path, str]]) -> Iterator[Any]:
     """The DebugEvents of the folder's tfdbg_events.*<suffix> files, each read up to any damage."""
+    for path in event_files(folder, suffix):
+        for _offset, event in _file_events(path, problems):
+            yield event
+
+
+def _file_events(path: Path, problems: list[tuple[Path, str]], empty: str | None = None) -> Iterator[tuple[int, Any]]:
+    """(offset, DebugEvent) of one events file, read up to any damage; what stopped it goes to `problems`
+    (`empty`: the problem of an empty file, when that is one)."""
     from google.protobuf.message import DecodeError
 
     from precision_tool.formats.tf.tf_protos import parse_debug_event
 
-    with os.scandir(folder) as entries:
-        paths = sorted(Path(e.path) for e in entries if e.name.startswith(EVENTS_PREFIX) and e.name.endswith(suffix))
-    for path in paths:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        problems.append((path, f"cannot read: {exc.strerror or exc}"))
+        return
+    if not data and empty is not None:
+        problems.append((path, empty))
+        return
+    for offset, record in iter_records(data):
+        if isinstance(record, RecordProblem):
+            problems.append((path, record.problem))
+            return
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            problems.append((path, f"cannot read: {exc.strerror or exc}"))
-            continue
-        for offset, record in iter_records(data):
-            if isinstance(record, RecordProblem):
-                problems.append((path, record.problem))
-                break
-            try:
-                yield parse_debug_event(record)
-            except (DecodeError, RuntimeError, ValueError):
-                problems.append((path, f"record at byte {offset} is not a DebugEvent"))
-                break
+            event = parse_debug_event(record)
+        except (DecodeError, RuntimeError, ValueError):  # RuntimeError: protobuf's nesting limit
+            problems.append((path, f"record at byte {offset} is not a DebugEvent"))
+            return
+        yield offset, event

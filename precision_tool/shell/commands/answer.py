@@ -42,7 +42,8 @@ def _answer(args: argparse.Namespace, ctx: Context) -> Any:
     overview = getattr(args, "rank_overview", None)
     width = ctx.console.width if ctx.console.is_terminal else None  # a pipe keeps each line to paste whole
     view = answer_view(answer_of(found, ctx.workspace, overview), results=_result_folder(found),
-                       report=getattr(args, "report_path", None), width=width, sources=op_sources(ctx))
+                       report=getattr(args, "report_path", None), width=width,
+                       sources=args.op_sources if hasattr(args, "op_sources") else op_sources(ctx))
     same_step = getattr(args, "same_step", None)  # left by the same-step section (compare/same_step.py)
     if same_step is not None and same_step.same_step is False:
         from precision_tool.render.compare.same_step import verdict_line

@@ -447,6 +447,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     args.rank_overview = overview
     shown: list[Any] = []
     sources = op_sources(ctx)
+    args.op_sources = sources  # the answer section names the same lines (the record read once)
     for s, (view, _line) in zip(found, listed):
         if not view:
             continue

@@ -215,6 +215,10 @@ class Workspace:
         """npu/debug_N/run_config.json: what decided that NPU run's numbers (options, versions, seeds)."""
         return self.debug_dir(debug_id) / RUN_CONFIG
 
+    def loss_file(self, debug_id: int = 0) -> Path:
+        """npu/debug_N/loss.csv: that NPU run's loss at every step (formats/loss_record.py)."""
+        return self.debug_dir(debug_id) / "loss.csv"
+
     def graph_dir(self, debug_id: int = 0) -> Path:
         return self.debug_dir(debug_id) / "graph"
 
@@ -275,6 +279,11 @@ class Workspace:
     def golden_run_config_file(self) -> Path:
         """tf/run_config.json: what decided the golden run's numbers (versions, seeds, environment)."""
         return self.root / "tf" / RUN_CONFIG
+
+    @property
+    def golden_loss_file(self) -> Path:
+        """tf/loss.csv: the golden run's loss at every step (formats/loss_record.py)."""
+        return self.root / "tf" / "loss.csv"
 
     @property
     def checkpoint_dir(self) -> Path:

@@ -35,12 +35,13 @@ LAYERS_ALLOWED = {
 # Between the folders of formats/ and analysis/: who may read whom (formats/* may be read by any of
 # analysis/; the base by everyone). The comparison engine never reads replay or the report; the
 # report's data reads everything below it.
-FORMATS = {"formats.ge", "formats.npu", "formats.tf", "formats.run_config"}
+FORMATS = {"formats.ge", "formats.npu", "formats.tf", "formats.run_config", "formats.loss_record"}
 ANALYSIS_ALLOWED = {
     "formats.ge": set(),
     "formats.npu": set(),
     "formats.tf": set(),
     "formats.run_config": set(),
+    "formats.loss_record": set(),
     "analysis.graphs": set(),
     "analysis.results": {"analysis.graphs"},
     "analysis.dumps": {"analysis.graphs", "analysis.results"},

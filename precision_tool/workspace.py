@@ -76,6 +76,33 @@ def has_rank_goldens(golden_root: Path) -> bool:
     return bool(rank_golden_folders(golden_root))
 
 
+GOLDEN_STEP_PREFIX = "step_"
+"""Golden tensors of training step N live in <golden dir>/step_<N>/ (docs/steps.md; `tf_dump --step all`
+writes them); step N is compared with the NPU dump iteration folder named N."""
+GOLDEN_STEP_FOLDER = re.compile(r"^step_(\d+)$")
+
+
+def step_golden_folders(golden_root: Path) -> list[tuple[int, Path]]:
+    """(step, folder) of every step_<N>/ folder of a golden dir, by step; [] when there are none."""
+    try:
+        entries = os.scandir(golden_root)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    with entries:  # names first, as rank_golden_folders
+        found = [(GOLDEN_STEP_FOLDER.match(e.name), e) for e in entries if e.name.startswith(GOLDEN_STEP_PREFIX)]
+        return sorted((int(match.group(1)), Path(e.path)) for match, e in found if match and e.is_dir())
+
+
+def golden_dir_for_step(golden_root: Path, step: int | None) -> Path:
+    """The golden folder to compare dump iteration `step` with: tf/dump/step_<N>/ when it exists, else the
+    flat tf/dump/ (one step's tensors, as before golden folders per step)."""
+    if step is not None:
+        own = golden_root / f"{GOLDEN_STEP_PREFIX}{step}"
+        if own.is_dir():
+            return own
+    return golden_root
+
+
 SIMULATED_MARKER = "simulated.json"  # in npu/debug_N/ of a simulated run (train -d sim)
 STEP_MANIFEST = "manifest.json"
 """The captured step's manifest in tf/checkpoints (capture/step_manifest.py writes it)."""
@@ -381,9 +408,10 @@ class Workspace:
         return (self.checkpoint_dir / STEP_MANIFEST).is_file()
 
     def has_golden_tensors(self) -> bool:
-        """Golden .npy files in tf/dump, or in its rank_<r>/ folders."""
+        """Golden .npy files in tf/dump, or in its rank_<r>/ or step_<N>/ folders."""
         golden = self.golden_dir
-        return _holds_npy(golden) or any(_holds_npy(folder) for _, folder in rank_golden_folders(golden))
+        return _holds_npy(golden) or any(_holds_npy(folder) for _, folder in rank_golden_folders(golden)) or any(
+            _holds_npy(folder) for _, folder in step_golden_folders(golden))
 
     def golden_hint(self) -> str:
         """What to run to get golden tensors into tf/dump, from what the workspace already holds."""

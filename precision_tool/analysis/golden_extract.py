@@ -295,9 +295,11 @@ def _existing_names(folder: Path) -> set[str]:
 
 
 def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = "last", force: bool = False,
-                   progress: ProgressCallback | None = None, sources_file: Path | None = None) -> ExtractSummary:
+                   progress: ProgressCallback | None = None, sources_file: Path | None = None,
+                   traces: tfdbg_v2.V2Traces | None = None) -> ExtractSummary:
     """Write the selected run(s)/step(s) as golden .npy files into `out_dir`; a v2 dump's record of where
-    each op was made goes to `sources_file` (docs/source-lines.md; a v1 run's was written at capture)."""
+    each op was made goes to `sources_file` (docs/source-lines.md; a v1 run's was written at capture).
+    `traces`: the v2 dump read already (golden_steps extracts it step by step)."""
     started = time.perf_counter()
     skipped: Counter = Counter()
     bad: list[tuple[str, str]] = []
@@ -308,7 +310,7 @@ def extract_golden(location: TfDumpLocation, out_dir: Path, *, run: str | int = 
             raise WorkspaceError(f"{location.root}: no run_* folders; {HOW_TO_DUMP}")
         jobs, selected = _v1_jobs(location, run, skipped, strays)
     else:
-        traces = tfdbg_v2.read_traces(location.root)
+        traces = traces if traces is not None else tfdbg_v2.read_traces(location.root)
         if not traces.traces and traces.problems:  # nothing readable: the damaged file is the story
             path, problem = traces.problems[0]
             more = f" (and {len(traces.problems) - 1} more damaged traces file(s))" if len(traces.problems) > 1 else ""

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from precision_tool.errors import CommandFailed, WorkspaceError
+from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
 from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
 
 _DESCRIPTION = """\
@@ -26,6 +26,9 @@ examples:
   tf_dump --force            rewrite files that are already there
   tf_dump --dir DIR          a dump folder elsewhere, or one run_* folder
   tf_dump --dir precision_data/tf/tf_debug/rank_3   rank 3 alone (into tf/dump/rank_3)
+  tf_dump --step all         every run (v2: step) into its own tf/dump/step_<N>/, N from 0 in the order
+                             they ran, for `vc --step all` (NPU dump iteration N vs step_<N>; docs/steps.md)
+  tf_dump --step all --first-step 300   the first run is step 300, the next 301, ...
 """
 
 
@@ -35,6 +38,12 @@ def _parser(parser: CommandParser) -> None:
     parser.add_argument("--run", metavar="N|all|last", default="last",
                         help="which run (v1) or step (v2): an index from 0 (negative from the end), "
                              "'all', or 'last' (default)")
+    parser.add_argument("--step", choices=["all"],
+                        help="'all': every run (v1) or step (v2) into its own step_<N>/ folder of the golden "
+                             "folder, for `vc --step all` (docs/steps.md)")
+    parser.add_argument("--first-step", metavar="K", type=int, default=0,
+                        help="with --step all: the step number of the first run (default 0); the NPU dump "
+                             "iteration folder of the same number is compared with it")
     parser.add_argument("--force", action="store_true", help="rewrite golden files that already exist")
     parser.add_argument("--dir", metavar="FOLDER",
                         help="tfdbg dump folder, one run_* folder, or one rank_<r> folder (default: "
@@ -62,6 +71,11 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
     from precision_tool.workspace import Workspace
 
     selector = parse_run_selector(args.run)
+    if args.step and args.run != "last":
+        raise UsageError("tf_dump: --step all extracts every run, each into its own step_<N>/ folder; "
+                         f"leave out --run {args.run}")
+    if args.first_step != 0 and not args.step:
+        raise UsageError("tf_dump: --first-step numbers the step folders of --step all; add --step all")
     dump_dir = Path(args.dir).expanduser() if args.dir else ctx.workspace.tf_debug_dir
     out_dir = Path(args.out).expanduser() if args.out else ctx.workspace.golden_dir
     if args.command:
@@ -89,6 +103,8 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
     location = locate_tf_dumps(dump_dir, args.format)
     # A read-only workspace (someone else's dumps): say so before reading anything, with the way out.
     Workspace.ensure_dir(out_dir, "golden folder", hint=_write_hint(args))
+    if args.step:
+        return _tf_dump_steps(args, ctx, [(None, location, out_dir)])
     with ctx.progress() as bar:
         task = bar.add_task("tf_dump", total=None)
 
@@ -125,6 +141,11 @@ def _tf_dump_ranks(args: argparse.Namespace, ctx: Context, dump_dir: Path, rank_
     ctx.note(note_line(f"{dump_dir} holds {len(rank_dirs)} rank folder(s) ({listed}): extracting each rank "
                        f"into {out_dir}/rank_<r>"))
     Workspace.ensure_dir(out_dir, "golden folder", hint=_write_hint(args))
+    if args.step:
+        from precision_tool.analysis.golden_extract import locate_tf_dumps, rank_golden_dir
+
+        return _tf_dump_steps(args, ctx, [(rank, locate_tf_dumps(folder, args.format), rank_golden_dir(out_dir, rank))
+                                          for rank, folder in rank_dirs])
     with ctx.progress() as bar:
         task = bar.add_task("tf_dump", total=None)
 
@@ -134,18 +155,7 @@ def _tf_dump_ranks(args: argparse.Namespace, ctx: Context, dump_dir: Path, rank_
 
         results = extract_ranks(rank_dirs, out_dir, kind=args.format, run=selector, force=args.force,
                                 progress=tick, sources_file=ctx.workspace.op_sources_file)
-    lines = []
-    for rank, summary in results:
-        skipped = sum(count for _, count in summary.skipped)
-        line = Text.assemble((f"  rank {rank}", "bold"), f"  {summary.tensors} tensors, ",
-                             (f"{summary.written} written", "ok"))
-        if summary.already_present:
-            line.append(f", {summary.already_present} already there")
-        if skipped:
-            line.append(f", {skipped} skipped ({', '.join(reason for reason, _ in summary.skipped)})")
-        line.append(" → ")
-        line.append(str(summary.out_dir), style="path")
-        lines.append(line)
+    lines = [_summary_line(f"rank {rank}", summary) for rank, summary in results]
     total = sum(summary.written for _, summary in results)
     seconds = sum(summary.seconds for _, summary in results)
     shown: list[Any] = [Text("\n").join(lines),
@@ -158,6 +168,58 @@ def _tf_dump_ranks(args: argparse.Namespace, ctx: Context, dump_dir: Path, rank_
         raise CommandFailed(f"tf_dump: rank {rank}: {problem}"
                             + (f"; ranks after {rank} were not extracted" if rank != rank_dirs[-1][0] else ""))
     return shown
+
+
+def _summary_line(label: str, summary: Any) -> Any:
+    """One extraction in one line: `  <label>  N tensors, W written, ... → folder`."""
+    from rich.text import Text
+
+    skipped = sum(count for _, count in summary.skipped)
+    line = Text.assemble((f"  {label}", "bold"), f"  {summary.tensors} tensors, ", (f"{summary.written} written", "ok"))
+    if summary.already_present:
+        line.append(f", {summary.already_present} already there")
+    if skipped:
+        line.append(f", {skipped} skipped ({', '.join(reason for reason, _ in summary.skipped)})")
+    line.append(" → ")
+    line.append(str(summary.out_dir), style="path")
+    return line
+
+
+def _tf_dump_steps(args: argparse.Namespace, ctx: Context, sources: list[tuple[int | None, Any, Path]]) -> Any:
+    """`--step all`: each run/step of each (rank, dump, golden folder) into golden folder/step_<N>, one line
+    per step (docs/steps.md)."""
+    from rich.text import Text
+
+    from precision_tool.analysis.golden_steps import extract_steps
+    from precision_tool.render.tf import render_extract_summary
+
+    lines: list[Any] = []
+    written = 0
+    with ctx.progress() as bar:
+        task = bar.add_task("tf_dump", total=None)
+        for rank, location, out_dir in sources:
+            prefix = "" if rank is None else f"rank {rank} "
+
+            def tick(step: int, done: int, total: int, prefix: str = prefix) -> None:
+                if done == 1 or done == total or done % 64 == 0:
+                    bar.update(task, description=f"tf_dump {prefix}step {step}", completed=done, total=total)
+
+            results = extract_steps(location, out_dir, first_step=args.first_step, force=args.force, progress=tick,
+                                    sources_file=ctx.workspace.op_sources_file if rank in (None, sources[0][0]) else None)
+            for step, summary in results:
+                source = ", ".join(summary.selected)
+                lines.append(_summary_line(f"{prefix}step {step}", summary) + Text(f"  ({source})", style="dim"))
+                written += summary.written
+            step, last = results[-1]
+            if last.failed:
+                ctx.note(Text("\n").join(lines))
+                ctx.note(render_extract_summary(last))
+                problem = "stopped early" if last.stopped else f"{len(last.bad_files)} damaged file(s) skipped"
+                raise CommandFailed(f"tf_dump: {prefix}step {step}: {problem}; the steps after it were not extracted")
+    steps = len(lines)
+    return [Text("\n").join(lines),
+            Text(f"{steps} step(s), {written} golden files written; `vc --step all` compares each with the NPU "
+                 "dump iteration of the same number")]
 
 
 def _complete(request: CompletionRequest) -> list[str]:

@@ -51,9 +51,11 @@ ANALYSIS_ALLOWED = {
     "analysis.ops": {"analysis.graphs", "analysis.results", "analysis.dumps", "analysis.compare"},
     "analysis.replay": {"analysis.graphs", "analysis.results", "analysis.dumps", "analysis.ops"},
     "analysis.report": {"analysis.graphs", "analysis.results", "analysis.dumps", "analysis.checks",
-                        "analysis.ranks", "analysis.compare", "analysis.ops", "analysis.replay"},
+                        "analysis.ranks", "analysis.compare", "analysis.ops", "analysis.replay",
+                        "analysis.steps"},
     "analysis.infer_import": {"analysis.results"},
     "analysis.golden_extract": set(),
+    "analysis.steps": {"analysis.results", "analysis.compare", "analysis.golden_extract"},
 }
 
 

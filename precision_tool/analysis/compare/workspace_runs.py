@@ -24,7 +24,10 @@ from precision_tool.analysis.compare.matching import dump_iterations, find_graph
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.ranks import ranks_text
 from precision_tool.errors import WorkspaceError
-from precision_tool.workspace import RankDir, golden_dir_for_rank, has_rank_goldens, new_result_dir, rank_dirs
+from precision_tool.workspace import (
+    RankDir, golden_dir_for_rank, golden_dir_for_step, has_rank_goldens, new_result_dir, rank_dirs,
+    step_golden_folders,
+)
 
 if TYPE_CHECKING:
     from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor
@@ -47,7 +50,8 @@ def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], wha
         return None
     chosen = min(found)
     notes.append(f"{what} holds dump iterations {', '.join(map(str, sorted(found)))}: comparing iteration "
-                 f"{chosen} only (`vc --step N` picks another; iterations are never mixed)")
+                 f"{chosen} only (`vc --step N` picks another, `vc --step all` compares each; iterations are "
+                 "never mixed)")
     return chosen
 
 
@@ -106,7 +110,7 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
     if ranks:
         return rank_specs(workspace, npu_dir, ranks, stamp, notes, step)
     specs: list[RunSpec] = []
-    golden_dir = workspace.golden_dir
+    golden_dir = golden_for_iteration(workspace.golden_dir, [npu_dir], step)
     if has_golden_files(golden_dir):
         specs.extend(graph_specs(workspace, 0, npu_dir, golden_dir, stamp, notes, step))
         if not specs:
@@ -201,6 +205,20 @@ def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> 
     notes.append(f"the NPU runs hold several dump iterations {listed}: comparing iteration {chosen} only "
                  "(`vc --step N` picks another; iterations are never mixed)")
     return chosen
+
+
+def golden_for_iteration(golden_root: Path, npu_dirs: Sequence[Path], step: int | None) -> Path:
+    """Plain `vc` / `vc --step N` on a workspace whose golden folder holds step_<N>/ folders: the golden
+    folder of the iteration compared (`step`, else the lowest one); the flat folder when
+    there is no such step folder (docs/steps.md)."""
+    if not step_golden_folders(golden_root):
+        return golden_root
+    if step is None:
+        found: set[int] = set()
+        for folder in npu_dirs:
+            found.update(dump_iterations(folder))
+        step = min(found) if found else None
+    return golden_dir_for_step(golden_root, step)
 
 
 def _safe(name: str) -> str:

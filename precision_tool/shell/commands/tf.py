@@ -190,7 +190,7 @@ def _tf_dump_steps(args: argparse.Namespace, ctx: Context, sources: list[tuple[i
     per step (docs/steps.md)."""
     from rich.text import Text
 
-    from precision_tool.analysis.golden_steps import extract_steps
+    from precision_tool.analysis.steps.golden_steps import extract_steps
     from precision_tool.render.tf import render_extract_summary
 
     lines: list[Any] = []

@@ -33,8 +33,10 @@ def _vc_parser(parser: CommandParser) -> None:
     parser.add_argument("--across-ranks", dest="across_ranks", action="store_true",
                         help="a dump with one folder per device: compare every rank with rank 0 (NPU vs NPU) and "
                              "name the ranks and ops that differ where all ranks must agree (after an all-reduce)")
-    parser.add_argument("--step", dest="step", type=non_negative_int, metavar="N",
-                        help="compare dump iteration N (the <iteration> folder; default: the lowest one)")
+    parser.add_argument("--step", dest="step", type=_step_arg, metavar="N|all",
+                        help="compare dump iteration N (the <iteration> folder; default: the lowest one); 'all': "
+                             "every iteration against its golden tf/dump/step_<N>/, one CSV per step "
+                             "(docs/steps.md)")
     parser.add_argument("--resume", action="store_true",
                         help="finish the newest interrupted comparison instead of starting a new one")
     parser.add_argument("-o", dest="out_dir", metavar="DIR",
@@ -56,6 +58,11 @@ def _vc_parser(parser: CommandParser) -> None:
                         help="compare only the graph ops of these ids (as `ni` shows them); adds OpSequence")
 
 
+def _step_arg(text: str) -> int | str:
+    """vc --step: a dump iteration number, or 'all' (every iteration, step by step)."""
+    return "all" if text == "all" else non_negative_int(text)
+
+
 @contextmanager
 def _progress(ctx: Context) -> Iterator[Any]:
     with ctx.progress() as bar:
@@ -63,9 +70,10 @@ def _progress(ctx: Context) -> Iterator[Any]:
 
         def update(label: str, done: int, total: int) -> None:
             if label not in tasks:
-                if label.startswith("rank "):
-                    # a multi-device dump runs one comparison per rank: one bar at a time, not 64
-                    for old in [name for name in tasks if name.startswith("rank ")]:
+                if label.startswith(("rank ", "step ")):
+                    # a multi-device dump runs one comparison per rank (vc --step all: per step): one bar
+                    # at a time, not 64
+                    for old in [name for name in tasks if name.startswith(("rank ", "step "))]:
                         bar.remove_task(tasks.pop(old))
                 tasks[label] = bar.add_task(label, total=total)
             bar.update(tasks[label], completed=done)
@@ -147,12 +155,19 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
         step = getattr(args, "step", None)
         notes: list[str] = []
         across = getattr(args, "across_ranks", False)
-        if npu_dir is None and golden_dir is None and graph is None:
+        specs = None
+        if step == "all":
+            if across:
+                raise UsageError("vc --step all compares each step with its golden tensors; --across-ranks "
+                                 "compares one step (vc --across-ranks --step N)")
+            specs = _step_all_specs(ws, npu_dir, golden_dir, graph, notes)
+            step = None  # a dump of one iteration: plain vc
+        if specs is None and npu_dir is None and golden_dir is None and graph is None:
             specs = nc.workspace_specs(ws, "{stamp}", notes, step, across_ranks=across)
-        elif across:
+        elif specs is None and across:
             raise UsageError("vc --across-ranks compares the ranks of the workspace's newest dump; leave out "
                              "-lt/-rt/-g (or compare two rank folders with -lt DIR -rt DIR)")
-        else:
+        elif specs is None:
             specs = _explicit_specs(ws, npu_dir, golden_dir, graph, step, notes)
         specs = _with_columns(specs, args, ws, notes)
         for note in notes:
@@ -222,9 +237,27 @@ def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any, notes: li
     return [nc.RunSpec(**{**s.__dict__, **changes}) for s in specs]
 
 
+def _step_all_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
+                    notes: list[str]) -> list[Any] | None:
+    """vc --step all: one run per dump iteration with golden tensors (docs/steps.md); None when the dump
+    holds a single iteration (plain vc compares it)."""
+    from precision_tool.analysis.steps.step_runs import step_specs
+    from precision_tool.errors import WorkspaceError
+    from precision_tool.workspace import absolute_path
+
+    left = absolute_path(npu_dir) if npu_dir else ws.newest_dump_dir(0)
+    if left is None:
+        raise WorkspaceError(f"no NPU dumps in {ws.dump_root(0)}; {ws.npu_dump_hint()} (or pass a dump folder "
+                             "with -lt DIR)")
+    right = absolute_path(golden_dir) if golden_dir else ws.golden_dir
+    graph_path = str(resolve_graph_file(ws, graph, ws.run_of(left))) if graph is not None else None
+    return step_specs(ws, left, right, "{stamp}", notes, graph_path)
+
+
 def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
                     step: int | None, notes: list[str]) -> list[Any]:
     from precision_tool.analysis.compare import network_compare as nc
+    from precision_tool.analysis.compare.workspace_runs import golden_for_iteration
     from precision_tool.errors import WorkspaceError
     from precision_tool.workspace import absolute_path
 
@@ -232,7 +265,7 @@ def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph:
     left = absolute_path(npu_dir) if npu_dir else ws.newest_dump_dir(0)
     if left is None:
         raise WorkspaceError(f"no NPU dumps in {ws.dump_root(0)}; pass the dump folder with -lt DIR")
-    right = absolute_path(golden_dir) if golden_dir else ws.golden_dir
+    right = absolute_path(golden_dir) if golden_dir else golden_for_iteration(ws.golden_dir, [left], step)
     if not right.is_dir():
         hint = f" ({ws.golden_hint()})" if not golden_dir else ""
         raise WorkspaceError(f"{right} is not a folder; pass golden tensors (or a second NPU dump) with -rt DIR{hint}")

@@ -40,10 +40,18 @@ def _answer(args: argparse.Namespace, ctx: Context) -> Any:
     if not found:
         return None  # no comparison yet: the comparison section said what to run
     overview = getattr(args, "rank_overview", None)
+    steps = getattr(args, "step_overview", None)  # vc --step all: the first diverging step speaks (docs/steps.md)
+    if steps is not None and steps.first is not None:
+        found = [s for s in found if s.spec is None or not s.spec.label.startswith("step ")
+                 or s.spec.step == steps.first.step]
     width = ctx.console.width if ctx.console.is_terminal else None  # a pipe keeps each line to paste whole
     view = answer_view(answer_of(found, ctx.workspace, overview), results=_result_folder(found),
                        report=getattr(args, "report_path", None), width=width,
                        sources=args.op_sources if hasattr(args, "op_sources") else op_sources(ctx))
+    if steps is not None:
+        from precision_tool.render.compare.steps import verdict_line as step_verdict
+
+        view.insert(1, step_verdict(steps))
     same_step = getattr(args, "same_step", None)  # left by the same-step section (compare/same_step.py)
     if same_step is not None and same_step.same_step is False:
         from precision_tool.render.compare.same_step import verdict_line

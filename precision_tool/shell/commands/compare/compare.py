@@ -340,6 +340,7 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     overview = overview_of([(run.spec, run.summary) for run in runs], ctx.workspace)
     # many ranks: the full view of the rank that went wrong first, then one row per rank
     listed = ranks_shown(overview, [run.spec for run in runs])
+    steps, listed = _by_step([(run.spec, run.summary) for run in runs], listed)
     sources = op_sources(ctx)
     for run in (r for r, (view, _line) in zip(runs, listed) if view):
         shown.extend(result_view(run.summary, 3, run.label, width, npu_vs_npu=run.spec.npu_vs_npu,
@@ -347,6 +348,7 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     if overview is not None:
         shown.extend(overview_view(overview))
     shown.extend(run_lines(runs, [line for _view, line in listed]))
+    shown.extend(_steps_view(steps))
     from precision_tool.shell.commands.compare.same_step import vc_same_step_line
 
     other_step = vc_same_step_line(runs, ctx)  # other inputs or weights: no op of the results can be blamed yet
@@ -402,6 +404,7 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
                              "(or msaccucmp with -overflow_detection) to write one")
         found = [s for s in found if getattr(s.summary, "overflow_column", False)]
     found, overview, listed = _by_rank(found, getattr(args, "rank", None), ctx)
+    steps, listed = _by_step([(s.spec, s.summary) for s in found], listed)
     # `vcs -l 50` is taller than a terminal: the interactive shell pages it (as git does)
     sources = op_sources(ctx)
     views: list[Any] = [result_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False),
@@ -412,6 +415,7 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
         from precision_tool.render.compare.ranks import overview_view
 
         views.extend(overview_view(overview))
+    views.extend(_steps_view(steps))
     return Paged(views)
 
 
@@ -433,6 +437,38 @@ def _by_rank(found: list[Any], rank: int | None, ctx: Context) -> tuple[list[Any
     pairs = [(s.spec, s.summary) for s in found if s.spec is not None and not s.stats_rows]
     overview = overview_of(pairs, ctx.workspace)
     return found, overview, ranks_shown(overview, [s.spec for s in found])
+
+
+def _golden_per_step(ctx: Context) -> bool:
+    """The workspace's golden tensors are kept per step and its newest dump is of one device (`ac -c` then
+    compares every step)."""
+    from precision_tool.workspace import rank_dirs, step_golden_folders
+
+    dump = ctx.workspace.newest_dump_dir(0)
+    return bool(step_golden_folders(ctx.workspace.golden_dir)) and dump is not None and not rank_dirs(dump)
+
+
+def _by_step(pairs: list[tuple[Any, Any]], listed: list[tuple[bool, bool]]) -> tuple[Any, list[tuple[bool, bool]]]:
+    """A `vc --step all` result (docs/steps.md): its step overview, and the full view kept for the step that
+    diverges first (else the lowest step) alone, the other steps shown by their summary lines; (None,
+    `listed`) for any other result."""
+    from precision_tool.analysis.steps.step_overview import step_overview
+
+    overview = step_overview(pairs)
+    if overview is None:
+        return None, listed
+    shown_step = overview.first.step if overview.first is not None else overview.steps[0]
+    kept = [(view and (spec is None or spec.step == shown_step or not spec.label.startswith("step ")), line)
+            for (spec, _summary), (view, line) in zip(pairs, listed)]
+    return overview, kept
+
+
+def _steps_view(overview: Any) -> list[Any]:
+    if overview is None:
+        return []
+    from precision_tool.render.compare.steps import steps_view
+
+    return steps_view(overview)
 
 
 def _complete_path(request: Any) -> list[str]:
@@ -459,8 +495,11 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
 
     if getattr(args, "compare", False):
         hint = "run `vc -o DIR` to write the results to another folder (`vcs -f DIR` reads them)"
-        # a multi-device dump: each rank against its golden, and against rank 0
-        runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint, across_ranks="also"), ctx)
+        # a multi-device dump: each rank against its golden, and against rank 0; golden per step
+        # (tf/dump/step_<N>/): every step, as `vc --step all` (docs/steps.md)
+        step = "all" if _golden_per_step(ctx) else None
+        runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint, across_ranks=False if step else "also",
+                                         step=step), ctx)
         for line in unreadable_report(runs):
             ctx.note(line)
         blind = [run.label for run in runs if run.unreadable and not _compared(run.summary)]
@@ -478,6 +517,8 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     width = shared_width(ctx.console)
     found, overview, listed = _by_rank(found, None, ctx)
     args.rank_overview = overview
+    steps, listed = _by_step([(s.spec, s.summary) for s in found], listed)
+    args.step_overview = steps  # the answer names the first diverging step too
     shown: list[Any] = []
     sources = op_sources(ctx)
     args.op_sources = sources  # the answer section names the same lines (the record read once)
@@ -495,6 +536,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
         from precision_tool.render.compare.ranks import overview_view
 
         shown.extend(overview_view(overview))
+    shown.extend(_steps_view(steps))
     return shown
 
 

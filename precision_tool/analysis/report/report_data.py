@@ -62,6 +62,8 @@ class ReportData:
     """The Answer (analysis/report/answer.py): what `ac` ends with, the page shows under its headline."""
     sources: SourcePlaces | None = None
     """Where the ops were made in the user's code, from the golden run's record; None when there is none."""
+    steps: Any = None
+    """StepPanel (step_panel.py) of a `vc --step all` result folder; None for one step."""
 
     @property
     def first_divergent(self) -> tuple[RunReport, Any] | None:
@@ -283,6 +285,7 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
     from precision_tool.analysis.compare.compare_runs import workspace_labeller
     from precision_tool.analysis.graphs.graph_index import index_for
     from precision_tool.analysis.replay.replay import read_replay
+    from precision_tool.analysis.report.step_panel import speaking_runs, step_panel
 
     index = index_for(workspace)
     index.load(full=True)  # every op of the Build graphs is read next: one whole parse, not a light one first
@@ -310,7 +313,8 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
         notes.append(f"subgraph: cannot be drawn: {exc}")
     thresholds = {name: float(getattr(settings, name)) for name in dir(settings) if name.startswith("REPLAY_")}
     sources = _sources(workspace, ops, notes)
-    return ReportData(answer=_answer(runs, workspace), sources=sources,
+    steps = step_panel(runs)  # several steps: the first diverging one answers, as in `ac`
+    return ReportData(answer=_answer(speaking_runs(runs, steps), workspace), sources=sources, steps=steps,
         workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
         threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,
         replay_file=replay_file, overflows=checks.get("overflows"), fusion=checks.get("fusion"),

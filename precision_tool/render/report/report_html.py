@@ -141,8 +141,18 @@ def render_report(data: ReportData, page_dir: Path) -> str:
         "chart_js": _raw_asset("chart.js") + _raw_asset("chart_bars.js"), "report_js": _raw_asset("report.js"), "report_css": _raw_asset("report.css"),
         "overflow_total": data.overflows.total if data.overflows is not None else 0,
         "result_dir": relative_link(data.result_dir, page_dir) if data.result_dir else None,
+        "steps": _steps_context(data),
     }
     return env.get_template("report.html.j2").render(**context)
+
+
+def _steps_context(data: ReportData) -> dict[str, Any] | None:
+    """The step panel (several steps, `vc --step all`): its JSON and its script, steps.js."""
+    if data.steps is None:
+        return None
+    panel = data.steps.page_json(data.threshold)
+    return {**panel, "json": _script_safe(json.dumps(panel, separators=(",", ":"), allow_nan=False)),
+            "js": _raw_asset("steps.js")}
 
 
 def write_report(data: ReportData, page_dir: Path) -> WrittenReport:

@@ -74,6 +74,8 @@ def _tf_dump(args: argparse.Namespace, ctx: Context) -> Any:
     if args.step and args.run != "last":
         raise UsageError("tf_dump: --step all extracts every run, each into its own step_<N>/ folder; "
                          f"leave out --run {args.run}")
+    if args.first_step < 0:
+        raise UsageError(f"tf_dump --first-step {args.first_step}: a step number is 0 or more")
     if args.first_step != 0 and not args.step:
         raise UsageError("tf_dump: --first-step numbers the step folders of --step all; add --step all")
     dump_dir = Path(args.dir).expanduser() if args.dir else ctx.workspace.tf_debug_dir

@@ -83,6 +83,15 @@ def demo_workspace(demo_run: DemoRun) -> Path:
 
 
 @pytest.fixture(scope="session")
+def multi_step_workspace(demo_workspace: Path, tmp_path_factory) -> Path:
+    """The demo dumped over two steps, step 1 diverging first (tests/tools/step_workspace.py); copy it
+    before writing into it."""
+    from tests.tools.step_workspace import build
+
+    return build(demo_workspace, tmp_path_factory.mktemp("steps") / "ws")
+
+
+@pytest.fixture(scope="session")
 def reference_tool(tmp_path_factory) -> Path:
     """The msaccucmp wrapper built by the anchor script ($MSACCUCMP overrides; built once per run)."""
     if os.environ.get("MSACCUCMP"):

@@ -14,6 +14,7 @@ from precision_tool.errors import UsageError
 from precision_tool.shell.arg_types import cosine_threshold, non_negative_int, positive_int
 from precision_tool.shell.command import AcSection, Command, CommandParser, Context
 from precision_tool.shell.commands.compare.source_lines import op_sources
+from precision_tool.shell.commands.compare.steps import by_step, golden_per_step, step_all_specs, step_arg, steps_view
 
 
 # --- vc ------------------------------------------------------------------------------------------
@@ -33,7 +34,7 @@ def _vc_parser(parser: CommandParser) -> None:
     parser.add_argument("--across-ranks", dest="across_ranks", action="store_true",
                         help="a dump with one folder per device: compare every rank with rank 0 (NPU vs NPU) and "
                              "name the ranks and ops that differ where all ranks must agree (after an all-reduce)")
-    parser.add_argument("--step", dest="step", type=_step_arg, metavar="N|all",
+    parser.add_argument("--step", dest="step", type=step_arg, metavar="N|all",
                         help="compare dump iteration N (the <iteration> folder; default: the lowest one); 'all': "
                              "every iteration against its golden tf/dump/step_<N>/, one CSV per step "
                              "(docs/steps.md)")
@@ -56,11 +57,6 @@ def _vc_parser(parser: CommandParser) -> None:
                              "column (the op's id) after Index")
     picked.add_argument("-s", "--select", dest="op_select", metavar="ID,ID,...",
                         help="compare only the graph ops of these ids (as `ni` shows them); adds OpSequence")
-
-
-def _step_arg(text: str) -> int | str:
-    """vc --step: a dump iteration number, or 'all' (every iteration, step by step)."""
-    return "all" if text == "all" else non_negative_int(text)
 
 
 @contextmanager
@@ -155,13 +151,9 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
         step = getattr(args, "step", None)
         notes: list[str] = []
         across = getattr(args, "across_ranks", False)
-        specs = None
-        if step == "all":
-            if across:
-                raise UsageError("vc --step all compares each step with its golden tensors; --across-ranks "
-                                 "compares one step (vc --across-ranks --step N)")
-            specs = _step_all_specs(ws, npu_dir, golden_dir, graph, notes)
-            step = None  # a dump of one iteration: plain vc
+        # --step all: every step (docs/steps.md); None: a dump of one iteration, compared as plain vc
+        specs = step_all_specs(ws, npu_dir, golden_dir, graph, notes, across, resolve_graph_file) if step == "all" else None
+        step = None if step == "all" else step
         if specs is None and npu_dir is None and golden_dir is None and graph is None:
             specs = nc.workspace_specs(ws, "{stamp}", notes, step, across_ranks=across)
         elif specs is None and across:
@@ -235,23 +227,6 @@ def _with_columns(specs: list[Any], args: argparse.Namespace, ws: Any, notes: li
         changes["op_range"] = getattr(args, "op_range", None)
         changes["op_select"] = getattr(args, "op_select", None)
     return [nc.RunSpec(**{**s.__dict__, **changes}) for s in specs]
-
-
-def _step_all_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
-                    notes: list[str]) -> list[Any] | None:
-    """vc --step all: one run per dump iteration with golden tensors (docs/steps.md); None when the dump
-    holds a single iteration (plain vc compares it)."""
-    from precision_tool.analysis.steps.step_runs import step_specs
-    from precision_tool.errors import WorkspaceError
-    from precision_tool.workspace import absolute_path
-
-    left = absolute_path(npu_dir) if npu_dir else ws.newest_dump_dir(0)
-    if left is None:
-        raise WorkspaceError(f"no NPU dumps in {ws.dump_root(0)}; {ws.npu_dump_hint()} (or pass a dump folder "
-                             "with -lt DIR)")
-    right = absolute_path(golden_dir) if golden_dir else ws.golden_dir
-    graph_path = str(resolve_graph_file(ws, graph, ws.run_of(left))) if graph is not None else None
-    return step_specs(ws, left, right, "{stamp}", notes, graph_path)
 
 
 def _explicit_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None,
@@ -340,7 +315,7 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     overview = overview_of([(run.spec, run.summary) for run in runs], ctx.workspace)
     # many ranks: the full view of the rank that went wrong first, then one row per rank
     listed = ranks_shown(overview, [run.spec for run in runs])
-    steps, listed = _by_step([(run.spec, run.summary) for run in runs], listed)
+    steps, listed = by_step([(run.spec, run.summary) for run in runs], listed)
     sources = op_sources(ctx)
     for run in (r for r, (view, _line) in zip(runs, listed) if view):
         shown.extend(result_view(run.summary, 3, run.label, width, npu_vs_npu=run.spec.npu_vs_npu,
@@ -348,7 +323,7 @@ def _vc(args: argparse.Namespace, ctx: Context) -> list[Any]:
     if overview is not None:
         shown.extend(overview_view(overview))
     shown.extend(run_lines(runs, [line for _view, line in listed]))
-    shown.extend(_steps_view(steps))
+    shown.extend(steps_view(steps))
     from precision_tool.shell.commands.compare.same_step import vc_same_step_line
 
     other_step = vc_same_step_line(runs, ctx)  # other inputs or weights: no op of the results can be blamed yet
@@ -404,7 +379,7 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
                              "(or msaccucmp with -overflow_detection) to write one")
         found = [s for s in found if getattr(s.summary, "overflow_column", False)]
     found, overview, listed = _by_rank(found, getattr(args, "rank", None), ctx)
-    steps, listed = _by_step([(s.spec, s.summary) for s in found], listed)
+    steps, listed = by_step([(s.spec, s.summary) for s in found], listed)
     # `vcs -l 50` is taller than a terminal: the interactive shell pages it (as git does)
     sources = op_sources(ctx)
     views: list[Any] = [result_view(s.summary, args.limit, s.label, width, overflow_only=getattr(args, "overflow", False),
@@ -415,7 +390,7 @@ def _vcs(args: argparse.Namespace, ctx: Context) -> Any:
         from precision_tool.render.compare.ranks import overview_view
 
         views.extend(overview_view(overview))
-    views.extend(_steps_view(steps))
+    views.extend(steps_view(steps))
     return Paged(views)
 
 
@@ -437,38 +412,6 @@ def _by_rank(found: list[Any], rank: int | None, ctx: Context) -> tuple[list[Any
     pairs = [(s.spec, s.summary) for s in found if s.spec is not None and not s.stats_rows]
     overview = overview_of(pairs, ctx.workspace)
     return found, overview, ranks_shown(overview, [s.spec for s in found])
-
-
-def _golden_per_step(ctx: Context) -> bool:
-    """The workspace's golden tensors are kept per step and its newest dump is of one device (`ac -c` then
-    compares every step)."""
-    from precision_tool.workspace import rank_dirs, step_golden_folders
-
-    dump = ctx.workspace.newest_dump_dir(0)
-    return bool(step_golden_folders(ctx.workspace.golden_dir)) and dump is not None and not rank_dirs(dump)
-
-
-def _by_step(pairs: list[tuple[Any, Any]], listed: list[tuple[bool, bool]]) -> tuple[Any, list[tuple[bool, bool]]]:
-    """A `vc --step all` result (docs/steps.md): its step overview, and the full view kept for the step that
-    diverges first (else the lowest step) alone, the other steps shown by their summary lines; (None,
-    `listed`) for any other result."""
-    from precision_tool.analysis.steps.step_overview import step_overview
-
-    overview = step_overview(pairs)
-    if overview is None:
-        return None, listed
-    shown_step = overview.first.step if overview.first is not None else overview.steps[0]
-    kept = [(view and (spec is None or spec.step == shown_step or not spec.label.startswith("step ")), line)
-            for (spec, _summary), (view, line) in zip(pairs, listed)]
-    return overview, kept
-
-
-def _steps_view(overview: Any) -> list[Any]:
-    if overview is None:
-        return []
-    from precision_tool.render.compare.steps import steps_view
-
-    return steps_view(overview)
 
 
 def _complete_path(request: Any) -> list[str]:
@@ -497,7 +440,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
         hint = "run `vc -o DIR` to write the results to another folder (`vcs -f DIR` reads them)"
         # a multi-device dump: each rank against its golden, and against rank 0; golden per step
         # (tf/dump/step_<N>/): every step, as `vc --step all` (docs/steps.md)
-        step = "all" if _golden_per_step(ctx) else None
+        step = "all" if golden_per_step(ctx) else None
         runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint, across_ranks=False if step else "also",
                                          step=step), ctx)
         for line in unreadable_report(runs):
@@ -517,7 +460,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
     width = shared_width(ctx.console)
     found, overview, listed = _by_rank(found, None, ctx)
     args.rank_overview = overview
-    steps, listed = _by_step([(s.spec, s.summary) for s in found], listed)
+    steps, listed = by_step([(s.spec, s.summary) for s in found], listed)
     args.step_overview = steps  # the answer names the first diverging step too
     shown: list[Any] = []
     sources = op_sources(ctx)
@@ -536,7 +479,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
         from precision_tool.render.compare.ranks import overview_view
 
         shown.extend(overview_view(overview))
-    shown.extend(_steps_view(steps))
+    shown.extend(steps_view(steps))
     return shown
 
 

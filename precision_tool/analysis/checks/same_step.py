@@ -112,7 +112,7 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
     reads = variable_reads(workspace.checkpoint_dir / "model.meta")
     # a subgraph's Data ops are its parameters (the owner's inputs), not the step's input data
     graphs = {key: entries for key, entries in graphs.items() if index.subgraph_owner(*key) is None}
-    for rank, folder, golden_dir in places or [(None, dump_dir, workspace.golden_dir)]:
+    for rank, folder, golden_dir in places or [(None, dump_dir, _first_step_golden(workspace.golden_dir, dump_dir))]:
         dumps = _dump_files(folder)
         for entries in graphs.values():
             found_checks, missing = _check_graph(entries, index, dumps, golden_dir, reads)
@@ -173,6 +173,23 @@ def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str], golden_d
             continue
         checks.append(min(fitting, key=lambda c: (c.differing, c.max_abs_diff)))
     return checks, missing
+
+
+def _first_step_golden(golden_root: Path, dump_dir: Path) -> Path:
+    """The golden folder of the dump's first iteration (the one _dump_files reads): tf/dump/step_<N>/ when
+    the golden tensors are kept per step (docs/steps.md), else tf/dump/."""
+    import os
+
+    from precision_tool.workspace import golden_dir_for_step, step_golden_folders
+
+    if not step_golden_folders(golden_root):
+        return golden_root
+    for where, folders, names in os.walk(dump_dir, followlinks=True):
+        folders.sort()
+        here = Path(where)
+        if names and here.name.isdigit() and here.parent.name.isdigit():
+            return golden_dir_for_step(golden_root, int(here.name))
+    return golden_root
 
 
 def _dump_files(dump_dir: Path) -> dict[str, str]:

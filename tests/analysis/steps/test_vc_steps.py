@@ -63,6 +63,8 @@ def test_vcs_and_ac_name_the_first_diverging_step_and_its_op(cli, ws):
     assert re.search(r"step 0 +0 abnormal +min cosine +0\.9\d+ +first divergent op none", compared.out)
     assert re.search(r"▶ step 1 +\d+ abnormal +min cosine +-0\.9\d+ +first divergent op " + re.escape(FIRST_OP),
                      compared.out)
+    # the same-step check reads the first iteration against its own golden step folder
+    assert "same step: yes" in text
     answer = text.split("answer ─")[-1]
     assert verdict in answer and "first divergent op: " + FIRST_OP in answer
     assert "every compared output meets the threshold" not in answer  # step 0's all-clear does not answer

@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 import dataclasses
-import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from precision_tool.analysis.compare.compare_runs import RunSpec, has_golden_files
 from precision_tool.analysis.compare.matching import dump_iterations
@@ -15,11 +14,9 @@ from precision_tool.analysis.compare.workspace_runs import graph_specs
 from precision_tool.errors import WorkspaceError
 from precision_tool.workspace import GOLDEN_STEP_PREFIX, golden_dir_for_step, rank_dirs, step_golden_folders
 
-STEP_CSV = re.compile(r"_step(\d+)(?:_|\.csv)")
-"""The step in a result CSV's name (result_<time>_step<N>.csv, result_<time>_step<N>_<graph>.csv)."""
-
 
 def step_label(step: int, label: str) -> str:
+    """A step's run label: `step N: <label>` (vcs, ac and the report find a run's step by it and its spec)."""
     return f"step {step}: {label}"
 
 
@@ -73,9 +70,3 @@ def _one_step(workspace: Any, debug_id: int | None, npu_dir: Path, golden: Path,
         found = [RunSpec(label, str(npu_dir), f"result_{stamp}_step{step}.csv", golden_dir=str(golden),
                          graph_path=graph_path, step=step)]
     return [dataclasses.replace(s, label=step_label(step, s.label)) for s in found]
-
-
-def steps_of(specs: Sequence[RunSpec]) -> list[int]:
-    """The steps of a comparison's NPU-vs-golden runs when it compared several (vc --step all), else []."""
-    steps = sorted({s.step for s in specs if s.step is not None and not s.npu_vs_npu and s.label.startswith("step ")})
-    return steps if len(steps) > 1 else []

@@ -151,8 +151,8 @@ def _run_vc(args: argparse.Namespace, ctx: Context, workers: int, threshold: flo
         step = getattr(args, "step", None)
         notes: list[str] = []
         across = getattr(args, "across_ranks", False)
-        # --step all: every step (docs/steps.md); None: a dump of one iteration, compared as plain vc
-        specs = step_all_specs(ws, npu_dir, golden_dir, graph, notes, across, resolve_graph_file) if step == "all" else None
+        specs = step_all_specs(ws, npu_dir, golden_dir, graph, notes, across, resolve_graph_file) if step == "all" \
+            else None  # --step all: every step (docs/steps.md); None: one iteration, compared as plain vc
         step = None if step == "all" else step
         if specs is None and npu_dir is None and golden_dir is None and graph is None:
             specs = nc.workspace_specs(ws, "{stamp}", notes, step, across_ranks=across)
@@ -438,8 +438,7 @@ def _ac_section(args: argparse.Namespace, ctx: Context) -> Any:
 
     if getattr(args, "compare", False):
         hint = "run `vc -o DIR` to write the results to another folder (`vcs -f DIR` reads them)"
-        # a multi-device dump: each rank against its golden, and against rank 0; golden per step
-        # (tf/dump/step_<N>/): every step, as `vc --step all` (docs/steps.md)
+        # several ranks: each against its golden and rank 0; golden per step: every step (vc --step all)
         step = "all" if golden_per_step(ctx) else None
         runs = run_vc(argparse.Namespace(backend="auto", write_hint=hint, across_ranks=False if step else "also",
                                          step=step), ctx)
@@ -491,8 +490,9 @@ COMMANDS = [
                         "temp/vector_compare/<time>/result_<time>.csv (msaccucmp's format; -o DIR writes "
                         "DIR/<time>/ instead). With no options: the newest npu/debug_0 dump vs tf/dump through "
                         "debug_0's Build graphs, and debug_0 vs debug_1 when both exist; one dump iteration (the "
-                        "lowest, or --step N), never several mixed. Ctrl-C keeps the rows so far (vc --resume "
-                        "finishes them)."),
+                        "lowest, or --step N), never several mixed; --step all compares each step with its golden "
+                        "tf/dump/step_<N>/ and names the step that diverges first. Ctrl-C keeps the rows so far "
+                        "(vc --resume finishes them)."),
     Command("vcs", "summarise comparison results: abnormal ops and the first divergent op",
             _vcs_parser, _vcs, completer=_complete_path),
 ]

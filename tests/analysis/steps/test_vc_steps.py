@@ -138,3 +138,4 @@ def test_report_holds_the_step_heat_map(cli, ws):
     assert data["cosines"][0][column] > 0.98 and data["cosines"][1][column] < 0
     assert all(c is None or c > 0.98 for c in data["cosines"][0])
     assert "Step 1 diverges first" in page and "steps-heatmap" in page
+

@@ -139,3 +139,17 @@ def test_report_holds_the_step_heat_map(cli, ws):
     assert all(c is None or c > 0.98 for c in data["cosines"][0])
     assert "Step 1 diverges first" in page and "steps-heatmap" in page
 
+
+
+def test_resume_finishes_a_missing_step(cli, ws):
+    """What Ctrl-C leaves (a step not written yet): `vc --resume` writes it as the full run did, and the
+    step verdict is the same."""
+    assert cli("vc", "--step", "all", data=ws).status == 0
+    [folder] = _result_dirs(ws)
+    lost = folder / f"result_{folder.name}_step1.csv"
+    before = lost.read_bytes()
+    lost.unlink()
+    resumed = cli("vc", "--resume", data=ws)
+    assert resumed.status == 0, resumed.out + resumed.err
+    assert lost.read_bytes() == before
+    assert f"step 1 diverges first, first divergent op {FIRST_OP}" in " ".join(resumed.out.split())

@@ -153,3 +153,13 @@ def test_resume_finishes_a_missing_step(cli, ws):
     assert resumed.status == 0, resumed.out + resumed.err
     assert lost.read_bytes() == before
     assert f"step 1 diverges first, first divergent op {FIRST_OP}" in " ".join(resumed.out.split())
+
+
+def test_step_all_refuses_across_ranks_in_one_line(cli, ws):
+    result = cli("vc", "--step", "all", "--across-ranks", data=ws)
+    text = result.out + result.err
+    assert result.status == 1 and "--across-ranks compares one step (vc --across-ranks --step N)" in " ".join(text.split())
+    assert "Traceback" not in text and _result_dirs(ws) == []
+    bad = cli("vc", "--step", "some", data=ws)
+    assert bad.status != 0 and "Traceback" not in bad.out + bad.err
+    assert "'some' is neither a dump iteration number (0, 1, ...) nor 'all'" in bad.out + bad.err

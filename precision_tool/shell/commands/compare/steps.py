@@ -4,6 +4,7 @@ the step that diverges first (render/compare/steps.py)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any, Callable
 
@@ -13,7 +14,13 @@ from precision_tool.shell.command import Context
 
 def step_arg(text: str) -> int | str:
     """vc --step: a dump iteration number, or 'all' (every iteration, step by step)."""
-    return "all" if text == "all" else non_negative_int(text)
+    if text == "all":
+        return "all"
+    try:
+        return non_negative_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither a dump iteration number (0, 1, ...) nor 'all'") \
+            from None
 
 
 def step_all_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: str | None, notes: list[str],

@@ -163,3 +163,26 @@ def test_step_all_refuses_across_ranks_in_one_line(cli, ws):
     bad = cli("vc", "--step", "some", data=ws)
     assert bad.status != 0 and "Traceback" not in bad.out + bad.err
     assert "'some' is neither a dump iteration number (0, 1, ...) nor 'all'" in bad.out + bad.err
+
+
+def test_heat_map_columns_share_ops_on_big_networks(cli, ws, monkeypatch):
+    """Past MAX_COLUMNS ops, a column is the lowest cosine of its ops and names the first and last."""
+    from precision_tool.analysis.compare.compare_runs import read_run_file
+    from precision_tool.analysis.report import step_panel
+    from precision_tool.analysis.report.report_runs import RunReport
+    from precision_tool.analysis.results.results import summarize
+
+    assert cli("vc", "--step", "all", data=ws).status == 0
+    [folder] = _result_dirs(ws)
+    runs = [RunReport(spec.label, folder / spec.csv_name, False,
+                      summarize(read_result_csv(folder / spec.csv_name), 0.98), spec=spec)
+            for spec in read_run_file(folder)]
+    whole = step_panel.step_panel(runs)
+    assert whole is not None and len(whole.ops) == 94 and whole.ops[whole.first_column] == FIRST_OP
+    monkeypatch.setattr(step_panel, "MAX_COLUMNS", 10)
+    shared = step_panel.step_panel(runs)
+    assert shared is not None and len(shared.ops) == 10 and shared.ops[0].startswith("[0] ") and " … [9] " in shared.ops[0]
+    assert shared.first_column == 1 and shared.ops[1].startswith("[10] ")  # column 1 holds ops 10-19, [13] among them
+    for step in (0, 1):
+        row = [v for v in whole.cosines[step][10:20] if v is not None]
+        assert shared.cosines[step][1] == min(row)

@@ -59,7 +59,7 @@
       });
     });
     var first = data.first_step === null ? -1 : data.steps.indexOf(data.first_step);
-    var column = data.first_op === null ? -1 : data.ops.indexOf(data.first_op);
+    var column = data.first_column === null ? -1 : data.first_column;
     if (first >= 0 && column >= 0) {  // the first divergent op of the first diverging step
       ctx.strokeStyle = "#1d2430";
       ctx.lineWidth = 2;
@@ -67,7 +67,7 @@
     }
     ctx.fillStyle = "#5d6775";
     ctx.textBaseline = "top";
-    ctx.fillText("op position along the network (1 to " + data.ops.length + ")", LEFT, TOP + data.rows.length * ROW + 8);
+    ctx.fillText("op position along the network (" + data.ops.length + " columns)", LEFT, TOP + data.rows.length * ROW + 8);
   }
 
   canvas.addEventListener("pointermove", function (event) {

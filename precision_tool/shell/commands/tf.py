@@ -218,10 +218,10 @@ def _tf_dump_steps(args: argparse.Namespace, ctx: Context, sources: list[tuple[i
                 ctx.note(render_extract_summary(last))
                 problem = "stopped early" if last.stopped else f"{len(last.bad_files)} damaged file(s) skipped"
                 raise CommandFailed(f"tf_dump: {prefix}step {step}: {problem}; the steps after it were not extracted")
-    steps = len(lines)
+    ranks = f"{len(sources)} rank(s), " if sources[0][0] is not None else ""
     return [Text("\n").join(lines),
-            Text(f"{steps} step(s), {written} golden files written; `vc --step all` compares each with the NPU "
-                 "dump iteration of the same number")]
+            Text(f"{ranks}{len(lines)} step folder(s), {written} golden files written; `vc --step all` compares each "
+                 "with the NPU dump iteration of the same number")]
 
 
 def _complete(request: CompletionRequest) -> list[str]:

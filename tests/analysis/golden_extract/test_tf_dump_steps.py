@@ -18,7 +18,7 @@ def test_v1_runs_go_to_their_own_step_folders(cli, copy_workspace, v1_sess_works
         assert alone.status == 0
         assert _names(golden / f"step_{step}") == _names(ws / f"run{step}")
         assert f"step {step} " in result.out
-    assert "2 step(s)" in result.out and "vc --step all" in result.out
+    assert "2 step folder(s)" in result.out and "vc --step all" in result.out
     later = cli("tf_dump", "--step", "all", "--first-step", "300", "--out", str(ws / "later"), data=ws)
     assert later.status == 0 and _names(ws / "later") == ["step_300", "step_301"]
 
@@ -44,3 +44,20 @@ def test_step_options_that_do_not_fit_are_one_line(cli, copy_workspace, v1_sess_
     negative = cli("tf_dump", "--step", "all", "--first-step", "-1", data=ws)
     assert negative.status != 0 and "0 or more" in negative.out + negative.err
     assert not (ws / "tf" / "dump").exists()  # refused before anything was written
+
+
+def test_each_rank_gets_its_step_folders(cli, copy_workspace, v1_sess_workspace):
+    import shutil
+
+    ws = copy_workspace(v1_sess_workspace)
+    debug = ws / "tf" / "tf_debug"
+    for rank in (0, 1):
+        shutil.copytree(v1_sess_workspace / "tf" / "tf_debug", debug / f"rank_{rank}")
+    for run in [p for p in debug.iterdir() if p.name.startswith("run_")]:
+        shutil.rmtree(run)
+    result = cli("tf_dump", "--step", "all", data=ws)
+    assert result.status == 0, result.out + result.err
+    golden = ws / "tf" / "dump"
+    assert _names(golden) == ["rank_0", "rank_1"]
+    assert _names(golden / "rank_0") == _names(golden / "rank_1") == ["step_0", "step_1"]
+    assert "2 rank(s), 4 step folder(s)" in result.out

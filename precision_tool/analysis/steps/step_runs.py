@@ -21,8 +21,9 @@ def step_label(step: int, label: str) -> str:
 
 
 def step_specs(workspace: Any, npu_dir: Path, golden_root: Path, stamp: str, notes: list[str],
-               graph_path: str | None = None) -> list[RunSpec] | None:
-    """One NPU-vs-golden run per dump iteration of `npu_dir` that has a `golden_root/step_<N>/` folder;
+               graph_path: str | None = None, second_run: Path | None = None) -> list[RunSpec] | None:
+    """One NPU-vs-golden run per dump iteration of `npu_dir` that has a `golden_root/step_<N>/` folder, and
+    with `second_run` (debug_1's dump, as plain vc compares it) one NPU-vs-NPU run per iteration both hold;
     None when the dump holds a single iteration (then `vc --step all` is plain `vc`). Iterations without
     golden tensors, and golden steps the dump lacks, are named in `notes`."""
     iterations = sorted(dump_iterations(npu_dir))
@@ -48,6 +49,8 @@ def step_specs(workspace: Any, npu_dir: Path, golden_root: Path, stamp: str, not
                          f"{'empty' if golden != golden_root else 'missing'}): skipped")
             continue
         specs.extend(_one_step(workspace, debug_id, npu_dir, golden, stamp, step, notes, graph_path))
+    if specs and second_run is not None:
+        specs.extend(_npu_pairs(npu_dir, second_run, iterations, stamp, notes))
     unpaired = sorted(set(goldens) - set(iterations))
     if unpaired:
         notes.append(f"golden step(s) {', '.join(map(str, unpaired))} have no NPU dump iteration in {npu_dir} "
@@ -70,3 +73,14 @@ def _one_step(workspace: Any, debug_id: int | None, npu_dir: Path, golden: Path,
         found = [RunSpec(label, str(npu_dir), f"result_{stamp}_step{step}.csv", golden_dir=str(golden),
                          graph_path=graph_path, step=step)]
     return [dataclasses.replace(s, label=step_label(step, s.label)) for s in found]
+
+
+def _npu_pairs(npu_dir: Path, second_run: Path, iterations: list[int], stamp: str, notes: list[str]) -> list[RunSpec]:
+    """debug_0 vs debug_1 at every iteration both runs hold (result_<stamp>_step<N>_npu_vs_npu.csv)."""
+    theirs = set(dump_iterations(second_run))
+    both = [step for step in iterations if step in theirs]
+    if not both:
+        notes.append(f"the second NPU run {second_run} holds none of iterations {', '.join(map(str, iterations))}: "
+                     "debug_0 vs debug_1 not compared")
+    return [RunSpec(step_label(step, "debug_0 vs debug_1"), str(npu_dir), f"result_{stamp}_step{step}_npu_vs_npu.csv",
+                    right_dir=str(second_run), step=step) for step in both]

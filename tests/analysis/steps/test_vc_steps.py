@@ -186,3 +186,17 @@ def test_heat_map_columns_share_ops_on_big_networks(cli, ws, monkeypatch):
     for step in (0, 1):
         row = [v for v in whole.cosines[step][10:20] if v is not None]
         assert shared.cosines[step][1] == min(row)
+
+
+def test_a_second_npu_run_is_compared_step_by_step_too(cli, ws):
+    """As plain vc: debug_0 against debug_1 at every iteration both hold (here the same dumps: no difference)."""
+    shutil.copytree(ws / "npu" / "debug_0", ws / "npu" / "debug_1")
+    result = cli("vc", "--step", "all", data=ws)
+    assert result.status == 0, result.out + result.err
+    [folder] = _result_dirs(ws)
+    stamp = folder.name
+    assert _csvs(folder) == [f"result_{stamp}_step0.csv", f"result_{stamp}_step0_npu_vs_npu.csv",
+                             f"result_{stamp}_step1.csv", f"result_{stamp}_step1_npu_vs_npu.csv"]
+    text = " ".join(result.out.split())
+    assert "step 1: debug_0 vs debug_1: first divergent op none" in text
+    assert f"step 1 diverges first, first divergent op {FIRST_OP}" in text  # the golden runs decide the step

@@ -40,7 +40,9 @@ def step_all_specs(ws: Any, npu_dir: str | None, golden_dir: str | None, graph: 
                              "with -lt DIR)")
     right = absolute_path(golden_dir) if golden_dir else ws.golden_dir
     graph_path = str(resolve_graph(ws, graph, ws.run_of(left))) if graph is not None else None
-    return step_specs(ws, left, right, "{stamp}", notes, graph_path)
+    # as plain vc: the workspace's own runs also debug_0 against debug_1, step by step
+    second = ws.newest_dump_dir(1) if not (npu_dir or golden_dir or graph) and 1 in ws.debug_ids() else None
+    return step_specs(ws, left, right, "{stamp}", notes, graph_path, second)
 
 
 def golden_per_step(ctx: Context) -> bool:

@@ -31,8 +31,9 @@ def test_v2_steps_go_to_their_own_step_folders(cli, copy_workspace, v2_workspace
     assert _names(golden) == ["step_0", "step_1"]
     every = cli("tf_dump", "--run", "all", "--out", str(ws / "flat"), data=ws)
     assert every.status == 0
-    # the two steps together are what --run all writes into one folder
-    assert sorted(_names(golden / "step_0") + _names(golden / "step_1")) == _names(ws / "flat")
+    # the two steps together are what --run all writes into one folder (a name both steps wrote in the same
+    # µs, tf.data's parallel map, is one file there)
+    assert set(_names(golden / "step_0")) | set(_names(golden / "step_1")) == set(_names(ws / "flat"))
 
 
 def test_step_options_that_do_not_fit_are_one_line(cli, copy_workspace, v1_sess_workspace):

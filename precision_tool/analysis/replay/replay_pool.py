@@ -24,6 +24,9 @@ from precision_tool.analysis.replay.replay_plan import RESULT_FILE
 
 ProgressCallback = Callable[[int], None]
 """Called with the number of cases just finished (from the threads that watch the children)."""
+CASES_PER_CHILD = 150
+"""A TensorFlow child costs its start (5-8 s, `import tensorflow`) before its first case, and then ~0.1 s a
+case: a second child pays off only past this many cases (the demo's 49 run faster in one)."""
 MAX_RESTARTS = 50
 """A chunk whose child dies this often is given up: its remaining cases fail with the last error."""
 
@@ -152,7 +155,7 @@ def run_local(folders: Sequence[str], workers: int, log_dir: Path, cwd: str | No
     """The chunks in `workers` children on this machine, at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    chunks = deal(folders, workers)
+    chunks = deal(folders, min(workers, -(-len(folders) // CASES_PER_CHILD)))
     logs = [log_dir / f"replay_child_{k}.log" for k in range(len(chunks))]
     for log in logs:
         log.unlink(missing_ok=True)

@@ -113,6 +113,6 @@ def dump_advice(comparison: LossComparison) -> str | None:
     first = comparison.first_parting
     if first is None:
         return None
-    return (f"dump step {first.step}: TF_DUMP_STEP='{first.step}' (config.py) on the NPU side and the golden run at "
-            f"the same step, or capture from the checkpoint nearest before step {first.step} and `train` "
-            "that step on both sides")
+    return (f"dump step {first.step}: TF_DUMP_STEP='{first.step}' for the NPU run and the golden run's step "
+            f"{first.step} alike, or resume from the checkpoint nearest before step {first.step} under "
+            "PrecisionTfSession and `train` the step it captures")

@@ -95,12 +95,12 @@ def replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -
     else:
         result = _replay_keras(manifest, workspace, device, action, dump_dir)
     result.update(device=device, action=action, kind=manifest.kind, seed=seed, op_determinism=determinism)
+    _record_loss(workspace, device, manifest, result)
     from precision_tool.atomic import write_text_atomic
 
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME.format(device=device), json.dumps(result, indent=2))
     if device == "cpu":  # the golden tensors are this process's now: so is the golden run-config record
         _record_golden_replay(workspace, result)
-    _record_loss(workspace, device, manifest, result)
     return result
 
 

@@ -36,7 +36,8 @@ def parting_line(comparison: Any) -> Text:
     if first is None:
         largest = comparison.largest
         worst = f"; largest difference {percent(largest.relative)} at step {largest.step}" if largest else ""
-        return Text(f"loss curves: golden and NPU agree within {tolerance} at all {steps} steps both recorded{worst}",
+        where = "the one step" if steps == 1 else f"all {steps} steps"
+        return Text(f"loss curves: golden and NPU agree within {tolerance} at {where} both recorded{worst}",
                     style="green")
     agree = comparison.last_agreeing_before
     still = f"; they still agree at step {agree.step}" if agree else ""
@@ -114,7 +115,8 @@ def all_steps_table(comparison: Any) -> Table:
 
 def sources_line(records: Any) -> Text:
     def one(name: str, path: Any, points: Any) -> str:
-        return f"{name} {path} ({len(points)} steps)" if points is not None else f"{name} {path} (none)"
+        count = f"{len(points)} step" + ("" if len(points) == 1 else "s") if points is not None else ""
+        return f"{name} {path} ({count})" if points is not None else f"{name} {path} (none)"
 
     return Text(f"records: {one('golden', records.golden_file, records.golden)}; "
                 f"{one('NPU', records.npu_file, records.npu)}", style="dim")

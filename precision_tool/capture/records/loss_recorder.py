@@ -117,7 +117,9 @@ class Tf1LossWatcher:
             train_ops = {getattr(op, "name", None) for op in (_op_of(t) for t in graph.get_collection("train_op"))}
             fetched_ops = {getattr(_op_of(e), "name", None) for e in fetched}
             loss = self._loss_tensor(graph, fetched)
-            if loss is None or not (fetched_ops & train_ops if train_ops else loss in fetched):
+            # `is`, never `in`: a TF2 tensor's == may build an equality op instead of answering
+            loss_fetched = any(element is loss for element in fetched)
+            if loss is None or not (fetched_ops & train_ops if train_ops else loss_fetched):
                 return None
             extra = {LOSS_KEY: loss}
             grad = _named_tensor(graph, os.environ.get(GRAD_NORM_ENV, ""))

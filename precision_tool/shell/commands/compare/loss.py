@@ -95,8 +95,9 @@ def _show(args: argparse.Namespace, ctx: Context) -> Any:
 
 
 def _import(path: Path, args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.formats.loss_record import (loss_pattern, looks_like_csv, read_loss_table, read_training_log,
-                                                    write_loss)
+    from precision_tool.errors import FormatError
+    from precision_tool.formats.loss_record import (loss_pattern, looks_like_csv, read_loss, read_loss_table,
+                                                    read_training_log, write_loss)
     from precision_tool.render.messages import note_line
 
     if args.side == "golden" and args.debug is not None:
@@ -112,7 +113,10 @@ def _import(path: Path, args: argparse.Namespace, ctx: Context) -> Any:
     points = read_loss_table(path) if as_csv else read_training_log(path, args.regex)
     replaced = ""
     if target.is_file():
-        replaced = f" (it replaces the record that was there, {target.stat().st_size} bytes)"
+        try:
+            replaced = f" (replacing the {len(read_loss(target))} steps recorded there)"
+        except FormatError:
+            replaced = " (replacing a damaged record)"
     write_loss(target, points)
     what = "CSV" if as_csv else "log"
     return [note_line(f"loss import: {len(points)} steps ({points[0].step}..{points[-1].step}) of the {what} {path} "

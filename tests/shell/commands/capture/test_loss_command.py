@@ -88,6 +88,8 @@ def test_import_a_log_with_the_default_pattern(tmp_path):
     assert [p.step for p in points] == [0, 1, 2, 3]
     assert [p.loss for p in points][:2] == [2.30, 2.1] and points[3].loss == 1.8
     assert points[2].loss != points[2].loss  # nan: an overflowed step says so
+    again = run_cli("loss", "import", str(log), data=ws.root)
+    assert "(replacing the 4 steps recorded there)" in again.out
 
 
 def test_import_with_an_own_regex_and_a_csv(tmp_path):

@@ -102,3 +102,14 @@ def test_keras_records_each_batch(tmp_path):
     points = read_loss(Workspace(ws).golden_loss_file)
     assert [p.step for p in points] == list(range(10))  # 2 epochs of 5 batches, counted on
     assert [p.loss for p in points] == pytest.approx(seen["losses"], rel=1e-6)
+
+
+def test_only_rank_0_records_and_the_switch_turns_recording_off(tmp_path):
+    from precision_tool.capture.records.loss_recorder import recording_wanted
+
+    assert recording_wanted({}) and recording_wanted({"RANK_ID": "0"}) and recording_wanted({"RANK": "0"})
+    assert not recording_wanted({"RANK_ID": "3"}) and not recording_wanted({"PRECISION_TOOL_LOSS_RECORD": "0"})
+    ws = tmp_path / "pd"
+    seen = _train(ws, "session", RANK_ID="1")  # another device's process of a multi-device job
+    assert len(seen["losses"]) == 5 and not Workspace(ws).golden_loss_file.exists()
+    assert (Workspace(ws).checkpoint_dir / "manifest.json").is_file()  # the capture itself goes on

@@ -10,7 +10,8 @@ step it replays). Which tensor is the loss, in this order:
 $PRECISION_TOOL_GRAD_NORM names the global gradient norm's tensor when the script computes one.
 A training step is a run that fetches an op of the TRAIN_OP collection (or, without one, the loss); steps are
 counted from 0 per process, as the NPU's dump_step counts iterations. A new process starts a new record.
-Writing never stops a training: a failure is one warning, the training goes on unrecorded.
+Writing never stops a training: a failure is one warning, the training goes on unrecorded. In a multi-device
+job only rank 0 records; $PRECISION_TOOL_LOSS_RECORD=0 switches recording off.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from precision_tool.formats.loss_record import LossPoint, read_loss, write_loss
 
 LOSS_ENV = "PRECISION_TOOL_LOSS"
 GRAD_NORM_ENV = "PRECISION_TOOL_GRAD_NORM"
+RECORD_ENV = "PRECISION_TOOL_LOSS_RECORD"
+"""0 (or false, no, off): the hooks record no loss in this process (the demos: their NPU runs are no trainings)."""
+RANK_ENVS = ("RANK_ID", "RANK")
+"""A multi-device job's rank (Ascend's RANK_ID, else RANK): only rank 0 records, so ranks never overwrite it."""
 WRITE_EVERY_SECONDS = 2.0
 """The record is rewritten whole: at most this often during training (and once more at exit)."""
 LOSS_KEY, GRAD_NORM_KEY = "precision_tool_loss", "precision_tool_grad_norm"
@@ -42,11 +47,12 @@ class LossRecorder:
         self._written_at = 0.0
         self._dirty = False
         self._failed = False
+        self.enabled = recording_wanted()
         atexit.register(self.flush)
 
     def add(self, loss: Any, grad_norm: Any = None, loss_scale: Any = None, step: int | None = None) -> None:
         """The loss of one step (the next one unless `step` says which); never raises."""
-        if self._failed:
+        if self._failed or not self.enabled:
             return
         try:
             step = self.next_step if step is None else int(step)
@@ -72,6 +78,15 @@ class LossRecorder:
         self._failed = True
         warnings.warn(f"precision_tool: {self.written_by} stopped recording the loss into {self.path}: {error}; "
                       "the training goes on", stacklevel=4)
+
+
+def recording_wanted(env: Any = None) -> bool:
+    """False when $PRECISION_TOOL_LOSS_RECORD switches recording off, or this process is not rank 0."""
+    env = os.environ if env is None else env
+    if env.get(RECORD_ENV, "").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    rank = next((env[name].strip() for name in RANK_ENVS if env.get(name, "").strip()), "0")
+    return rank == "0"
 
 
 _recorders: dict[Path, LossRecorder] = {}
@@ -112,6 +127,8 @@ class Tf1LossWatcher:
 
     def extra_fetches(self, graph: Any, fetches: Any) -> dict[str, Any] | None:
         """{key: tensor} to fetch with this run, or None when it is no training step or has no loss."""
+        if not self.recorder.enabled:
+            return None
         try:
             fetched = _fetched_elements(graph, fetches)
             train_ops = {getattr(op, "name", None) for op in (_op_of(t) for t in graph.get_collection("train_op"))}

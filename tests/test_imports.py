@@ -49,7 +49,8 @@ ANALYSIS_ALLOWED = {
     "analysis.ranks": {"analysis.results"},
     "analysis.compare": {"analysis.graphs", "analysis.results", "analysis.checks", "analysis.ranks"},
     "analysis.ops": {"analysis.graphs", "analysis.results", "analysis.dumps", "analysis.compare"},
-    "analysis.replay": {"analysis.graphs", "analysis.results", "analysis.dumps", "analysis.ops"},
+    "analysis.replay": {"analysis.graphs", "analysis.results", "analysis.dumps", "analysis.ops",
+                        "analysis.compare"},  # `replay --all` on a Dask cluster: the compare's connection
     "analysis.report": {"analysis.graphs", "analysis.results", "analysis.dumps", "analysis.checks",
                         "analysis.ranks", "analysis.compare", "analysis.ops", "analysis.replay"},
     "analysis.infer_import": {"analysis.results"},

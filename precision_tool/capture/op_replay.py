@@ -1,6 +1,7 @@
 """The child process of `replay` / `ni -c`: rebuild NPU ops from the golden GraphDef and run them on CPU.
 
     python -m precision_tool.capture.op_replay CASE_FOLDER [CASE_FOLDER ...]
+    python -m precision_tool.capture.op_replay --cases LIST     (one case folder per line: `replay --all`)
 
 Each folder holds a case.json (analysis/replay/replay_plan.py) and the NPU's inputs and outputs as .npy. For each
 case: the TF nodes the NPU op was made from are copied out of the golden GraphDef with their attributes;
@@ -269,8 +270,11 @@ def _emulated_half(replayed: Replayed, values: dict[str, Any]) -> list[Any]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0].startswith("-"):
-        print("usage: python -m precision_tool.capture.op_replay CASE_FOLDER [CASE_FOLDER ...]", file=sys.stderr)
+    if len(argv) == 2 and argv[0] == "--cases":  # thousands of folders: a list file, not a command line
+        argv = [line for line in Path(argv[1]).read_text(encoding="utf-8").splitlines() if line]
+    elif not argv or argv[0].startswith("-"):
+        print("usage: python -m precision_tool.capture.op_replay CASE_FOLDER [CASE_FOLDER ...] | --cases LIST",
+              file=sys.stderr)
         return 2
     from precision_tool.capture import tf_setup  # noqa: F401  (before TensorFlow: oneDNN off, seeds)
 

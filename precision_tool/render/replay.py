@@ -105,3 +105,100 @@ def run_lines(run: Any, *, evidence: bool = True, brief: bool = False) -> list[A
         out.append(note_line(f"replay results ({seconds:.1f} s, {run.seconds.get('child', 0):.1f} s in TensorFlow): "
                              f"{run.csv_path}"))
     return out
+
+
+# --- replay --all ----------------------------------------------------------------------------------------
+def _num(value: float | None) -> str:
+    import math
+
+    if value is None:
+        return "-"
+    if math.isinf(value):
+        return "inf"
+    if math.isnan(value):
+        return "nan"
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value >= 0.01 or value == 0 else f"{value:.1e}"
+
+
+def _nonfinite(error: Any) -> str:
+    if not error.apart:
+        return ""
+    if error.unexplained:
+        return f"{error.unexplained} Inf/NaN float16 does not make"
+    return f"{error.apart} Inf/NaN, as float16 makes them"
+
+
+def ranked_table(errors: list[Any], limit: int) -> Any:
+    """The worst `limit` ops by ErrorRatio, then every kernel or precision op further down."""
+    from rich.table import Table
+
+    shown = list(enumerate(errors[:limit], 1))
+    shown += [(n, e) for n, e in enumerate(errors[limit:], limit + 1) if e.verdict.verdict in ("kernel", "precision")]
+    table = Table(show_edge=False, padding=(0, 1), title_justify="left",
+                  title="worst by their own error (ratio: local error ÷ what the dtype does on the same inputs)")
+    for name, justify in (("#", "right"), ("verdict", "left"), ("ratio", "right"), ("local err", "right"),
+                          ("fp16 err", "right"), ("op", "left")):
+        table.add_column(name, justify=justify, overflow="fold", no_wrap=name != "op")
+    for rank, e in shown:
+        case = e.verdict.case
+        note = _nonfinite(e)
+        table.add_row(str(rank), Text(e.verdict.verdict.upper(), style=VERDICT_STYLE.get(e.verdict.verdict, "bold")),
+                      _num(e.ratio), _num(e.error), _num(e.float16_error),
+                      f"[{case.op_id}] {case.op_name} ({case.op_type})" + (f"; {note}" if note else ""))
+    return table
+
+
+def all_lines(result: Any, *, limit: int = 10, evidence: bool = False) -> list[Any]:
+    """What `replay --all` shows: how many ops ran where, the verdicts counted, the ranking, the comparison's
+    abnormal ops explained, the ops that could not be replayed grouped by why, and where the results are."""
+    from precision_tool.analysis.replay.replay_all import cannot_reasons, describe_abnormal
+    from precision_tool.render.messages import note_line, warning_line
+
+    run = result.run
+    verdicts = list(run.verdicts)
+    out: list[Any] = []
+    replayed = len(verdicts) - len(result.cannot)
+    seconds = sum(run.seconds.values())
+    head = Text()
+    head.append(f"replay --all (npu/debug_{result.debug_id}): ", style="bold")
+    head.append(f"{replayed} of {len(verdicts)} compute ops replayed on CPU from their own NPU inputs "
+                f"({result.not_computed} data, variables and constants left out) by {result.where} in "
+                f"{seconds:.1f} s")
+    out.append(head)
+    counts: dict[str, int] = {}
+    for v in verdicts:
+        counts[v.verdict] = counts.get(v.verdict, 0) + 1
+    line = Text("  ")
+    for n, kind in enumerate(k for k in ("kernel", "precision", "inherited", "ok", "cannot replay") if k in counts):
+        line.append(", " if n else "")
+        line.append(f"{counts[kind]} {kind.upper()}", style=VERDICT_STYLE.get(kind, "bold"))
+    out.append(line)
+    if result.ranked:
+        out.append(ranked_table(list(result.ranked), limit))
+    for e in result.ranked:
+        if e.verdict.verdict in ("kernel", "precision"):
+            out.append(verdict_text(e.verdict, evidence=evidence))
+    if result.explained:
+        kinds = describe_abnormal(result.explained)
+        parts = [f"{kinds[k]} {label}" for k, label in (("own", "by their own error"),
+                                                       ("inherited", "inherit it from upstream"),
+                                                       ("ok", "within tolerance on their own inputs"),
+                                                       ("not replayed", "not replayed")) if kinds.get(k)]
+        out.append(Text(f"the comparison's {len(result.explained)} abnormal ops: {', '.join(parts)}", style="bold"))
+        for item in [e for e in result.explained if e.kind == "own"][:limit]:
+            out.append(Text(f"  [{item.op_id}] {item.op_name}: {item.text}"))
+        inherited = [e for e in result.explained if e.kind == "inherited"]
+        if inherited:
+            first = inherited[0]
+            out.append(Text(f"  [{first.op_id}] {first.op_name} and {len(inherited) - 1} more: {first.text}"
+                            if len(inherited) > 1 else f"  [{first.op_id}] {first.op_name}: {first.text}"))
+    if result.cannot:
+        out.append(Text(f"cannot replay {len(result.cannot)} op(s):", style="bold"))
+        for reason, group in cannot_reasons(result.cannot)[:limit]:
+            names = ", ".join(v.case.op_name for v in group[:3]) + (", ..." if len(group) > 3 else "")
+            out.append(Text(f"  {len(group)} × {reason}  ({names})"))
+    out += [warning_line(problem) for problem in run.problems]
+    out.append(note_line(f"ranking: {result.ranked_csv}; every output against every replay: {run.csv_path}"))
+    return out

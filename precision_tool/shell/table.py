@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.compare.loss",
     "precision_tool.shell.commands.graphs",
     "precision_tool.shell.commands.replay",
+    "precision_tool.shell.commands.compare.replay_all",
     "precision_tool.shell.commands.compare.report",
     "precision_tool.shell.commands.ls",
     "precision_tool.shell.commands.dumps",

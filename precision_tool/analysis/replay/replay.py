@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from precision_tool.analysis.graphs.graph_index import GraphIndex
 from precision_tool.analysis.graphs.graph_summary import OpEntry
@@ -63,9 +63,18 @@ def tensorflow_missing(python: str | None = None) -> str | None:
     return None
 
 
+Runner = Callable[[Workspace, "list[ReplayCase]", "str | None", Path], "ChildRun"]
+"""Runs the TensorFlow cases (workspace, cases, python, log path) and says how it went: one child for all
+(`_run_child`, the default) or many (replay_all's pool)."""
+PlanProgress = Callable[[str, int, int], None]
+"""(stage, done, total): "plan" while the cases are planned, "judge" while they are judged."""
+
+
 def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, settings: "Settings", *,
-               summary: "CompareSummary | None" = None, python: str | None = None) -> ReplayRun:
-    """Replay each op (one child for all), judge it, write its fix; results saved in `folder`."""
+               summary: "CompareSummary | None" = None, python: str | None = None,
+               runner: Runner | None = None, progress: PlanProgress | None = None) -> ReplayRun:
+    """Replay each op (one child for all unless `runner` says otherwise), judge it, write its fix; results
+    saved in `folder`."""
     from precision_tool.formats.tf.golden import scan_golden_dir
 
     workspace = index.workspace
@@ -76,7 +85,11 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     graph_defs = golden_graph_files(workspace)
     for entry in entries:  # a case folder holds one replay: never an earlier run's results
         shutil.rmtree(folder / case_key(entry), ignore_errors=True)
-    cases = [plan_case(index, entry, folder / case_key(entry), golden, graph_defs) for entry in entries]
+    cases = []
+    for done, entry in enumerate(entries, 1):
+        cases.append(plan_case(index, entry, folder / case_key(entry), golden, graph_defs))
+        if progress is not None:
+            progress("plan", done, len(entries))
     planned = time.perf_counter()
     missing_tf = tensorflow_missing(python)
     for case in cases:
@@ -85,16 +98,18 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     tf_cases = [c for c in cases if c.problem is None and c.mode == "tf"]
     child = ChildRun()
     if tf_cases and missing_tf is None:
-        child = _run_child(workspace, tf_cases, python, folder / CHILD_LOG)
+        child = (runner or _run_child)(workspace, tf_cases, python, folder / CHILD_LOG)
     ran = time.perf_counter()
     verdicts = []
-    for case in cases:
+    for done, case in enumerate(cases, 1):
+        if progress is not None:
+            progress("judge", done, len(cases))
         if case.problem is None and case.mode == "tf" and missing_tf:
             verdicts.append(cannot(case, missing_tf, failed=True))
             continue
         result = read_child_result(Path(case.folder)) if case.problem is None else None
         if result is None and case.problem is None and case.mode == "tf":
-            verdicts.append(cannot(case, child.why_no_result(), failed=True))
+            verdicts.append(cannot(case, child.why_no_result(case.folder), failed=True))
             continue
         verdict = judge(case, result, settings)
         if verdict.failed and child.log is not None:
@@ -150,9 +165,13 @@ class ChildRun:
     failure: str | None = None
     log: Path | None = None
     last_error: str | None = None
+    case_failures: dict[str, str] = field(default_factory=dict)
+    """Case folder → why it has no result, where a pool of children knows it case by case."""
 
-    def why_no_result(self) -> str:
+    def why_no_result(self, folder: str | None = None) -> str:
         """The reason of a case the child wrote no result.json for: the child's own error, and its log."""
+        if folder is not None and folder in self.case_failures:
+            return self.case_failures[folder]
         if self.failure is not None:
             return self.failure
         said = f" (its last error line: {self.last_error[:200]})" if self.last_error else ""
@@ -337,15 +356,16 @@ def read_replay_file(path: Path) -> tuple[dict[str, Any], ...]:
 
 
 def read_replay(result_dir: Path | None) -> tuple[tuple[dict[str, Any], ...], Path | None, str | None]:
-    """The verdicts `ac -c` wrote beside the comparison in `result_dir` (replay/replay.json), if any: (verdicts,
-    the file, why it could not be read)."""
+    """The verdicts `ac -c` wrote beside the comparison in `result_dir` (replay/replay.json, or precheck/ for
+    `ac -c --precheck`; the newer), if any: (verdicts, the file, why it could not be read)."""
     from precision_tool.errors import FormatError
 
     if result_dir is None:
         return (), None, None
-    path = result_dir / "replay" / JSON_NAME
-    if not path.is_file():
+    found = [p for p in (result_dir / "replay" / JSON_NAME, result_dir / "precheck" / JSON_NAME) if p.is_file()]
+    if not found:
         return (), None, None
+    path = max(found, key=lambda p: p.stat().st_mtime)
     try:
         return read_replay_file(path), path, None
     except FormatError as exc:

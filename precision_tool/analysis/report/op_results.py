@@ -265,13 +265,13 @@ def _first_ranks(ranked: list[tuple[Any, Any]], workspace: Any) -> tuple[tuple[i
 
 # --- the replay verdict ---------------------------------------------------------------------------
 def replay_files(workspace: Any, result_folder: Path | None) -> list[Path]:
-    """The replay.json files `ac -c` (<result folder>/replay/) and `replay OP` (temp/replay/<time>/) wrote,
-    newest first."""
+    """The replay.json files `ac -c` (<result folder>/replay/), `ac -c --precheck` (<result folder>/precheck/),
+    `replay OP` and `replay --all` (temp/replay/<time>/) wrote, newest first."""
     from precision_tool.analysis.replay.replay import JSON_NAME
 
     found = []
     if result_folder is not None:
-        found.append(result_folder / "replay" / JSON_NAME)
+        found += [result_folder / "replay" / JSON_NAME, result_folder / "precheck" / JSON_NAME]
     root = workspace.temp_dir / "replay"
     if root.is_dir():
         found += [folder / JSON_NAME for folder in root.iterdir() if folder.is_dir()]

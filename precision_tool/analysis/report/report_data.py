@@ -62,6 +62,9 @@ class ReportData:
     """The Answer (analysis/report/answer.py): what `ac` ends with, the page shows under its headline."""
     sources: SourcePlaces | None = None
     """Where the ops were made in the user's code, from the golden run's record; None when there is none."""
+    ranking: tuple[dict[str, str], ...] = ()
+    """Every replayed op's own error (`ac -c --precheck` / `replay --all`: ranked.csv rows), worst first."""
+    ranking_file: Path | None = None
     loss: Any = None
     """LossPanel (analysis/report/loss_data.py): both runs' loss curves; None when neither side recorded one."""
 
@@ -280,6 +283,21 @@ def _subgraph(index: Any, data_runs: Sequence[RunReport], depth: int) -> Subgrap
     return None
 
 
+def _ranking(workspace: Any, result_dir: Path | None, notes: list[str]) -> tuple[tuple[dict[str, str], ...], Path | None]:
+    """The replay ranking beside the comparison (precheck/), else the newest `replay --all`'s."""
+    from precision_tool.analysis.replay.replay_all import newest_ranking
+    from precision_tool.analysis.replay.replay_rank import read_ranked
+
+    path = newest_ranking(workspace, result_dir)
+    if path is None:
+        return (), None
+    try:
+        return tuple(read_ranked(path)), path
+    except PrecisionToolError as exc:
+        notes.append(f"replay ranking: {exc}; run `replay --all` again to rewrite it")
+        return (), path
+
+
 def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, depth: int = 2) -> ReportData:
     """The report of the result CSVs `files` (one result folder's, usually) on `workspace`."""
     from precision_tool.analysis.compare.compare_runs import workspace_labeller
@@ -315,7 +333,8 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
     from precision_tool.analysis.report.loss_data import loss_panel
 
     loss = loss_panel(workspace, settings.LOSS_TOLERANCE, notes)
-    return ReportData(answer=_answer(runs, workspace), sources=sources,
+    ranking, ranking_file = _ranking(workspace, result_dir, notes)
+    return ReportData(answer=_answer(runs, workspace), sources=sources, ranking=ranking, ranking_file=ranking_file,
         workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
         threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,
         replay_file=replay_file, overflows=checks.get("overflows"), fusion=checks.get("fusion"),

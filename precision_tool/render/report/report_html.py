@@ -141,6 +141,10 @@ def render_report(data: ReportData, page_dir: Path) -> str:
         "chart_js": _raw_asset("chart.js") + _raw_asset("chart_bars.js"), "report_js": _raw_asset("report.js"), "report_css": _raw_asset("report.css"),
         "overflow_total": data.overflows.total if data.overflows is not None else 0,
         "result_dir": relative_link(data.result_dir, page_dir) if data.result_dir else None,
+        "ranking": ({"count": sum(1 for r in data.ranking if r.get("Rank")), "name": data.ranking_file.name,
+                     "link": relative_link(data.ranking_file, page_dir)}
+                    if data.ranking and data.ranking_file is not None else None),
+        "replay_chart_js": _raw_asset("replay_chart.js") if data.ranking else "",
         "loss": data.loss, "loss_js": _raw_asset("loss.js"),  # the loss-curves panel (report_assets/loss.js)
         "loss_json": _script_safe(json.dumps(data.loss.data, separators=(",", ":"), allow_nan=False)) if data.loss else "",
     }

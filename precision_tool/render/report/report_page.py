@@ -140,7 +140,36 @@ def page_json(data: ReportData) -> dict[str, Any]:
     verdicts = {str(v.get("op")): {"verdict": v.get("verdict"), "line": v.get("line")} for v in data.replay}
     return {"threshold": data.threshold, "metric_names": list(METRIC_NAMES), "stat_keys": list(STAT_KEYS),
             "hist_labels": histogram_labels(), "ops": _ops_json(data, names), "runs": runs, "verdicts": verdicts,
-            "sources": _sources_json(data, names)}
+            "sources": _sources_json(data, names), "ranking": ranking_json(data)}
+
+
+def ranking_json(data: ReportData) -> dict[str, Any] | None:
+    """Each replayed op's own error along the network (replay_chart.js): op id, ErrorRatio (a NaN/Inf ratio
+    sits just above the others, as the main chart places NaN/Inf), verdict, and the texts hover shows."""
+    rows = [r for r in data.ranking if r.get("Rank") and str(r.get("OpId", "")).lstrip("-").isdigit()]
+    if not rows:
+        return None
+    ratios = [_ratio(r.get("ErrorRatio", "")) for r in rows]
+    finite = [v for v in ratios if v is not None and v > 0]
+    low, high = _placeholder(finite, top=False, log=True), _placeholder(finite, top=True, log=True)
+    verdicts, verdict = table_and_indexes(r.get("Verdict", "") for r in rows)
+    return {"x": [int(r["OpId"]) for r in rows],
+            "ratio": [v if v is not None and v > 0 else (high if v is None else low) for v in ratios],
+            "verdicts": verdicts, "verdict": verdict,
+            "op": [f"[{r['OpId']}] {r.get('Op', '')} ({r.get('OpType', '')})" for r in rows],
+            "text": [f"ratio {r.get('ErrorRatio', '')}, local error {r.get('LocalError', '')}, float16 error "
+                     f"{r.get('Float16Error') or '-'}" + (f", {r['InfNanApart']} Inf/NaN apart"
+                                                        if r.get("InfNanApart") not in ("", "0", None) else "")
+                     for r in rows]}
+
+
+def _ratio(text: str) -> float | None:
+    """A ratio cell as a number; None for NaN/Inf (placed above the others)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _sources_json(data: ReportData, names: list[str]) -> dict[str, Any] | None:

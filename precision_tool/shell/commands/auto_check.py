@@ -35,6 +35,9 @@ def _parser(parser: CommandParser) -> None:
     parser.add_argument("--replay", type=non_negative_int, metavar="N", default=None,
                         help="replay the first N abnormal ops on CPU and give their verdicts (default with -c: the "
                              "first divergent op and the first to produce Inf/NaN; 0: no replay)")
+    parser.add_argument("--precheck", action="store_true",
+                        help="replay every op of the compared NPU run on its own inputs, rank them by their own "
+                             "error and say which abnormal ops inherit theirs (as `replay --all`)")
     parser.add_argument("--report", action="store_true",
                         help="then write the HTML report of what the checks found (as `report` does)")
 

@@ -28,15 +28,36 @@ dtypes. Then one verdict per op:
 Results: temp/replay/<time>/replay.csv (the ten metrics per output and reference) and replay.json.
 Tolerances: settings REPLAY_FLOAT16_COSINE, REPLAY_FLOAT16_ERROR, ... (docs/replay.md).
 
+`replay --all` replays every compute op of the run (in parallel: -j TensorFlow processes, or Dask tasks
+with --scheduler / DASK_SCHEDULER) and ranks them by their own error: the NPU output's distance from the
+float32 replay on the same inputs, divided by what the op's dtype does there (the float16 replay's own
+error for a float16 op), so the op that goes wrong by itself stands out from the many that only inherit.
+Results: temp/replay/<time>/ranked.csv (worst first; the ten metrics against the float32 replay, the
+verdict columns) beside replay.csv. `ac -c --precheck` does it after the comparison and says, for each
+abnormal op, whether its own error explains it (docs/replay.md#every-op-on-its-own-inputs).
+
 examples:
   replay bn2/FusedBatchNormV3
   replay 16 48                  ops by id
   ni -c gradients/fc2/MatMul_grad/MatMul_1
+  replay --all                  every op of npu/debug_0, ranked
+  replay --all -d 1 -l 20 -j 4  npu/debug_1, the 20 worst, 4 processes
 """
 
 
 def _parser(parser: CommandParser) -> None:
-    parser.add_argument("ops", nargs="+", metavar="OP", help="op names (as `ni` takes them) or op ids")
+    from precision_tool.shell.arg_types import positive_int
+
+    parser.add_argument("ops", nargs="*", metavar="OP", help="op names (as `ni` takes them) or op ids")
+    parser.add_argument("--all", dest="all_ops", action="store_true",
+                        help="every compute op of the run, ranked by its own error (instead of OP ...)")
+    parser.add_argument("-l", "--limit", type=positive_int, default=10, metavar="N",
+                        help="with --all: how many of the worst ops the table shows (default 10)")
+    parser.add_argument("-j", dest="workers", type=positive_int, metavar="N", default=None,
+                        help="with --all: TensorFlow processes at once (default: the WORKERS setting, the cores)")
+    parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", default=None,
+                        help="with --all: replay as tasks of this Dask cluster (default: the DASK_SCHEDULER setting; "
+                             "none: processes on this machine); its workers must see the workspace at the same path")
     _common_options(parser)
 
 
@@ -50,6 +71,17 @@ def _common_options(parser: CommandParser) -> None:
 
 
 def _replay(args: argparse.Namespace, ctx: Context) -> Any:
+    if args.all_ops:
+        if args.ops:
+            raise UsageError("replay: give op names or --all, not both")
+        from precision_tool.shell.commands.compare.replay_all import replay_all_command
+
+        return replay_all_command(args, ctx)
+    if not args.ops:
+        raise UsageError("replay: name the ops to replay (replay OP [OP ...]), or replay every op: replay --all")
+    for option, given in (("-j", args.workers), ("--scheduler", args.scheduler)):
+        if given is not None:
+            raise UsageError(f"replay: {option} goes with --all (one process replays named ops)")
     return replay_names(list(args.ops), args, ctx)
 
 
@@ -143,6 +175,8 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
     count = getattr(args, "replay", None)
     if count == 0 or not (getattr(args, "compare", False) or count is not None):
         return None
+    if getattr(args, "precheck", False):
+        return None  # the precheck section replays every op, these suspects among them
     if ctx.workspace.newest_result_dir() is None:
         return None
     out: list[Any] = []

@@ -37,6 +37,10 @@ REPLAY_BFLOAT16_ERROR = 0.05
 REPLAY_FLOAT32_COSINE = 0.99999
 REPLAY_FLOAT32_ERROR = 0.0001
 
+# Loss curves (`loss`, `ac`, the report): the NPU run's loss parts from the golden run's at the first step
+# where |npu - golden| / |golden| exceeds this (docs/steps.md#loss-curves).
+LOSS_TOLERANCE = 0.01
+
 # The HTML report (`report`, `ac -c --report`): how many outputs per comparison get both sides' statistics
 # and an error histogram in their op panel (each is read again): the abnormal ones first, then the rest in
 # execution order. The chart and the tables always hold every output.

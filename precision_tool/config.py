@@ -59,6 +59,9 @@ class Settings:
     REPLAY_FLOAT32_COSINE: float = 0.99999
     """float32 (and every other dtype): summation order alone stays well within this."""
     REPLAY_FLOAT32_ERROR: float = 0.0001
+    LOSS_TOLERANCE: float = 0.01
+    """The NPU run's loss curve parts from the golden one at the first step where |npu - golden| / |golden|
+    exceeds this (`loss`, `ac`, the report; docs/steps.md#loss-curves)."""
     REPORT_TENSOR_LIMIT: int = 2000
     """The HTML report's op panels show both sides' statistics and an error histogram for at most this many
     outputs per comparison (each is read again): every abnormal one first, then the rest in execution order."""
@@ -129,6 +132,8 @@ def settings_from_mapping(values: Mapping[str, Any], source: str = "config") -> 
             raise ConfigError(f"{source}: {name} must lie in [-1, 1]")
         if name.startswith("REPLAY_") and name.endswith("_ERROR") and value < 0:
             raise ConfigError(f"{source}: {name} must not be negative")
+    if checked.get("LOSS_TOLERANCE", 1.0) <= 0:
+        raise ConfigError(f"{source}: LOSS_TOLERANCE must be above 0 (a relative difference, e.g. 0.01)")
     if checked.get("REPORT_TENSOR_LIMIT", 0) < 0:
         raise ConfigError(f"{source}: REPORT_TENSOR_LIMIT must not be negative")
     return Settings(**checked)

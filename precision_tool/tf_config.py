@@ -42,13 +42,20 @@ def sess_dump(sess: Any) -> Any:
              "with config=npu_tf_config.golden_session_config(config)")
     record_golden("sess_dump", getattr(sess, "graph", None))  # tf/run_config.json, for `ac` and config-diff
     recorder = SourceRecorder(OP_SOURCES_FILE, say)
+    # each training step's loss into tf/loss.csv (a PrecisionTfSession inside records its own)
+    watcher = None if getattr(sess, "records_loss", False) else _loss_watcher("sess_dump")
 
     class SourceRecordingSession(tf_debug.DumpingDebugWrapperSession):
         """tfdbg's dumping wrapper that also records where each op was created (the graph is alive here)."""
 
-        def run(self, *args: Any, **kwargs: Any) -> Any:
+        def run(self, fetches: Any, *args: Any, **kwargs: Any) -> Any:
             recorder.record(self.graph)
-            return super().run(*args, **kwargs)
+            extra = watcher.extra_fetches(self.graph, fetches) if watcher is not None else None
+            if extra is None:
+                return super().run(fetches, *args, **kwargs)
+            results, values = super().run((fetches, extra), *args, **kwargs)
+            watcher.record(values)
+            return results
 
     return SourceRecordingSession(sess, TF_DEBUG_DUMP_DIR)
 
@@ -59,16 +66,79 @@ def estimator_dump() -> Any:
     from tensorflow.python import debug as tf_debug
 
     recorder = SourceRecorder(OP_SOURCES_FILE, say)
+    loss = _LossHookPart("estimator_dump")
 
     class SourceRecordingHook(tf_debug.DumpingDebugHook):
-        """tfdbg's dumping hook that also records where each op was created, once the session exists."""
+        """tfdbg's dumping hook that also records where each op was created, once the session exists, and
+        each training step's loss into tf/loss.csv."""
 
         def after_create_session(self, session: Any, coord: Any) -> None:
             recorder.record(session.graph)
             record_golden("estimator_dump", session.graph)  # tf/run_config.json, for `ac` and config-diff
             super().after_create_session(session, coord)
 
+        def before_run(self, run_context: Any) -> Any:
+            dumping = super().before_run(run_context)
+            extra = loss.extra_fetches(run_context)
+            if extra is None:
+                return dumping
+            return tf.compat.v1.train.SessionRunArgs(fetches=extra, feed_dict=dumping.feed_dict,
+                                                     options=dumping.options)
+
+        def after_run(self, run_context: Any, run_values: Any) -> None:
+            loss.record(run_values)
+            super().after_run(run_context, run_values)
+
     return SourceRecordingHook(TF_DEBUG_DUMP_DIR)
+
+
+def _loss_watcher(written_by: str) -> Any:
+    """A watcher recording each training step's loss into this side's loss record (tf/loss.csv, or
+    npu/debug_0/loss.csv on the NPU machine); None when the workspace cannot be known (said once)."""
+    from precision_tool.capture.records import loss_recorder as lr
+    from precision_tool.config import load_settings
+    from precision_tool.workspace import Workspace
+
+    try:
+        path = lr.side_loss_file(Workspace(load_settings().root_dir.resolve()), NPU_ADAPTER_PRESENT)
+        return lr.Tf1LossWatcher(lr.recorder_for(path, written_by))
+    except Exception as error:  # noqa: BLE001 - no loss record; the training goes on
+        say(f"{written_by}: the loss is not recorded: {error}")
+        return None
+
+
+class _LossHookPart:
+    """The loss-recording half of a SessionRunHook: what to fetch with a training step, and its value."""
+
+    def __init__(self, written_by: str) -> None:
+        self.watcher = _loss_watcher(written_by)
+
+    def extra_fetches(self, run_context: Any) -> Any:
+        if self.watcher is None:
+            return None
+        return self.watcher.extra_fetches(run_context.session.graph, run_context.original_args.fetches)
+
+    def record(self, run_values: Any) -> None:
+        if self.watcher is not None:
+            self.watcher.record(run_values.results)
+
+
+def loss_hook() -> Any:
+    """A SessionRunHook (Estimator `hooks=[...]`, MonitoredTrainingSession) that records each training step's
+    loss — and the gradient norm $PRECISION_TOOL_GRAD_NORM names — into this side's loss record (tf/loss.csv;
+    npu/debug_0/loss.csv on the NPU machine), for `loss`, `ac` and the report. $PRECISION_TOOL_LOSS names the
+    loss tensor when it is not in the LOSSES collection or named loss (docs/steps.md#loss-curves)."""
+    part = _LossHookPart("loss_hook")
+
+    class LossHook(tf.compat.v1.train.SessionRunHook):
+        def before_run(self, run_context: Any) -> Any:
+            extra = part.extra_fetches(run_context)
+            return None if extra is None else tf.compat.v1.train.SessionRunArgs(fetches=extra)
+
+        def after_run(self, run_context: Any, run_values: Any) -> None:
+            part.record(run_values)
+
+    return LossHook()
 
 
 def _npu_bridge_class(name: str) -> Any:
@@ -155,7 +225,7 @@ class NpuPrintLossScaleCallBack(tf.keras.callbacks.Callback):
 
 
 # Capturing one step for `train` (docs/train.md), here so a training script needs this one import.
-from precision_tool.capture.keras_capture import PrecisionKerasCapture, keras_dump  # noqa: E402,F401
+from precision_tool.capture.keras_capture import PrecisionKerasCapture, PrecisionLossRecord, keras_dump  # noqa: E402,F401
 from precision_tool.capture.session import PrecisionTfSession  # noqa: E402,F401
 
 

@@ -48,6 +48,28 @@ def keras_dump(dump_dir: str | Path | None = None) -> Path:
     return folder
 
 
+class PrecisionLossRecord(tf.keras.callbacks.Callback):
+    """model.fit(..., callbacks=[PrecisionLossRecord()]): each batch's loss (Keras's `logs['loss']`: in Keras 3
+    the mean over the epoch so far, the same quantity on both sides) and the optimizer's loss scale into this
+    side's loss record (tf/loss.csv; npu/debug_0/loss.csv on the NPU machine). Steps count every batch of
+    the fit from 0. PrecisionKerasCapture records it too."""
+
+    def __init__(self, loss_file: str | Path | None = None) -> None:
+        super().__init__()
+        from precision_tool.capture.records import loss_recorder as lr
+
+        path = Path(loss_file) if loss_file else lr.side_loss_file(_workspace(), rcr.npu_adapter_present())
+        self.recorder = lr.recorder_for(path, type(self).__name__)
+
+    def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        if logs and "loss" in logs:
+            scale = rcr.keras_loss_scale(getattr(self.model, "optimizer", None))
+            self.recorder.add(logs["loss"], loss_scale=next(iter(scale.values())) if scale else None)
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        self.recorder.flush()
+
+
 class PrecisionKerasCapture(tf.keras.callbacks.Callback):
     """model.fit(..., callbacks=[PrecisionKerasCapture()]): saves the first batch and the model before
     its step into tf/checkpoints/ (manifest.json, model.keras, inputs/*.npy) for `train`."""
@@ -57,6 +79,21 @@ class PrecisionKerasCapture(tf.keras.callbacks.Callback):
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir else _workspace().checkpoint_dir
         self.captured_manifest: Path | None = None
         self._first_logs_pending = False
+        try:
+            self._loss: PrecisionLossRecord | None = PrecisionLossRecord(
+                _loss_file_beside(self.checkpoint_dir))
+        except Exception as error:  # noqa: BLE001 - no loss record; the capture and the training go on
+            warnings.warn(f"PrecisionKerasCapture: the loss is not recorded: {error}", stacklevel=2)
+            self._loss = None
+
+    def set_model(self, model: Any) -> None:
+        super().set_model(model)
+        if self._loss is not None:
+            self._loss.set_model(model)
+
+    def on_train_end(self, logs: dict | None = None) -> None:
+        if self._loss is not None:
+            self._loss.on_train_end(logs)
 
     def on_train_begin(self, logs: dict | None = None) -> None:
         if self.captured_manifest is not None:
@@ -82,6 +119,8 @@ class PrecisionKerasCapture(tf.keras.callbacks.Callback):
         self.model.train_function = capturing_train_function
 
     def on_train_batch_end(self, batch: int, logs: dict | None = None) -> None:
+        if self._loss is not None:
+            self._loss.on_train_batch_end(batch, logs)
         if self._first_logs_pending and logs:
             self._first_logs_pending = False
             try:
@@ -109,12 +148,20 @@ class PrecisionKerasCapture(tf.keras.callbacks.Callback):
             "model": sm.KERAS_MODEL_FILE,
             "structure": structure,
             "inputs": entries,
+            "step": self._loss.recorder.next_step if self._loss is not None else 0,  # its number in the loss record
         })
         self._first_logs_pending = True
         side = "npu" if rcr.npu_adapter_present() else "golden"
         rcr.write_quietly(rcr.workspace_of(folder), lambda: rcr.build(
             side, "PrecisionKerasCapture", dropout=rcr.keras_dropout_rates(self.model),
             loss_scale=rcr.keras_loss_scale(getattr(self.model, "optimizer", None))))
+
+
+def _loss_file_beside(checkpoint_dir: Path) -> Path:
+    """The loss record of this side in the workspace the capture folder belongs to."""
+    from precision_tool.capture.records import loss_recorder as lr
+
+    return lr.side_loss_file(rcr.workspace_of(checkpoint_dir), rcr.npu_adapter_present())
 
 
 def _save_role(folder: Path, role: str, value: Any, entries: list[dict[str, Any]]) -> str | None:

@@ -104,6 +104,9 @@ class GraphSource:
 
     def __init__(self) -> None:
         self._parsed: dict[str, list[Any]] = {}
+        self._cleaned: dict[tuple[str, int], dict[str, Any]] = {}
+        """(file, graph number) → its nodes by name, debug copies undone: once per child, not per case (a
+        BERT step's GraphDef takes a second to clean, and `replay --all` asks thousands of times)."""
 
     def find(self, paths: list[str], nodes: list[str]) -> tuple[dict[str, Any], str]:
         missing: list[str] = []
@@ -114,11 +117,15 @@ class GraphSource:
                 except Exception as exc:  # a damaged file: try the next one
                     self._parsed[path] = []
                     missing.append(f"{path} unreadable ({type(exc).__name__})")
-            for graph_def in self._parsed[path]:
-                by_name = _without_debug_copies(graph_def)
+            for number, graph_def in enumerate(self._parsed[path]):
+                key = (path, number)
+                if key not in self._cleaned:
+                    self._cleaned[key] = _without_debug_copies(graph_def)
+                by_name = self._cleaned[key]
                 if all(n in by_name for n in nodes):
                     return by_name, path
-        absent = [n for n in nodes if not any(n in {x.name for x in g.node} for p in paths for g in self._parsed[p])]
+        names = [{x.name for x in g.node} for p in paths for g in self._parsed[p]]
+        absent = [n for n in nodes if not any(n in found for found in names)]
         what = f"no node named {', '.join(absent[:3])}" if absent else "no one graph with all of " + ", ".join(nodes)
         raise ReplayFailed(f"the golden GraphDef has {what} ({len(paths)} graph file(s) read)")
 

@@ -95,12 +95,30 @@ def replay(root: Path, device: str, action: str, dump_dir: Path | None = None) -
     else:
         result = _replay_keras(manifest, workspace, device, action, dump_dir)
     result.update(device=device, action=action, kind=manifest.kind, seed=seed, op_determinism=determinism)
+    _record_loss(workspace, device, manifest, result)
     from precision_tool.atomic import write_text_atomic
 
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME.format(device=device), json.dumps(result, indent=2))
     if device == "cpu":  # the golden tensors are this process's now: so is the golden run-config record
         _record_golden_replay(workspace, result)
     return result
+
+
+def _record_loss(workspace: Any, device: str, manifest: Any, result: dict[str, Any]) -> None:
+    """The replayed step's loss into its side's loss record (tf/loss.csv, npu/debug_0/loss.csv), at the step
+    number the capture recorded; a failure is a note in the result, never a failed replay."""
+    loss = result.get("loss")
+    if not loss or loss.get("value") is None:
+        return
+    from precision_tool.capture.records.loss_recorder import add_replayed_step, side_loss_file
+
+    step = manifest.data.get("step", 0)
+    path = side_loss_file(workspace, device == "npu")
+    try:
+        add_replayed_step(path, step if isinstance(step, int) and step >= 0 else 0, float(loss["value"]))
+        loss.update(step=step, file=str(path))
+    except Exception as error:  # noqa: BLE001 - the dump is what train is for; the loss record is an aid
+        loss["not_recorded"] = f"{type(error).__name__}: {error}"
 
 
 def _record_golden_replay(workspace: Any, result: dict[str, Any]) -> None:
@@ -189,9 +207,20 @@ def _replay_tf1(manifest: Any, workspace: Any, device: str, action: str, seed: i
     fetches = step.fetches or [op.name for op in step.graph.get_collection(tf.compat.v1.GraphKeys.TRAIN_OP)]
     runner = _dumping_session(step.session, dump_dir) if device == "cpu" else step.session
     values = runner.run(fetches, feed_dict=step.feeds)
-    return {"fetches": _fetch_report(manifest, fetches, values), "dropout_off": step.dropout.switched_off,
+    from precision_tool.capture.records.loss_recorder import loss_tensor_name
+
+    loss_name = loss_tensor_name(step.graph, fetches)
+    loss = {"tensor": loss_name, "value": _scalar(values[fetches.index(loss_name)])} if loss_name in fetches else None
+    return {"fetches": _fetch_report(manifest, fetches, values), "loss": loss, "dropout_off": step.dropout.switched_off,
             "dropout_not_switched": step.dropout.not_switched, "seeded_random_ops": step.seeded,
             "inputs_fed": len(manifest.input_entries()), "npu_options": options}
+
+
+def _scalar(value: Any) -> float | None:
+    import numpy as np
+
+    array = np.asarray(value)
+    return float(array.reshape(-1)[0]) if array.size == 1 and array.dtype.kind in "fiu" else None
 
 
 def _dumping_session(session: Any, dump_dir: Path) -> Any:
@@ -308,7 +337,8 @@ def _replay_keras(manifest: Any, workspace: Any, device: str, action: str, dump_
     for entry in fetches:
         if entry["name"] in captured:
             entry["captured"] = captured[entry["name"]]
-    return {"fetches": fetches, "dropout_off": dropout.switched_off, "dropout_not_switched": dropout.not_switched,
+    loss = {"tensor": "loss", "value": float(logs["loss"])} if "loss" in logs else None
+    return {"fetches": fetches, "loss": loss, "dropout_off": dropout.switched_off, "dropout_not_switched": dropout.not_switched,
             "seeded_random_ops": [], "inputs_fed": len(manifest.input_entries()), "npu_options": options}
 
 

@@ -60,11 +60,40 @@ class PrecisionTfSession(tf.compat.v1.Session):
         self._inside_capture = False
         self._done = False
         self._uninitialized_check: Any = None
+        self._watcher: Any = None  # None: not made yet; False: cannot record
         self.captured_manifest: Path | None = None
+
+    records_loss = True  # sess_dump's wrapper leaves the loss to this session (each step recorded once)
 
     # --- the wrapped run ------------------------------------------------------------------------------
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
-        if self._inside_capture or self._done or _captured_in_process or not self._is_capture_step(fetches):
+        if self._inside_capture:
+            return super().run(fetches, feed_dict, options, run_metadata)
+        watcher = self._loss_watcher()
+        extra = watcher.extra_fetches(self.graph, fetches) if watcher is not None else None
+        if extra is None:
+            return self._run_step(fetches, feed_dict, options, run_metadata)
+        # the loss is fetched with the step (the step computes it anyway): the training is unchanged
+        results, values = self._run_step((fetches, extra), feed_dict, options, run_metadata)
+        watcher.record(values)
+        return results
+
+    def _loss_watcher(self) -> Any:
+        """The watcher that records each training step's loss into this side's loss record, made at the first
+        run; None when the workspace cannot be known (a warning said why)."""
+        if self._watcher is None:
+            from precision_tool.capture.records import loss_recorder as lr
+
+            try:
+                path = lr.side_loss_file(rcr.workspace_of(self._capture_dir), rcr.npu_adapter_present())
+                self._watcher = lr.Tf1LossWatcher(lr.recorder_for(path, "PrecisionTfSession"))
+            except Exception as error:  # noqa: BLE001 - no record, the training goes on
+                warnings.warn(f"PrecisionTfSession: the loss is not recorded: {error}", stacklevel=3)
+                self._watcher = False
+        return self._watcher or None
+
+    def _run_step(self, fetches: Any, feed_dict: Any, options: Any, run_metadata: Any) -> Any:
+        if self._done or _captured_in_process or not self._is_capture_step(fetches):
             return super().run(fetches, feed_dict, options, run_metadata)
         self._inside_capture = True
         try:
@@ -132,6 +161,7 @@ class PrecisionTfSession(tf.compat.v1.Session):
             "inputs": inputs,
             "skipped_inputs": skipped,
             "fetches": fetch_entries,
+            "step": self._watcher.recorder.next_step if self._watcher else 0,  # its number in the loss record
         })
         _captured_in_process = True
         _log.info("precision_tool: captured the step into %s", folder)
@@ -248,6 +278,7 @@ def _key_name(graph: Any, key: Any) -> str | None:
 
 def _save_fetches(folder: Path, graph: Any, fetches: Any, results: Any) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
+    saved: set[str] = set()
     flat_fetches = tf.nest.flatten(fetches)
     flat_results = tf.nest.flatten(results)
     if len(flat_fetches) != len(flat_results):  # a fetch structure nest cannot pair (rare): names only
@@ -257,6 +288,9 @@ def _save_fetches(folder: Path, graph: Any, fetches: Any, results: Any) -> list[
             item = graph.as_graph_element(fetch)
         except (TypeError, ValueError, KeyError):
             continue
+        if item.name in saved:  # the loss fetched by the user and again for the loss record: once
+            continue
+        saved.add(item.name)
         if isinstance(item, tf.Operation):
             entries.append({"name": item.name, "kind": "op"})
             continue

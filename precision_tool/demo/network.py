@@ -57,6 +57,9 @@ def prepare_environment(workspace_root: Path) -> None:
     run (TF_ENABLE_ONEDNN_OPTS=0, grappler off, seeds). tf_config imports TensorFlow itself."""
     os.environ["PRECISION_DATA"] = str(workspace_root)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # The demos' NPU runs are simulated, not trained: a golden loss record alone would only make `ac` ask for
+    # the NPU run's (docs/steps.md#loss-curves). `train` on a demo records the step it replays.
+    os.environ["PRECISION_TOOL_LOSS_RECORD"] = "0"
     import precision_tool.tf_config  # noqa: F401
 
 

@@ -130,12 +130,18 @@ def _nonfinite(error: Any) -> str:
     return f"{error.apart} Inf/NaN, as float16 makes them"
 
 
+def _findings_below(errors: list[Any], limit: int) -> list[tuple[int, Any]]:
+    """The kernel and precision ops ranked below the first `limit`, with their ranks, kernel ones first."""
+    below = [(n, e) for n, e in enumerate(errors[limit:], limit + 1) if e.verdict.verdict in ("kernel", "precision")]
+    return sorted(below, key=lambda item: (item[1].verdict.verdict != "kernel", item[0]))
+
+
 def ranked_table(errors: list[Any], limit: int) -> Any:
     """The worst `limit` ops by ErrorRatio, then every kernel or precision op further down."""
     from rich.table import Table
 
     shown = list(enumerate(errors[:limit], 1))
-    shown += [(n, e) for n, e in enumerate(errors[limit:], limit + 1) if e.verdict.verdict in ("kernel", "precision")]
+    shown += _findings_below(errors, limit)[:limit]
     table = Table(show_edge=False, padding=(0, 1), title_justify="left",
                   title="worst by their own error (ratio: local error ÷ what the dtype does on the same inputs)")
     for name, justify in (("#", "right"), ("verdict", "left"), ("ratio", "right"), ("local err", "right"),
@@ -175,11 +181,19 @@ def all_lines(result: Any, *, limit: int = 10, evidence: bool = False) -> list[A
         line.append(", " if n else "")
         line.append(f"{counts[kind]} {kind.upper()}", style=VERDICT_STYLE.get(kind, "bold"))
     out.append(line)
-    if result.ranked:
-        out.append(ranked_table(list(result.ranked), limit))
-    for e in result.ranked:
-        if e.verdict.verdict in ("kernel", "precision"):
-            out.append(verdict_text(e.verdict, evidence=evidence))
+    errors = list(result.ranked)
+    if errors:
+        out.append(ranked_table(errors, limit))
+        hidden = len(_findings_below(errors, limit)) - limit
+        if hidden > 0:
+            out.append(note_line(f"and {hidden} more KERNEL or PRECISION op(s) further down (each in the ranking "
+                                 "below; `replay --all -l N` shows more)"))
+    findings = sorted((e for e in errors if e.verdict.verdict in ("kernel", "precision")),
+                      key=lambda e: e.verdict.verdict != "kernel")  # kernel first, each in rank order
+    for e in findings[:limit]:
+        out.append(verdict_text(e.verdict, evidence=evidence))
+    if len(findings) > limit:
+        out.append(note_line(f"{len(findings) - limit} more verdict(s) in full: `ni -c OP`, or replay.json"))
     if result.explained:
         kinds = describe_abnormal(result.explained)
         parts = [f"{kinds[k]} {label}" for k, label in (("own", "by their own error"),

@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.compare.compare",
     "precision_tool.shell.commands.compare.pair",
     "precision_tool.shell.commands.compare.same_step",
+    "precision_tool.shell.commands.compare.loss",
     "precision_tool.shell.commands.graphs",
     "precision_tool.shell.commands.replay",
     "precision_tool.shell.commands.compare.replay_all",

@@ -121,6 +121,8 @@ class Simulation:
     tf_ops: int
     started: float
     npu_options: dict = field(default_factory=dict)  # the captured session's NpuOptimizer options
+    loss_tensor: str | None = None  # the captured step's loss among its fetches (capture/records/loss_recorder)
+    step: int = 0  # the captured step's number in the loss record
 
 
 def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
@@ -137,10 +139,15 @@ def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
     derived, computed = simulate_session(graph, session, feeds, fetches, policy=policy, graph_name=name,
                                          faults=faults)
     session.close()
+    from precision_tool.capture.records.loss_recorder import loss_tensor_name
     from precision_tool.capture.replay_step import npu_options_of
+    from precision_tool.capture.step_manifest import read_manifest
 
     options = npu_options_of(config) if config is not None else {}
-    return Simulation(derived, computed, policy, len(graph.get_operations()), started, options)
+    step = read_manifest(workspace.checkpoint_dir).data.get("step", 0)
+    return Simulation(derived, computed, policy, len(graph.get_operations()), started, options,
+                      loss_tensor_name(graph, [f for f in fetches if ":" in f]),
+                      step if isinstance(step, int) and step >= 0 else 0)
 
 
 def simulate_session(graph: Any, session: Any, feeds: dict[str, Any], fetches: list[str], *, policy: Any,
@@ -222,7 +229,22 @@ def write_simulation(workspace: Any, sim: Simulation, actions: tuple[str, ...],
     write_text_atomic(workspace.debug_dir(debug_id) / MARKER_NAME, json.dumps(marker, indent=2))
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME, json.dumps(result, indent=2))
     write_sim_run_config(workspace, debug_id, sim, actions)
+    result["loss"] = _record_sim_loss(workspace, debug_id, sim)
     return result
+
+
+def _record_sim_loss(workspace: Any, debug_id: int, sim: Simulation) -> dict[str, Any] | None:
+    """npu/debug_N/loss.csv: the simulated step's loss, when the derived graph kept the loss op's name."""
+    if not sim.loss_tensor:
+        return None
+    op, _, slot = sim.loss_tensor.rpartition(":")
+    value = sim.values.get((op, int(slot)))
+    if value is None or getattr(value, "size", 0) != 1:
+        return None
+    from precision_tool.capture.records.loss_recorder import add_replayed_step
+
+    path = add_replayed_step(workspace.loss_file(debug_id), sim.step, float(value.reshape(-1)[0]))
+    return {"tensor": sim.loss_tensor, "value": float(value.reshape(-1)[0]), "step": sim.step, "file": str(path)}
 
 
 def write_sim_run_config(workspace: Any, debug_id: int, sim: Simulation, actions: tuple[str, ...]) -> None:

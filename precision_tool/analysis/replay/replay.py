@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from precision_tool.analysis.graphs.graph_index import GraphIndex
 from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.analysis.replay.replay_plan import (
-    NATIVE_TYPES, RESULT_FILE, ReplayCase, case_key, golden_graph_files, plan_case, read_child_result,
+    NATIVE_TYPES, RESULT_FILE, ReplayCase, case_key, dump_lookup, golden_graph_files, plan_case, read_child_result,
 )
 from precision_tool.analysis.replay.replay_verdict import CANNOT, INHERITED, KERNEL, PRECISION, Verdict, cannot, judge
 from precision_tool.atomic import write_text_atomic
@@ -72,9 +72,10 @@ PlanProgress = Callable[[str, int, int], None]
 
 def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, settings: "Settings", *,
                summary: "CompareSummary | None" = None, python: str | None = None,
-               runner: Runner | None = None, progress: PlanProgress | None = None) -> ReplayRun:
+               runner: Runner | None = None, progress: PlanProgress | None = None, workers: int = 1) -> ReplayRun:
     """Replay each op (one child for all unless `runner` says otherwise), judge it, write its fix; results
-    saved in `folder`."""
+    saved in `folder`. `workers` > 1: the ops are planned and judged in that many forked processes."""
+    from precision_tool.analysis.replay.replay_pool import forked_map
     from precision_tool.formats.tf.golden import scan_golden_dir
 
     workspace = index.workspace
@@ -85,11 +86,9 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     graph_defs = golden_graph_files(workspace)
     for entry in entries:  # a case folder holds one replay: never an earlier run's results
         shutil.rmtree(folder / case_key(entry), ignore_errors=True)
-    cases = []
-    for done, entry in enumerate(entries, 1):
-        cases.append(plan_case(index, entry, folder / case_key(entry), golden, graph_defs))
-        if progress is not None:
-            progress("plan", done, len(entries))
+    lookup = dump_lookup(workspace, {e.debug_id for e in entries}) if len(entries) > 8 else None
+    cases = forked_map(lambda i: plan_case(index, entries[i], folder / case_key(entries[i]), golden, graph_defs,
+                                           lookup), len(entries), workers, _ticker(progress, "plan", len(entries)))
     planned = time.perf_counter()
     missing_tf = tensorflow_missing(python)
     for case in cases:
@@ -100,21 +99,20 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     if tf_cases and missing_tf is None:
         child = (runner or _run_child)(workspace, tf_cases, python, folder / CHILD_LOG)
     ran = time.perf_counter()
-    verdicts = []
-    for done, case in enumerate(cases, 1):
-        if progress is not None:
-            progress("judge", done, len(cases))
+
+    def judged(i: int) -> Verdict:
+        case = cases[i]
         if case.problem is None and case.mode == "tf" and missing_tf:
-            verdicts.append(cannot(case, missing_tf, failed=True))
-            continue
+            return cannot(case, missing_tf, failed=True)
         result = read_child_result(Path(case.folder)) if case.problem is None else None
         if result is None and case.problem is None and case.mode == "tf":
-            verdicts.append(cannot(case, child.why_no_result(case.folder), failed=True))
-            continue
+            return cannot(case, child.why_no_result(case.folder), failed=True)
         verdict = judge(case, result, settings)
         if verdict.failed and child.log is not None:
             verdict = dataclasses.replace(verdict, line=f"{verdict.line}; the replay process's output: {child.log}")
-        verdicts.append(verdict)
+        return verdict
+
+    verdicts = forked_map(judged, len(cases), workers, _ticker(progress, "judge", len(cases)))
     ops = {op.npu_op: op for op in summary.ops} if summary is not None else {}
     verdicts = [_with_upstream(index, v, summary, ops) for v in verdicts]
     verdicts, ops_info, problems = _write_fixes(workspace, verdicts)
@@ -123,6 +121,10 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     return ReplayRun(folder, tuple(verdicts), csv_path,
                      {"plan": planned - started, "child": ran - planned, "judge": done - ran},
                      ops_info, tuple(problems))
+
+
+def _ticker(progress: PlanProgress | None, stage: str, total: int) -> Callable[[int], None] | None:
+    return None if progress is None else (lambda done: progress(stage, done, total))
 
 
 def _replay_native(case: ReplayCase) -> None:

@@ -87,14 +87,18 @@ def replay_all(index: GraphIndex, debug_id: int, folder: Path, settings: "Settin
                progress: Progress | None = None) -> ReplayAllRun:
     """Replay every compute op of npu/debug_<debug_id> into `folder`, judge and rank them."""
     entries, left_out = compute_ops(index, debug_id, graph_filter)
+    import threading
+
     where: list[str] = []
     done = [0]
     tf_total = [0]
+    lock = threading.Lock()  # the children's watcher threads count at once
 
     def on_case(count: int) -> None:
-        done[0] += count
-        if progress is not None:
-            progress("replay", done[0], tf_total[0])
+        with lock:
+            done[0] += count
+            if progress is not None:
+                progress("replay", done[0], tf_total[0])
 
     runner = pool_runner(workers, scheduler, on_case, where)
 
@@ -105,8 +109,8 @@ def replay_all(index: GraphIndex, debug_id: int, folder: Path, settings: "Settin
         return runner(workspace, cases, py, log)
 
     run = replay_ops(index, entries, folder, settings, summary=summary, python=python, runner=counted,
-                     progress=progress)
-    errors = ranked(run.verdicts, settings)
+                     progress=progress, workers=workers)
+    errors = ranked(run.verdicts, settings, workers)
     cannot = tuple(v for v in run.verdicts if v.verdict == CANNOT)
     csv_path = save_ranked(run.folder, errors, cannot)
     explained = tuple(explain_abnormal(summary.abnormal_ops, run.verdicts)) if summary is not None else ()

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from precision_tool.analysis.graphs.graph_index import GraphIndex
 from precision_tool.analysis.graphs.graph_summary import OpEntry
@@ -141,10 +141,31 @@ def _golden_path(golden: dict[str, Path], tf_tensor: str | None) -> str | None:
     return str(path) if path is not None else None
 
 
+def dump_lookup(workspace: Workspace, debug_ids: set[int]) -> Callable[[OpEntry], list[Path]]:
+    """An op's dump files (as find_dump_files finds them) from one walk of each run's newest dump folder:
+    planning thousands of ops must not walk the dump folder once per op."""
+    from precision_tool.analysis.dumps.dump_files import dumps_of_op, scan_runs
+    from precision_tool.formats.npu.npu_dump import sanitize_op_name
+
+    by_op: dict[tuple[int, str], list[Any]] = {}
+    for debug_id in debug_ids:
+        folder = workspace.newest_dump_dir(debug_id)
+        for _, entries in scan_runs([(debug_id, folder)]) if folder is not None else ():
+            for e in entries:
+                by_op.setdefault((debug_id, e.name.op_name), []).append(e)
+
+    def lookup(entry: OpEntry) -> list[Path]:
+        found = by_op.get((entry.debug_id, sanitize_op_name(entry.name)), [])
+        return [e.path for _, entries in dumps_of_op([(entry.debug_id, found)], entry.name) for e in entries]
+
+    return lookup
+
+
 def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str, Path] | None = None,
-              graph_defs: list[Path] | None = None) -> ReplayCase:
+              graph_defs: list[Path] | None = None,
+              lookup: Callable[[OpEntry], list[Path]] | None = None) -> ReplayCase:
     """The case of one op, its tensors saved into `folder` (created). Never raises for a bad workspace:
-    what is missing is the case's problem."""
+    what is missing is the case's problem. `lookup`: how to find its dumps (dump_lookup), else a walk."""
     from precision_tool.analysis.ops.op_report import find_dump_files, find_stats_files
     from precision_tool.formats.tf.golden import scan_golden_dir
 
@@ -157,7 +178,7 @@ def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str,
                 debug_id=entry.debug_id, graph=entry.graph, graph_file=str(entry.file), mode=mode,
                 tf_nodes=tuple(op.original_op_names or ()), golden_dir=str(workspace.golden_dir),
                 graph_defs=tuple(str(p) for p in graph_defs))
-    dumps = find_dump_files(workspace, entry.debug_id, entry.name)
+    dumps = lookup(entry) if lookup is not None else find_dump_files(workspace, entry.debug_id, entry.name)
     if not dumps:
         where = workspace.newest_dump_dir(entry.debug_id) or workspace.dump_root(entry.debug_id)
         stats = find_stats_files(workspace, entry.debug_id, entry.name)

@@ -24,6 +24,9 @@ from precision_tool.analysis.replay.replay_plan import RESULT_FILE
 
 ProgressCallback = Callable[[int], None]
 """Called with the number of cases just finished (from the threads that watch the children)."""
+CASES_PER_CHILD = 150
+"""A TensorFlow child costs its start (5-8 s, `import tensorflow`) before its first case, and then ~0.1 s a
+case: a second child pays off only past this many cases (the demo's 49 run faster in one)."""
 MAX_RESTARTS = 50
 """A chunk whose child dies this often is given up: its remaining cases fail with the last error."""
 
@@ -152,7 +155,7 @@ def run_local(folders: Sequence[str], workers: int, log_dir: Path, cwd: str | No
     """The chunks in `workers` children on this machine, at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    chunks = deal(folders, workers)
+    chunks = deal(folders, min(workers, -(-len(folders) // CASES_PER_CHILD)))
     logs = [log_dir / f"replay_child_{k}.log" for k in range(len(chunks))]
     for log in logs:
         log.unlink(missing_ok=True)
@@ -189,7 +192,7 @@ def run_dask(folders: Sequence[str], address: str, log_dir: Path, cwd: str | Non
         failures: dict[str, str] = {}
         distributed = sys.modules["distributed"]
         try:
-            for future in distributed.as_completed(list(futures)):
+            for future in distributed.as_completed(list(futures), loop=client.loop):
                 chunk, log = futures[future]
                 try:
                     failures.update(future.result())
@@ -204,3 +207,59 @@ def run_dask(folders: Sequence[str], address: str, log_dir: Path, cwd: str | Non
             raise
         where = f"the Dask cluster at {address} ({executor.describe()})"
     return PoolRun(failures, tuple(logs), where)
+
+
+# --- planning and judging in forked processes ------------------------------------------------------------
+_TASK: Callable[[int], Any] | None = None
+"""The work of a forked map, set in the parent before the pool forks: tasks are just indexes, so nothing
+but the results is pickled (a closure over the graph index could not be)."""
+FORK_FROM = 64
+"""Fewer items than this are done in this process: forking costs more than it saves."""
+
+
+def _forked_task(i: int) -> Any:
+    assert _TASK is not None
+    return _TASK(i)
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def forked_map(fn: Callable[[int], Any], count: int, workers: int,
+               on_done: Callable[[int], None] | None = None) -> list[Any]:
+    """[fn(0), ..., fn(count - 1)] in `workers` forked processes (in this one for few items or one worker);
+    `on_done(n)` after each of them, in order."""
+    import gc
+    import multiprocessing
+
+    global _TASK
+    if workers <= 1 or count < FORK_FROM:
+        out = []
+        for i in range(count):
+            out.append(fn(i))
+            if on_done is not None:
+                on_done(i + 1)
+        return out
+    _TASK = fn
+    gc.freeze()  # the parent's objects are not copied page by page by a collection in a worker
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
+    finally:
+        gc.unfreeze()
+        _TASK = None
+    try:
+        out = []
+        for n, result in enumerate(pool.imap(_forked_task, range(count), chunksize=4), 1):
+            out.append(result)
+            if on_done is not None:
+                on_done(n)
+        pool.close()
+        pool.join()
+        return out
+    except BaseException:
+        pool.terminate()
+        pool.join()
+        raise

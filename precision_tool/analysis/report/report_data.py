@@ -65,6 +65,8 @@ class ReportData:
     ranking: tuple[dict[str, str], ...] = ()
     """Every replayed op's own error (`ac -c --precheck` / `replay --all`: ranked.csv rows), worst first."""
     ranking_file: Path | None = None
+    loss: Any = None
+    """LossPanel (analysis/report/loss_data.py): both runs' loss curves; None when neither side recorded one."""
     steps: Any = None
     """StepPanel (step_panel.py) of a `vc --step all` result folder; None for one step."""
 
@@ -331,6 +333,9 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
         notes.append(f"subgraph: cannot be drawn: {exc}")
     thresholds = {name: float(getattr(settings, name)) for name in dir(settings) if name.startswith("REPLAY_")}
     sources = _sources(workspace, ops, notes)
+    from precision_tool.analysis.report.loss_data import loss_panel
+
+    loss = loss_panel(workspace, settings.LOSS_TOLERANCE, notes)
     steps = step_panel(runs)  # several steps: the first diverging one answers, as in `ac`
     ranking, ranking_file = _ranking(workspace, result_dir, notes)
     return ReportData(answer=_answer(speaking_runs(runs, steps), workspace), sources=sources, steps=steps,
@@ -338,5 +343,6 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
         workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
         threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,
         replay_file=replay_file, overflows=checks.get("overflows"), fusion=checks.get("fusion"),
-        casts=checks.get("casts", ()), similarity=checks.get("similarity"), subgraph=subgraph, notes=tuple(notes))
+        casts=checks.get("casts", ()), similarity=checks.get("similarity"), subgraph=subgraph, notes=tuple(notes),
+        loss=loss)
 

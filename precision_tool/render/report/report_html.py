@@ -145,6 +145,8 @@ def render_report(data: ReportData, page_dir: Path) -> str:
                      "link": relative_link(data.ranking_file, page_dir)}
                     if data.ranking and data.ranking_file is not None else None),
         "replay_chart_js": _raw_asset("replay_chart.js") if data.ranking else "",
+        "loss": data.loss, "loss_js": _raw_asset("loss.js"),  # the loss-curves panel (report_assets/loss.js)
+        "loss_json": _script_safe(json.dumps(data.loss.data, separators=(",", ":"), allow_nan=False)) if data.loss else "",
         "steps": _steps_context(data),
     }
     return env.get_template("report.html.j2").render(**context)

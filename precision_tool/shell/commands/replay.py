@@ -78,7 +78,7 @@ def _replay(args: argparse.Namespace, ctx: Context) -> Any:
 
         return replay_all_command(args, ctx)
     if not args.ops:
-        raise UsageError("replay: name the ops to replay (replay OP [OP ...]), or replay every op: replay --all")
+        raise UsageError("replay: name at least one op to replay (replay OP [OP ...]), or every one: replay --all")
     for option, given in (("-j", args.workers), ("--scheduler", args.scheduler)):
         if given is not None:
             raise UsageError(f"replay: {option} goes with --all (one process replays named ops)")

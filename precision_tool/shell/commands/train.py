@@ -140,6 +140,11 @@ def _report_lines(report: dict[str, Any]) -> list[str]:
             else:
                 was = ""
             lines.append(f"{fetch['name']} = {fetch['value']:.6g}{was}")
+    loss = report.get("loss") or {}
+    if loss.get("file"):
+        lines.append(f"loss {loss['value']:.6g} ({loss['tensor']}) of step {loss['step']} recorded in {loss['file']}")
+    elif loss.get("not_recorded"):
+        lines.append(f"the loss was not recorded: {loss['not_recorded']}")
     if report.get("dropout_off"):
         lines.append(f"dropout off in: {', '.join(report['dropout_off'])}")
     if report.get("dropout_not_switched"):

@@ -60,7 +60,8 @@
         shape: run.shape.map(function (k) { return run.shapes[k]; }) };
     });
     return { threshold: packed.threshold, metric_names: packed.metric_names, stat_keys: packed.stat_keys,
-      hist_labels: packed.hist_labels, ops: ops, runs: runs, verdicts: packed.verdicts, sources: packed.sources };
+      hist_labels: packed.hist_labels, ops: ops, runs: runs, verdicts: packed.verdicts, sources: packed.sources,
+      ranking: packed.ranking };
   }
 
   var data = unpack(JSON.parse(document.getElementById("report-data").textContent));

@@ -28,7 +28,7 @@ from precision_tool.analysis.replay.replay_verdict import CANNOT, INHERITED, KER
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import WorkspaceError
 from precision_tool.formats.ge.ge_graph import split_input
-from precision_tool.workspace import Workspace, absolute_path
+from precision_tool.workspace import Workspace, absolute_path, golden_dir_for_step
 
 if TYPE_CHECKING:
     from precision_tool.analysis.results.results import CompareSummary
@@ -72,9 +72,11 @@ PlanProgress = Callable[[str, int, int], None]
 
 def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, settings: "Settings", *,
                summary: "CompareSummary | None" = None, python: str | None = None,
-               runner: Runner | None = None, progress: PlanProgress | None = None, workers: int = 1) -> ReplayRun:
+               runner: Runner | None = None, progress: PlanProgress | None = None, workers: int = 1,
+               step: int | None = None) -> ReplayRun:
     """Replay each op (one child for all unless `runner` says otherwise), judge it, write its fix; results
-    saved in `folder`. `workers` > 1: the ops are planned and judged in that many forked processes."""
+    saved in `folder`. `workers` > 1: the ops are planned and judged in that many forked processes. `step`:
+    the dump iteration and golden step folder to replay from (docs/steps.md), else the newest dump."""
     from precision_tool.analysis.replay.replay_pool import forked_map
     from precision_tool.formats.tf.golden import scan_golden_dir
 
@@ -82,13 +84,13 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     folder = absolute_path(folder)  # the child runs in the workspace: a relative folder would land below it
     Workspace.ensure_dir(folder, "replay folder")
     started = time.perf_counter()
-    golden = scan_golden_dir(workspace.golden_dir)
+    golden = scan_golden_dir(golden_dir_for_step(workspace.golden_dir, step))
     graph_defs = golden_graph_files(workspace)
     for entry in entries:  # a case folder holds one replay: never an earlier run's results
         shutil.rmtree(folder / case_key(entry), ignore_errors=True)
     lookup = dump_lookup(workspace, {e.debug_id for e in entries}) if len(entries) > 8 else None
     cases = forked_map(lambda i: plan_case(index, entries[i], folder / case_key(entries[i]), golden, graph_defs,
-                                           lookup), len(entries), workers, _ticker(progress, "plan", len(entries)))
+                                           lookup, step), len(entries), workers, _ticker(progress, "plan", len(entries)))
     planned = time.perf_counter()
     missing_tf = tensorflow_missing(python)
     for case in cases:

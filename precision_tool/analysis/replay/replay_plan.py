@@ -163,9 +163,10 @@ def dump_lookup(workspace: Workspace, debug_ids: set[int]) -> Callable[[OpEntry]
 
 def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str, Path] | None = None,
               graph_defs: list[Path] | None = None,
-              lookup: Callable[[OpEntry], list[Path]] | None = None) -> ReplayCase:
+              lookup: Callable[[OpEntry], list[Path]] | None = None, step: int | None = None) -> ReplayCase:
     """The case of one op, its tensors saved into `folder` (created). Never raises for a bad workspace:
-    what is missing is the case's problem. `lookup`: how to find its dumps (dump_lookup), else a walk."""
+    what is missing is the case's problem. `lookup`: how to find its dumps (dump_lookup), else a walk.
+    `step`: the dump iteration to replay (vc --step all's diverging step), else the op's newest dump."""
     from precision_tool.analysis.ops.op_report import find_dump_files, find_stats_files
     from precision_tool.formats.tf.golden import scan_golden_dir
 
@@ -179,6 +180,10 @@ def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str,
                 tf_nodes=tuple(op.original_op_names or ()), golden_dir=str(workspace.golden_dir),
                 graph_defs=tuple(str(p) for p in graph_defs))
     dumps = lookup(entry) if lookup is not None else find_dump_files(workspace, entry.debug_id, entry.name)
+    if step is not None and dumps:  # several iterations: the one compared (its folder is named by the step)
+        dumps = [d for d in dumps if d.parent.name == str(step)]
+        if not dumps:
+            return ReplayCase(**base, problem=f"no dump of {entry.name} at dump iteration {step}")
     if not dumps:
         where = workspace.newest_dump_dir(entry.debug_id) or workspace.dump_root(entry.debug_id)
         stats = find_stats_files(workspace, entry.debug_id, entry.name)

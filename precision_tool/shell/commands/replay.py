@@ -113,7 +113,7 @@ def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, comma
 
 
 def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace, folder: Any,
-         summary: Any = None, command: str = "") -> list[Any]:
+         summary: Any = None, command: str = "", step: int | None = None) -> list[Any]:
     """Replay `entries` into `folder` and return what to show; a replay that failed (not a finding about the op)
     is shown, then raised as CommandFailed (`command`: the name to start the message with; `ac` adds its own)."""
     import time
@@ -125,7 +125,8 @@ def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace,
     if folder is None:
         folder = ctx.workspace.temp_dir / "replay" / time.strftime("%Y%m%d%H%M%S")
     ctx.note(note_line(f"replaying {len(entries)} op(s) on CPU (one TensorFlow process)"))
-    run = replay_ops(index, entries, folder, ctx.settings, summary=summary, python=getattr(args, "python", None))
+    run = replay_ops(index, entries, folder, ctx.settings, summary=summary, python=getattr(args, "python", None),
+                     step=step)
     # `ac --replay N` over many ops: the findings in full, the inherited ones counted
     lines = run_lines(run, evidence=not getattr(args, "quiet", False), brief=summary is not None)
     failed = [v for v in run.verdicts if v.failed]
@@ -184,9 +185,13 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
     found = list(found if found is not None else summaries(ctx, None, ctx.settings.COSINE_THRESHOLD))
     overview = getattr(args, "rank_overview", None) or _overview(found, ctx)  # the comparison section's
     first_rank = overview.first_rank if overview is not None else None
+    steps = getattr(args, "step_overview", None)  # vc --step all: the first diverging step is replayed
+    first_step = steps.first.step if steps is not None and steps.first is not None else None
     for shown in found:
         if first_rank is not None and (shown.spec is None or shown.spec.rank != first_rank):
             continue  # a multi-device dump: the rank that went wrong first speaks for the others
+        if first_step is not None and shown.spec is not None and shown.spec.step != first_step:
+            continue
         summary = shown.summary
         if shown.npu_vs_npu or not hasattr(summary, "abnormal_ops"):
             continue  # NPU vs NPU has no golden to judge by; a statistics compare has no tensors
@@ -208,7 +213,8 @@ def _ac_replay(args: argparse.Namespace, ctx: Context) -> Any:
                 entries.append(matches[0])
         if entries:
             folder = Path(summary.path).parent / "replay"
-            out += _run(index, entries, ctx, args, folder, summary=summary)
+            out += _run(index, entries, ctx, args, folder, summary=summary,
+                        step=spec.step if spec is not None and first_step is not None else None)
     return out or None
 
 

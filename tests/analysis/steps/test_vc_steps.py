@@ -4,6 +4,7 @@ dumped over two steps whose step 1 diverges from conv2/Conv2D on (tests/tools/st
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -200,3 +201,19 @@ def test_a_second_npu_run_is_compared_step_by_step_too(cli, ws):
     text = " ".join(result.out.split())
     assert "step 1: debug_0 vs debug_1: first divergent op none" in text
     assert f"step 1 diverges first, first divergent op {FIRST_OP}" in text  # the golden runs decide the step
+
+
+def test_ac_replays_the_first_diverging_step_not_the_newest_dump(cli, ws):
+    """A third, clean iteration (2) is the op's newest dump: the replay still reads iteration 1, where the
+    step diverges, and against its golden step folder."""
+    first = next((ws / "npu" / "debug_0" / "dump").glob("*/0/*/1/0"))
+    shutil.copytree(first, first.parent / "2")
+    shutil.copytree(ws / "tf" / "dump" / "step_0", ws / "tf" / "dump" / "step_2")
+    result = cli("ac", "-c", data=ws)
+    assert result.status == 0, result.out + result.err
+    text = " ".join(result.out.split())
+    assert f"steps 0, 1, 2: step 1 diverges first, first divergent op {FIRST_OP}" in text
+    answer = text.split("answer ─")[-1]
+    assert "KERNEL: on the NPU's own inputs, output 0 disagrees" in answer  # iteration 2's clean conv2 would agree
+    cases = list((_result_dirs(ws)[-1] / "replay").glob("*/case.json"))
+    assert cases and all(f"{os.sep}1{os.sep}" in json.loads(c.read_text())["dump_file"] for c in cases)

@@ -113,6 +113,17 @@ def dump_advice(comparison: LossComparison) -> str | None:
     first = comparison.first_parting
     if first is None:
         return None
-    return (f"dump step {first.step}: TF_DUMP_STEP='{first.step}' for the NPU run and the golden run's step "
-            f"{first.step} alike, or resume from the checkpoint nearest before step {first.step} under "
+    before = comparison.last_agreeing_before
+    if before is None:
+        return (f"dump step {first.step}: TF_DUMP_STEP='{first.step}' for the NPU run and the golden run's step "
+                f"{first.step} alike, or resume from the checkpoint nearest before step {first.step} under "
+                "PrecisionTfSession and `train` the step it captures")
+    # a step's loss comes from the weights the step before updated: the cause is in either step
+    prev = first.step - 1
+    gap = (f"; the records skip from step {before.step}, still agreeing, to {first.step}, so an earlier step may "
+           "be the one" if before.step < prev else "")
+    return (f"dump steps {prev} and {first.step}: TF_DUMP_STEP='{prev}|{first.step}' for the NPU run and the "
+            f"golden run alike (step {first.step}'s loss is computed from the weights step {prev} updated, so what "
+            f"went wrong is in step {prev}'s gradients and update or in step {first.step}'s forward pass; "
+            f"`vc --step all` compares both{gap}), or resume from the checkpoint nearest before step {prev} under "
             "PrecisionTfSession and `train` the step it captures")

@@ -1,7 +1,7 @@
 """`replay --all` and `ac -c --precheck` on the demo, on real TensorFlow: every compute op replayed from its
 own NPU inputs by a pool of children, the planted kernel fault ranked first by its own error, the ops after
-it inheriting theirs, a child that crashes costing one op, the ranking in the report; and on a real Dask
-cluster."""
+it inheriting theirs, a child that crashes costing one op; and on a real Dask cluster. (The ranking in the
+report: tests/analysis/report/test_report_replay_all.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.analysis.report.conftest import browser, open_report  # noqa: F401  (the report test below)
 from tests.conftest import ROOT, run_cli
 
 pytestmark = [pytest.mark.tf, pytest.mark.slow]
@@ -108,27 +107,6 @@ def test_ac_precheck_says_which_abnormal_ops_inherit(replay_ws: Path) -> None:
     # the answer takes its verdicts from the precheck
     answer = result.out[result.out.index("answer ─"):]
     assert "KERNEL: on the NPU's own inputs" in answer and "PRECISION:" in answer
-
-
-def test_the_report_draws_each_op_on_its_own_inputs(replay_ws: Path, open_report) -> None:
-    result = run_cli("ac", "-c", "--precheck", "--report", data=replay_ws, timeout=900)
-    assert result.status == 0, result.out[-3000:]
-    page_path = Path(re.findall(r"^\s+(/\S+/report\.html)\s*$", result.out, re.M)[-1])
-    opened = open_report(page_path)
-    page = opened.page
-    assert opened.errors == []
-    traces = page.evaluate("""() => window.precisionReport.rankingChart.traces.map(
-                                  t => [t.name, t.x.length, t.x])""")
-    names = {name.split(" ")[0]: (count, xs) for name, count, xs in traces}
-    assert names["kernel"][1] == [16] and names["precision"][0] == 1
-    assert sum(count for count, _ in names.values()) == len(_compute_ops(replay_ws))
-    # a click on the kernel point opens the op's panel
-    page.locator("#ranking-chart").scroll_into_view_if_needed()
-    x, y = page.evaluate("""() => { const c = window.precisionReport.rankingChart;
-                                 return c.pixel(c.traces.findIndex(t => t.name.startsWith('kernel')), 0); }""")
-    page.mouse.click(x, y)
-    page.wait_for_selector("#op-panel:not([hidden])")
-    assert KERNEL_OP in page.locator("#panel-title").inner_text()
 
 
 def test_the_pool_spreads_the_cases_over_children(replay_ws: Path, replayed_all, tmp_path: Path,

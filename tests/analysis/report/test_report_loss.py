@@ -35,7 +35,7 @@ def test_the_panel_data_names_the_parting_step_and_holds_no_nan(tmp_path):
     panel = loss_panel(ws, 0.01, notes)
     assert panel.data["first_parting"] == PART_AT and notes == []
     assert f"part first at step {PART_AT}" in panel.summary
-    assert f"TF_DUMP_STEP='{PART_AT}'" in panel.advice
+    assert f"TF_DUMP_STEP='{PART_AT - 1}|{PART_AT}'" in panel.advice
     assert len(panel.data["golden"]) == len(panel.data["npu"]) == len(panel.data["difference"]) == 100
     assert panel.data["npu"][70] == [70, None] and panel.data["nonfinite"] == [["NPU", 70, "inf"]]
     assert panel.data["difference"][10] == [10, 0.0]
@@ -72,7 +72,7 @@ def test_the_page_draws_both_curves_and_marks_the_parting(compared, cli, open_re
     assert opened.errors == []
     page = opened.page
     assert f"part first at step {PART_AT}" in page.locator("#loss-summary").inner_text()
-    assert f"TF_DUMP_STEP='{PART_AT}'" in page.locator("#loss-advice").inner_text()
+    assert f"TF_DUMP_STEP='{PART_AT - 1}|{PART_AT}'" in page.locator("#loss-advice").inner_text()
     assert f"first parting: step {PART_AT}" in page.locator("#loss-section .chart-legend").inner_text()
     canvas = page.locator("#loss-chart canvas")
     box = canvas.bounding_box()

@@ -42,7 +42,7 @@ def test_loss_shows_where_the_curves_part_and_which_step_to_dump(tmp_path):
     assert result.status == 0, result.err
     assert f"loss curves part first at step {PART_AT}: golden" in result.out
     assert f"they still agree at step {PART_AT - 1}" in result.out
-    assert f"TF_DUMP_STEP='{PART_AT}'" in result.out and "checkpoint nearest before" in result.out
+    assert f"TF_DUMP_STEP='{PART_AT - 1}|{PART_AT}'" in result.out and "checkpoint nearest before" in result.out
     assert "first parting" in result.out and "18 of 30 common steps apart" in result.out
     # a looser tolerance moves the parting later
     looser = run_cli("loss", "-t", "0.05", data=ws.root)
@@ -57,7 +57,8 @@ def test_ac_names_the_parting_step_and_the_dump_advice(tmp_path):
     result = run_cli("ac", data=ws.root)
     lines = [line for line in _lines(result) if "loss" in line.lower() or "TF_DUMP_STEP" in line]
     assert lines[0].startswith(f"loss curves part first at step {PART_AT}:")
-    assert lines[1].startswith(f"to see why: dump step {PART_AT}: TF_DUMP_STEP='{PART_AT}'")
+    assert lines[1].startswith(f"to see why: dump steps {PART_AT - 1} and {PART_AT}: "
+                               f"TF_DUMP_STEP='{PART_AT - 1}|{PART_AT}'")
 
 
 def test_ac_says_in_one_line_when_the_curves_never_part_or_a_side_is_missing(tmp_path):

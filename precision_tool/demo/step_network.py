@@ -94,6 +94,23 @@ def golden_steps(root: Path, training: StepGraph, session: Any, count: int) -> l
     return points
 
 
+def write_golden_loss(path: Path, points: list[Any]) -> None:
+    """tf/loss.csv with every golden step's loss, gradient norm and loss scale. Where the capture hooks
+    record the loss themselves (capture/records/loss_recorder.py, when present), this process's recorder of
+    that file gets the same points, so what it writes at exit is this record, not a poorer one."""
+    from precision_tool.formats.loss_record import write_loss
+
+    write_loss(path, points)
+    try:
+        from precision_tool.capture.records import loss_recorder  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    recorder = loss_recorder.recorder_for(path, "demo --steps")
+    for point in points:
+        recorder.add(point.loss, point.grad_norm, point.loss_scale, step=point.step)
+    recorder.flush()
+
+
 def _variable_of(graph: Any, ref: tuple[str, int]) -> str:
     """The variable an update op writes: its first input, followed back through Cast/TransData."""
     op = graph.op(ref[0])
@@ -157,7 +174,6 @@ def run(root: Path, count: int) -> str:
 
     from precision_tool.capture.session import PrecisionTfSession
     from precision_tool.demo.npu_side import DEMO_POLICY
-    from precision_tool.formats.loss_record import write_loss
     from precision_tool.simulate import npu_graph
     from precision_tool.workspace import Workspace
 
@@ -181,7 +197,7 @@ def run(root: Path, count: int) -> str:
                                        data_nodes=["input", "labels"], fold=fold, graph_name=network.graph_name(),
                                        policy=DEMO_POLICY)
     golden = golden_steps(root, training, session, count)
-    write_loss(workspace.golden_loss_file, golden)
+    write_golden_loss(workspace.golden_loss_file, golden)
     report = npu_steps(root, graph, start, count)
     shown = ", ".join(f"{p.loss:.4f}" for p in golden)
     return (f"golden steps on CPU: {count} steps, losses {shown}; tfdbg dumps (one run folder per step) in "

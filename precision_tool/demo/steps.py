@@ -7,12 +7,14 @@ run trains from its own state: each step starts from the weights its own previou
 float32 outputs of its ApplyGradientDescent ops), so its float16 rounding accumulates as on a device.
 
 Nothing is planted (the single demo's bn2 kernel fault is off). What diverges is float16 itself, and only
-later: the first updates at this learning rate overshoot, the logits and fc1's activations grow, and with
-them fc2's weight gradient (fc1's activations times the loss gradient). In float32 its largest entry,
-times the loss scale, is about 17,000 at step 0, 46,000 at step 1 and 73,000 at step 2: beyond float16's
-65504 at step 2, where the NPU's float16 MatMulV2 `gradients/fc2/MatMul_grad/MatMul_1` writes inf. The
-demo's graph, like the single demo's, applies the update without the loss-scale optimizer's finite check,
-so the inf reaches fc2's weights and every later NPU step is NaN; the NPU's loss turns NaN at step 3.
+later: the first updates at this learning rate overshoot, the logits grow (largest 2.9, 6.7, 7.2 at steps
+0-2), the network grows confidently wrong on the next batches (loss 3.12, 4.93, 7.11) and the loss
+gradient grows with it, and so does fc2's weight gradient (fc1's activations times the loss gradient): in
+float32 its largest entry, times the loss scale, is 17,146 at step 0, 45,901 at step 1 and 72,580 at step
+2, beyond float16's 65504, where the NPU's float16 MatMulV2 `gradients/fc2/MatMul_grad/MatMul_1` writes
+inf. A static loss scale chosen for the first steps, broken by an early loss spike. The demo's graph,
+like the single demo's, applies the update without the loss-scale optimizer's finite check, so the inf
+reaches fc2's weights and every later NPU step is NaN; the NPU's loss turns NaN at step 3.
 
 Layout written (`vc --step N` / `vc --step all` read exactly this):
 - npu/debug_0/graph/ge_proto_00000001_graph_1_Build.txt: the Build graph (one for every step);
@@ -41,7 +43,7 @@ OVERFLOW_OP = "gradients/fc2/MatMul_grad/MatMul_1"
 OVERFLOW_STEP = 2
 
 DIVERGENCE = (f"nothing planted: with a static loss scale of 2^14 and a learning rate of {LEARNING_RATE}, the "
-              f"first updates grow the logits and fc1's activations, and with them fc2's weight gradient "
+              f"first updates overshoot (the loss spikes, the logits grow), and with them fc2's weight gradient "
               f"{OVERFLOW_OP} (MatMulV2): its loss-scaled float32 value stays below float16's 65504 at steps 0 and "
               f"1 and exceeds it at step {OVERFLOW_STEP}, where the NPU's float16 result overflows to inf")
 

@@ -218,3 +218,25 @@ def test_vc_step_by_step_steps_0_and_1_pass_step_2_names_the_overflowing_matmul(
     # the step after: the weights the overflow wrote are NaN, so the step's inputs fail first
     out = _vc_step(steps_ws, step_demo.OVERFLOW_STEP + 1)
     assert "first divergent op none (inputs fail first:" in out, out[-2000:]
+
+
+# --- compared in one vc (needs the golden-per-step comparison of `vc --step all`, docs/steps.md) ------------
+def _compares_steps() -> bool:
+    import precision_tool.workspace as workspace_module
+
+    return hasattr(workspace_module, "step_golden_folders")
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+@pytest.mark.skipif(not _compares_steps(), reason="vc --step all (golden per step) is not in this checkout")
+def test_ac_compares_every_step_and_names_step_2_then_its_op(steps_ws, tmp_path) -> None:
+    import shutil
+
+    root = tmp_path / "pd"
+    shutil.copytree(steps_ws, root, symlinks=True)  # ac writes results and fix/: leave the module's copy as built
+    result = run_cli("ac", "-c", data=root)
+    assert result.status == 0, result.out[-3000:] + result.err[-3000:]
+    assert f"steps 0, 1, 2, 3: step 2 diverges first, first divergent op [48] {OVERFLOW_OP}" in result.out
+    answer = result.out[result.out.rindex("answer ─"):]
+    assert f"first divergent op: [48] {OVERFLOW_OP} (MatMulV2)" in answer

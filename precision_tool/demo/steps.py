@@ -33,7 +33,7 @@ from typing import Any
 
 MIN_STEPS = 2
 MAX_STEPS = 16
-DEFAULT_STEPS = 4
+DEFAULT_STEPS = 4  # the step count the docs and tests use: steps 0-1 fine, 2 overflows, 3 NaN
 DEFAULT_DIR = "./precision_data_demo_steps"
 LOSS_SCALE = 2.0 ** 14
 LEARNING_RATE = 0.05
@@ -51,8 +51,8 @@ DIVERGENCE = (f"nothing planted: with a static loss scale of 2^14 and a learning
 def check_steps(value: Any) -> int:
     """The step count, or ValueError with the one line to show."""
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"--steps takes a whole number of steps from {MIN_STEPS} to {MAX_STEPS} (or none: "
-                         f"{DEFAULT_STEPS}), not {value!r}; give the folder before --steps: `demo DIR --steps`")
+        raise ValueError(f"--steps takes a whole number of steps from {MIN_STEPS} to {MAX_STEPS} ({DEFAULT_STEPS} "
+                         f"shows every stage), not {value!r}")
     if not MIN_STEPS <= value <= MAX_STEPS:
         raise ValueError(f"--steps {value}: give {MIN_STEPS} to {MAX_STEPS} steps (the float16 overflow shows at "
                          f"step {OVERFLOW_STEP}; {DEFAULT_STEPS} steps show it and the step after)")

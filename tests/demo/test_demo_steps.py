@@ -1,5 +1,5 @@
-"""`demo --steps`: the multi-step demo, built once for this module through the one-shot CLI (`demo DIR --steps
---no-check`, the default 4 steps), checked on its real files: one dump/<time>/ with iteration folders 0-3,
+"""`demo --steps`: the multi-step demo, built once for this module through the one-shot CLI (`demo --steps 4 DIR
+--no-check`), checked on its real files: one dump/<time>/ with iteration folders 0-3,
 golden per step in tf/dump/step_<K>/, both loss records; the NPU trains from its own weights; the float16
 overflow appears at step 2 only; `vc --step K` against each step's golden finds no divergent op at steps 0
 and 1 and names the overflowing MatMul at step 2; the one-line refusals."""
@@ -32,7 +32,7 @@ OVERFLOW_OP = step_demo.OVERFLOW_OP
 @pytest.fixture(scope="module")
 def steps_run(tmp_path_factory) -> DemoRun:
     root = tmp_path_factory.mktemp("demo_steps") / "pd"
-    proc = run_demo_cli("demo", str(root), "--steps", "--no-check")  # --steps alone: the default step count
+    proc = run_demo_cli("demo", "--steps", str(STEPS), str(root), "--no-check")
     return DemoRun(root, proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -114,7 +114,7 @@ def test_demo_steps_builds_and_says_what_it_holds(steps_run) -> None:
 @pytest.mark.parametrize("args, message", [
     (["--steps", "1"], "--steps 1: give 2 to 16 steps"),
     (["--steps", "17"], "--steps 17: give 2 to 16 steps"),
-    (["--steps", "four"], "--steps takes a whole number of steps from 2 to 16 (or none: 4), not 'four'"),
+    (["--steps", "four"], "--steps takes a whole number of steps from 2 to 16 (4 shows every stage), not 'four'"),
     (["--steps", "4", "--ranks", "2"], "--steps and --ranks do not go together"),
     (["--steps", "4", "--fixed"], "--steps and --fixed do not go together"),
     (["--steps", "4", "--npu-start", "other-data"], "give it without --model, --ranks, --steps and --fixed"),

@@ -38,7 +38,7 @@ transformer layers with a reduced hidden size; Wide&Deep's embedding tables and 
 golden on CPU and run on a simulated NPU (what `train -d sim` does) with one planted kernel fault; the
 rest is what float16 does to that network. --size reduced: the same op types, fewer repeats.
 
---steps [N]: the same network trained N steps (2 to 16, default 4) on both sides, each step on the next batch, with a
+--steps N: the same network trained N steps (2 to 16; 4 shows every stage) on both sides, each step on the next batch, with a
 static loss scale of 2^14 and nothing planted; the NPU run trains from its own weights. Steps 0 and 1
 compare fine; at step 2 the grown weight gradient of fc2 overflows float16 (inf), and every later NPU step
 is NaN. NPU dumps of every step in one dump/<time>/ (iteration folders 0..N-1, as dump_step "0|1|2|3"
@@ -53,7 +53,7 @@ examples:
   demo --npu-start other-weights   the NPU run starts from other weights: `ac` says it is not the same step
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
   demo --ranks 8             build the 8-rank demo in ./precision_data_demo_ranks and run `ac -c --report`
-  demo --steps               build the 4-step demo in ./precision_data_demo_steps and run `ac -c --report`
+  demo --steps 4             build the 4-step demo in ./precision_data_demo_steps and run `ac -c --report`
 """
 
 
@@ -85,10 +85,8 @@ def _parser(parser: CommandParser) -> None:
                         help="build the N-rank data-parallel demo instead (N from 2 to 64; default DIR "
                              "./precision_data_demo_ranks): each rank its own batch, an HcomAllReduce per gradient, "
                              "one rank's all-reduce input corrupted; golden per rank in tf/dump/rank_<r>")
-    from precision_tool.demo.steps import DEFAULT_STEPS
-
-    parser.add_argument("--steps", metavar="N", nargs="?", const=str(DEFAULT_STEPS), default=None,
-                        help=f"build the N-step demo instead (N from 2 to 16; {DEFAULT_STEPS} when N is left out; default DIR "
+    parser.add_argument("--steps", metavar="N", default=None,
+                        help="build the N-step demo instead (N from 2 to 16; 4 shows every stage; default DIR "
                              "./precision_data_demo_steps): both runs train N steps, a float16 overflow appears at "
                              "step 2 only; NPU iteration folders 0..N-1, golden per step in tf/dump/step_<K>, "
                              "the loss of every step in tf/loss.csv and npu/debug_0/loss.csv")

@@ -2,7 +2,7 @@
 
 `python -m precision_tool.demo.step_network WORKSPACE --steps N` (what `demo --steps N` starts). The graph
 is the demo network (`network.build_model`) on placeholders `input` / `labels` (step k is fed batch
-`DATA_SEED + k`), the loss scaled by `steps.LOSS_SCALE`, each gradient unscaled by a Mul, one SGD update
+`steps.DATA_SEED + k`), the loss scaled by `steps.LOSS_SCALE`, each gradient unscaled by a Mul, one SGD update
 at `steps.LEARNING_RATE`: the single demo's step, with the scale and rate of `steps`.
 
 Golden: the N steps run in one session under tf_config.sess_dump (one tfdbg run folder per step in
@@ -68,7 +68,7 @@ def build_step_graph() -> StepGraph:
 
 def step_batch(step: int) -> tuple[Any, Any]:
     """The batch training step `step` reads (the next batch of the data set each step)."""
-    return network.input_batch(network.DATA_SEED + step)
+    return network.input_batch(steps.DATA_SEED + step)
 
 
 def global_norm(arrays: list[Any]) -> float:

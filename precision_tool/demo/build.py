@@ -55,12 +55,14 @@ def prepare_folder(root: Path, *, force: bool) -> None:
 
 
 def run_network(root: Path, *, fixed_ops_info: Path | None = None, ranks: int | None = None,
-                model: str | None = None, size: str = "full", npu_start: str = "same") -> DemoBuild:
+                model: str | None = None, size: str = "full", npu_start: str = "same",
+                steps: int | None = None) -> DemoBuild:
     """The golden CPU step (tfdbg dump via tf_config.sess_dump) and the simulated NPU side; with
     `fixed_ops_info`, only the NPU run with that file's block list in float32 (npu/debug_2); with `ranks`,
     the N-rank data-parallel demo (precision_tool.demo.rank_network, one process for all ranks); with
-    `model`, that real architecture (precision_tool.demo.model_demo) at `size`; `npu_start` (the small demo
-    only): what its NPU runs start from (npu_side.NPU_STARTS)."""
+    `model`, that real architecture (precision_tool.demo.model_demo) at `size`; with `steps`, the N-step
+    demo (precision_tool.demo.step_network); `npu_start` (the small demo only): what its NPU runs start from
+    (npu_side.NPU_STARTS)."""
     started = time.perf_counter()
     env = tf_child_env(root)
     command = [sys.executable, "-m", "precision_tool.demo.network", str(root)]
@@ -72,6 +74,8 @@ def run_network(root: Path, *, fixed_ops_info: Path | None = None, ranks: int | 
         command = [sys.executable, "-m", "precision_tool.demo.rank_network", str(root), "--ranks", str(ranks)]
     if model is not None:
         command = [sys.executable, "-m", "precision_tool.demo.model_demo", str(root), "--model", model, "--size", size]
+    if steps is not None:
+        command = [sys.executable, "-m", "precision_tool.demo.step_network", str(root), "--steps", str(steps)]
     try:
         proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
                               timeout=NETWORK_TIMEOUT_S)

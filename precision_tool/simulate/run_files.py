@@ -136,14 +136,15 @@ def write_op_dump(folder: Path, op: NpuOp, graph: NpuGraph, values: Values, task
 
 
 def write_run(workspace: Workspace, debug_id: int, graph: NpuGraph, values: Values, *, stamp: str,
-              start_us: int, kernel_names: Mapping[str, str] | None = None) -> int:
-    """One NPU run: the Build graph and a dump of every task. Returns the number of dump files."""
+              start_us: int, kernel_names: Mapping[str, str] | None = None, iteration: int = 0) -> int:
+    """One NPU run: the Build graph and a dump of every task into iteration folder `iteration` (a run of
+    several steps calls it once per step with the same `stamp`). Returns the number of dump files."""
     from precision_tool.formats.ge.ge_graph import write_graph_text
 
     model = ge_model(graph, kernel_names=kernel_names)
     write_graph_text(model, workspace.graph_dir(debug_id) / GRAPH_FILE_NAME)
     # dump/<time>/<device>/<model name>/<model id>/<iteration>/, as the NPU runtime lays it out
-    folder = workspace.dump_root(debug_id) / stamp / "0" / graph.name / "1" / "0"
+    folder = workspace.dump_root(debug_id) / stamp / "0" / graph.name / "1" / str(iteration)
     tasks = task_table(graph, start_us)
     for op in graph.ops:
         if op.has_task:

@@ -38,6 +38,13 @@ transformer layers with a reduced hidden size; Wide&Deep's embedding tables and 
 golden on CPU and run on a simulated NPU (what `train -d sim` does) with one planted kernel fault; the
 rest is what float16 does to that network. --size reduced: the same op types, fewer repeats.
 
+--steps N: the same network trained N steps (2 to 16; 4 shows every stage) on both sides, each step on the next batch, with a
+static loss scale of 2^14 and nothing planted; the NPU run trains from its own weights. Steps 0 and 1
+compare fine; at step 2 the grown weight gradient of fc2 overflows float16 (inf), and every later NPU step
+is NaN. NPU dumps of every step in one dump/<time>/ (iteration folders 0..N-1, as dump_step "0|1|2|3"
+writes them), golden per step in tf/dump/step_<K>, both runs' loss, gradient norm and loss scale in
+tf/loss.csv and npu/debug_0/loss.csv.
+
 examples:
   demo                       build ./precision_data_demo and run `ac -c --report`
   demo --model bert          BERT-base in ./precision_data_demo_bert, then `ac -c --report`
@@ -46,6 +53,7 @@ examples:
   demo --npu-start other-weights   the NPU run starts from other weights: `ac` says it is not the same step
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
   demo --ranks 8             build the 8-rank demo in ./precision_data_demo_ranks and run `ac -c --report`
+  demo --steps 4             build the 4-step demo in ./precision_data_demo_steps and run `ac -c --report`
 """
 
 
@@ -77,6 +85,11 @@ def _parser(parser: CommandParser) -> None:
                         help="build the N-rank data-parallel demo instead (N from 2 to 64; default DIR "
                              "./precision_data_demo_ranks): each rank its own batch, an HcomAllReduce per gradient, "
                              "one rank's all-reduce input corrupted; golden per rank in tf/dump/rank_<r>")
+    parser.add_argument("--steps", metavar="N", default=None,
+                        help="build the N-step demo instead (N from 2 to 16; 4 shows every stage; default DIR "
+                             "./precision_data_demo_steps): both runs train N steps, a float16 overflow appears at "
+                             "step 2 only; NPU iteration folders 0..N-1, golden per step in tf/dump/step_<K>, "
+                             "the loss of every step in tf/loss.csv and npu/debug_0/loss.csv")
 
 
 def _kept_in_float32(path: Any) -> list[str]:
@@ -91,11 +104,20 @@ def _kept_in_float32(path: Any) -> list[str]:
 
 
 def _demo(args: argparse.Namespace, ctx: Context) -> Any:
-    if args.npu_start != "same" and (args.model is not None or args.ranks is not None or args.fixed):
+    if args.npu_start != "same" and (args.model is not None or args.ranks is not None or args.fixed
+                                     or args.steps is not None):
         from precision_tool.errors import UsageError
 
-        raise UsageError("demo --npu-start: it changes the small demo's NPU run; give it without --model, --ranks "
-                         "and --fixed")
+        raise UsageError("demo --npu-start: it changes the small demo's NPU run; give it without --model, --ranks, "
+                         "--steps and --fixed")
+    if args.steps is not None:
+        if args.size != "full":
+            from precision_tool.errors import UsageError
+
+            raise UsageError("demo --size: it sizes a real architecture; give it with --model NAME, not --steps")
+        from precision_tool.shell.commands.demo.demo_multistep import run_multistep
+
+        return run_multistep(args, ctx)
     if args.model is not None:
         from precision_tool.shell.commands.demo.demo_models import run_model
 
@@ -166,6 +188,7 @@ def _complete(request: CompletionRequest) -> list[str]:
 COMMANDS = [
     Command("demo", "build an example workspace (TF golden + simulated NPU run with a planted fault and a float16 "
                     "overflow), run ac -c --report; --fixed: re-run its NPU step with fix/ops_info.json; "
-                    "--ranks N: an N-rank data-parallel demo with one faulty rank; --model: ResNet-50, BERT or Wide&Deep",
+                    "--ranks N: an N-rank data-parallel demo with one faulty rank; --model: ResNet-50, BERT or Wide&Deep; "
+                    "--steps N: N training steps, a later one overflows",
             _parser, _demo, completer=_complete, description=_DESCRIPTION),
 ]

@@ -100,9 +100,10 @@ def demo_context(ctx: Context, root: Any) -> Context:
                    console=ctx.console, table=ctx.table)
 
 
-def run_checks(demo_ctx: Context, root: Any, *, check: bool = True, ac_line: str = "ac -c --report") -> list[Any]:
-    """`tf_dump`, then (`check`) `ac_line` on the demo workspace, each under a rule; returns ac's answer
-    block, which the demo shows last, right above the prompt."""
+def run_checks(demo_ctx: Context, root: Any, *, check: bool = True, ac_line: str = "ac -c --report",
+               dump_lines: tuple[str, ...] = ("tf_dump",)) -> list[Any]:
+    """`dump_lines` (`tf_dump`), then (`check`) `ac_line` on the demo workspace, each under a rule; returns
+    ac's answer block, which the demo shows last, right above the prompt."""
     from rich.rule import Rule
 
     from precision_tool.errors import CommandFailed
@@ -114,7 +115,7 @@ def run_checks(demo_ctx: Context, root: Any, *, check: bool = True, ac_line: str
         args.defer_answer = True
         held["args"] = args
 
-    for line in (["tf_dump"] + ([ac_line] if check else [])):
+    for line in ([*dump_lines] + ([ac_line] if check else [])):
         demo_ctx.note(Rule(f"[bold]{line}[/bold]", align="left"))
         prepare = defer_answer if line.startswith("ac ") else None
         if not execute(line, demo_ctx, passthrough=False, prepare=prepare).ok:

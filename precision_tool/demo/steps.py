@@ -20,8 +20,8 @@ Layout written (`vc --step N` / `vc --step all` read exactly this):
 - npu/debug_0/graph/ge_proto_00000001_graph_1_Build.txt: the Build graph (one for every step);
 - npu/debug_0/dump/<stamp>/0/<graph name>/1/<step>/<dump files>: one iteration folder per step, as the TF
   adapter writes with dump_step "0|1|2|3";
-- tf/tf_debug/run_*: one tfdbg run folder per golden step; `tf_dump --run K --out tf/dump/step_K` (the
-  demo runs it for every K) extracts step K into tf/dump/step_<K>/;
+- tf/tf_debug/run_*: one tfdbg run folder per golden step; `tf_dump --step all` (the demo runs it)
+  extracts run K into tf/dump/step_<K>/;
 - tf/loss.csv and npu/debug_0/loss.csv: loss, global gradient norm and loss scale of every step.
 
 Plain data only: TensorFlow is imported by `step_network` (the child process) alone.
@@ -41,7 +41,6 @@ LEARNING_RATE = 0.05
 # the cosine threshold before the overflow (min cosine 0.999 at steps 0 and 1); with others, MaxPoolGrad's
 # routing can cross it at step 1 without any overflow (accumulated error, docs/demo.md).
 DATA_SEED = 2025
-STEP_DIR_PREFIX = "step_"  # tf/dump/step_<N> (docs/steps.md)
 # The op whose float16 output overflows first, and the step where it does (with the default data and seeds).
 OVERFLOW_OP = "gradients/fc2/MatMul_grad/MatMul_1"
 OVERFLOW_STEP = 2
@@ -64,5 +63,7 @@ def check_steps(value: Any) -> int:
 
 
 def step_dir_name(step: int) -> str:
-    """tf/dump/step_<N>: the golden tensors of step N."""
-    return f"{STEP_DIR_PREFIX}{step}"
+    """tf/dump/step_<N>: the golden tensors of step N (the workspace's layout, docs/steps.md)."""
+    from precision_tool.workspace import GOLDEN_STEP_PREFIX
+
+    return f"{GOLDEN_STEP_PREFIX}{step}"

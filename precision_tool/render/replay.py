@@ -168,7 +168,8 @@ def all_lines(result: Any, *, limit: int = 10, evidence: bool = False) -> list[A
     replayed = len(verdicts) - len(result.cannot)
     seconds = sum(run.seconds.values())
     head = Text()
-    head.append(f"replay --all (npu/debug_{result.debug_id}): ", style="bold")
+    at = f", step {result.step}" if result.step is not None else ""
+    head.append(f"replay --all (npu/debug_{result.debug_id}{at}): ", style="bold")
     head.append(f"{replayed} of {len(verdicts)} compute ops replayed on CPU from their own NPU inputs "
                 f"({result.not_computed} data, variables and constants left out) by {result.where} in "
                 f"{seconds:.1f} s")
@@ -210,9 +211,13 @@ def all_lines(result: Any, *, limit: int = 10, evidence: bool = False) -> list[A
                             if len(inherited) > 1 else f"  [{first.op_id}] {first.op_name}: {first.text}"))
     if result.cannot:
         out.append(Text(f"cannot replay {len(result.cannot)} op(s):", style="bold"))
-        for reason, group in cannot_reasons(result.cannot)[:limit]:
+        groups = cannot_reasons(result.cannot)
+        for reason, group in groups[:limit]:
             names = ", ".join(v.case.op_name for v in group[:3]) + (", ..." if len(group) > 3 else "")
             out.append(Text(f"  {len(group)} × {reason}  ({names})"))
+        if len(groups) > limit:
+            left = sum(len(group) for _, group in groups[limit:])
+            out.append(Text(f"  and {left} more for {len(groups) - limit} other reason(s): the Reason column of the ranking"))
     out += [warning_line(problem) for problem in run.problems]
     out.append(note_line(f"ranking: {result.ranked_csv}; every output against every replay: {run.csv_path}"))
     return out

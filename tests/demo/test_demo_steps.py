@@ -221,15 +221,8 @@ def test_vc_step_by_step_steps_0_and_1_pass_step_2_names_the_overflowing_matmul(
 
 
 # --- compared in one vc (needs the golden-per-step comparison of `vc --step all`, docs/steps.md) ------------
-def _compares_steps() -> bool:
-    import precision_tool.workspace as workspace_module
-
-    return hasattr(workspace_module, "step_golden_folders")
-
-
 @pytest.mark.tf
 @pytest.mark.slow
-@pytest.mark.skipif(not _compares_steps(), reason="vc --step all (golden per step) is not in this checkout")
 def test_ac_compares_every_step_and_names_step_2_then_its_op(steps_ws, tmp_path) -> None:
     import shutil
 
@@ -240,3 +233,25 @@ def test_ac_compares_every_step_and_names_step_2_then_its_op(steps_ws, tmp_path)
     assert f"steps 0, 1, 2, 3: step 2 diverges first, first divergent op [48] {OVERFLOW_OP}" in result.out
     answer = result.out[result.out.rindex("answer ─"):]
     assert f"first divergent op: [48] {OVERFLOW_OP} (MatMulV2)" in answer
+    # the loss curves part one step later (step 3's loss comes from the weights step 2 updated): both are named
+    assert "loss curves part first at step 3" in result.out and "TF_DUMP_STEP='2|3'" in result.out
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_precheck_replays_the_diverging_step_and_the_report_holds_its_curves(steps_ws, tmp_path) -> None:
+    """`ac -c --precheck --report`: every op replayed from step 2's own dumps and golden, the overflow its own
+    (float16's) error, the ops after it inheriting; the page holds the step heat map and both loss curves."""
+    import re
+    import shutil
+
+    root = tmp_path / "pd"
+    shutil.copytree(steps_ws, root, symlinks=True)
+    result = run_cli("ac", "-c", "--precheck", "--report", data=root, timeout=900)
+    assert result.status == 0, result.out[-3000:] + result.err[-3000:]
+    assert "replay --all (npu/debug_0, step 2): " in result.out
+    assert f"[48] {OVERFLOW_OP}: its own error explains it (precision)" in result.out
+    assert re.search(r"the comparison's (\d+) abnormal ops: 1 by their own error, (\d+) inherit it", result.out)
+    page = Path(re.findall(r"^\s+(/\S+/report\.html)\s*$", result.out, re.M)[-1]).read_text()
+    for part in ('id="steps-heatmap"', 'id="ranking-chart"', 'id="loss-advice"', "TF_DUMP_STEP=&#39;2|3&#39;"):
+        assert part in page, part

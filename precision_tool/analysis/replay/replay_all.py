@@ -44,6 +44,7 @@ class ReplayAllRun:
     ranked_csv: Path
     explained: tuple[Explained, ...] = ()  # the comparison's abnormal ops, own error or inherited
     debug_id: int = 0
+    step: int | None = None  # the dump iteration replayed (None: each op's newest dump)
 
 
 def compute_ops(index: GraphIndex, debug_id: int, graph_filter: str | None = None) -> tuple[list[OpEntry], int]:
@@ -84,8 +85,9 @@ def pool_runner(workers: int, scheduler: str | None, on_case: Callable[[int], No
 def replay_all(index: GraphIndex, debug_id: int, folder: Path, settings: "Settings", *,
                graph_filter: str | None = None, summary: "CompareSummary | None" = None,
                python: str | None = None, workers: int = 2, scheduler: str | None = None,
-               progress: Progress | None = None) -> ReplayAllRun:
-    """Replay every compute op of npu/debug_<debug_id> into `folder`, judge and rank them."""
+               progress: Progress | None = None, step: int | None = None) -> ReplayAllRun:
+    """Replay every compute op of npu/debug_<debug_id> into `folder`, judge and rank them (`step`: from that
+    dump iteration and golden step, docs/steps.md)."""
     entries, left_out = compute_ops(index, debug_id, graph_filter)
     import threading
 
@@ -109,13 +111,13 @@ def replay_all(index: GraphIndex, debug_id: int, folder: Path, settings: "Settin
         return runner(workspace, cases, py, log)
 
     run = replay_ops(index, entries, folder, settings, summary=summary, python=python, runner=counted,
-                     progress=progress, workers=workers)
+                     progress=progress, workers=workers, step=step)
     errors = ranked(run.verdicts, settings, workers)
     cannot = tuple(v for v in run.verdicts if v.verdict == CANNOT)
     csv_path = save_ranked(run.folder, errors, cannot)
     explained = tuple(explain_abnormal(summary.abnormal_ops, run.verdicts)) if summary is not None else ()
     return ReplayAllRun(run, tuple(errors), cannot, left_out, where[0] if where else "no TensorFlow process",
-                        csv_path, explained, debug_id)
+                        csv_path, explained, debug_id, step)
 
 
 def cannot_reasons(cannot: Sequence[Verdict]) -> list[tuple[str, list[Verdict]]]:

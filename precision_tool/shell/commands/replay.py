@@ -65,9 +65,18 @@ def _common_options(parser: CommandParser) -> None:
     parser.add_argument("-g", "--graph", help="only graphs whose name (or file name) contains this")
     parser.add_argument("-d", "--debug", type=int, metavar="N", default=None,
                         help="the NPU run npu/debug_N to replay (default: the lowest that has the op)")
+    parser.add_argument("--step", type=_step, metavar="N", default=None,
+                        help="a dump of several steps: replay from dump iteration N and its golden step "
+                             "tf/dump/step_N (default: each op's newest dump and the flat tf/dump)")
     parser.add_argument("--python", metavar="PY",
                         help="the Python that runs TensorFlow (default: this one), e.g. a python3.7 with TF 1.15")
     parser.add_argument("-q", "--quiet", action="store_true", help="the verdicts only, without the evidence")
+
+
+def _step(text: str) -> int:
+    from precision_tool.shell.arg_types import non_negative_int
+
+    return non_negative_int(text)
 
 
 def _replay(args: argparse.Namespace, ctx: Context) -> Any:
@@ -109,7 +118,7 @@ def replay_names(names: list[str], args: argparse.Namespace, ctx: Context, comma
         chosen = next(e for e in found if e.debug_id == first)
         if chosen not in entries:  # `replay 16 bn2/FusedBatchNormV3` names one op twice: replayed once
             entries.append(chosen)
-    return _run(index, entries, ctx, args, folder=None, command=command)
+    return _run(index, entries, ctx, args, folder=None, command=command, step=getattr(args, "step", None))
 
 
 def _run(index: Any, entries: list[Any], ctx: Context, args: argparse.Namespace, folder: Any,

@@ -16,7 +16,8 @@ from precision_tool.shell.command import AcSection, Context
 _STAGES = {"plan": "planning (reading the dumps)", "replay": "replaying in TensorFlow", "judge": "judging"}
 
 
-def _run(ctx: Context, args: argparse.Namespace, debug_id: int, folder: Path, summary: Any = None) -> Any:
+def _run(ctx: Context, args: argparse.Namespace, debug_id: int, folder: Path, summary: Any = None,
+         step: int | None = None) -> Any:
     from precision_tool.analysis.graphs.graph_index import index_for
     from precision_tool.analysis.replay.replay import tensorflow_missing
     from precision_tool.analysis.replay.replay_all import replay_all
@@ -39,14 +40,15 @@ def _run(ctx: Context, args: argparse.Namespace, debug_id: int, folder: Path, su
                 bar.update(tasks[stage], completed=done, total=total or None)
 
         return replay_all(index, debug_id, folder, ctx.settings, graph_filter=getattr(args, "graph", None),
-                          summary=summary, python=python, workers=workers, scheduler=scheduler, progress=tick)
+                          summary=summary, python=python, workers=workers, scheduler=scheduler, progress=tick,
+                          step=step)
 
 
 def replay_all_command(args: argparse.Namespace, ctx: Context) -> Any:
     """`replay --all [-d N] [-g G] [-l N] [-j N] [--scheduler A] [--python PY]`."""
     debug_id = args.debug if args.debug is not None else 0
     folder = ctx.workspace.temp_dir / "replay" / time.strftime("%Y%m%d%H%M%S")
-    result = _run(ctx, args, debug_id, folder)
+    result = _run(ctx, args, debug_id, folder, step=args.step)
     lines = _lines(result, args)
     _raise_if_every_replay_failed(result, lines, ctx, "replay --all")
     return lines
@@ -84,11 +86,16 @@ def _ac_precheck(args: argparse.Namespace, ctx: Context) -> Any:
     runs = [s for s in found if not s.npu_vs_npu and hasattr(s.summary, "abnormal_ops")]
     if not runs:
         return note_line("precheck: no NPU-vs-golden comparison to replay against; run `ac -c --precheck`")
-    shown = runs[0]  # the first run (rank 0 / the first graph) speaks for a multi-run comparison
+    # the first diverging step of `vc --step all` (else the first run: rank 0, the first graph) speaks for all
+    steps = getattr(args, "step_overview", None)
+    first_step = steps.first.step if steps is not None and steps.first is not None else None
+    shown = next((s for s in runs if first_step is None or (s.spec is not None and s.spec.step == first_step)),
+                 runs[0])
     summary = shown.summary
     spec = result_spec(Path(summary.path))
     debug_id = (ctx.workspace.run_of(Path(spec.npu_dir)) if spec is not None else None) or 0
-    result = _run(ctx, args, debug_id, Path(summary.path).parent / "precheck", summary=summary)
+    step = getattr(spec, "step", None) if spec is not None else None
+    result = _run(ctx, args, debug_id, Path(summary.path).parent / "precheck", summary=summary, step=step)
     lines = _lines(result, args)
     _raise_if_every_replay_failed(result, lines, ctx, "precheck")
     args.precheck_result = result  # the answer may say which abnormal ops inherit

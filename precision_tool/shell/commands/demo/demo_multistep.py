@@ -28,15 +28,8 @@ def parse_steps(text: str) -> int:
 
 
 def golden_step_lines(root: Any, count: int) -> tuple[str, ...]:
-    """`tf_dump --run K --out tf/dump/step_K` for every step: tfdbg's run folder K is golden step K."""
-    import shlex
-
-    from precision_tool.demo.steps import step_dir_name
-    from precision_tool.workspace import Workspace
-
-    golden = Workspace(root).golden_dir
-    return tuple(f"tf_dump --run {step} --out {shlex.quote(str(golden / step_dir_name(step)))}"
-                 for step in range(count))
+    """`tf_dump --step all`: tfdbg's run folders, oldest first, become tf/dump/step_0 ... step_<count - 1>."""
+    return ("tf_dump --step all",)
 
 
 def run_multistep(args: argparse.Namespace, ctx: Context) -> Any:
@@ -70,7 +63,7 @@ def run_multistep(args: argparse.Namespace, ctx: Context) -> Any:
     if count <= steps.OVERFLOW_STEP:
         held.append(f"\n  with {count} steps no step reaches it: every step compares fine.")
     held.append("\n  per step: ", style="bold")
-    held.append(f"npu/debug_0/dump/<time>/0/<graph>/1/<step>/ against tf/dump/{steps.STEP_DIR_PREFIX}<step>/; "
+    held.append(f"npu/debug_0/dump/<time>/0/<graph>/1/<step>/ against tf/dump/{steps.step_dir_name(0)[:-1]}<step>/; "
                 "the loss of every step in tf/loss.csv and npu/debug_0/loss.csv")
     ctx.note(held)
     demo_ctx = demo_context(ctx, root)

@@ -72,12 +72,12 @@ PlanProgress = Callable[[str, int, int], None]
 
 def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, settings: "Settings", *,
                summary: "CompareSummary | None" = None, python: str | None = None,
-               runner: Runner | None = None, progress: PlanProgress | None = None, workers: int = 1,
+               runner: Runner | None = None, progress: PlanProgress | None = None,
                step: int | None = None) -> ReplayRun:
     """Replay each op (one child for all unless `runner` says otherwise), judge it, write its fix; results
-    saved in `folder`. `workers` > 1: the ops are planned and judged in that many forked processes. `step`:
-    the dump iteration and golden step folder to replay from (docs/steps.md), else the newest dump."""
-    from precision_tool.analysis.replay.replay_pool import forked_map
+    saved in `folder`. `step`: the dump iteration and golden step folder to replay from (docs/steps.md), else
+    the newest dump. Planning and judging stay in this process: forked, BERT's 4,173 ops took longer (the
+    cases and verdicts pickled back cost more than the work)."""
     from precision_tool.formats.tf.golden import scan_golden_dir
 
     workspace = index.workspace
@@ -89,8 +89,11 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     for entry in entries:  # a case folder holds one replay: never an earlier run's results
         shutil.rmtree(folder / case_key(entry), ignore_errors=True)
     lookup = dump_lookup(workspace, {e.debug_id for e in entries}) if len(entries) > 8 else None
-    cases = forked_map(lambda i: plan_case(index, entries[i], folder / case_key(entries[i]), golden, graph_defs,
-                                           lookup, step), len(entries), workers, _ticker(progress, "plan", len(entries)))
+    cases = []
+    for done, entry in enumerate(entries, 1):
+        cases.append(plan_case(index, entry, folder / case_key(entry), golden, graph_defs, lookup, step))
+        if progress is not None:
+            progress("plan", done, len(entries))
     planned = time.perf_counter()
     missing_tf = tensorflow_missing(python)
     for case in cases:
@@ -102,8 +105,7 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
         child = (runner or _run_child)(workspace, tf_cases, python, folder / CHILD_LOG)
     ran = time.perf_counter()
 
-    def judged(i: int) -> Verdict:
-        case = cases[i]
+    def judged(case: ReplayCase) -> Verdict:
         if case.problem is None and case.mode == "tf" and missing_tf:
             return cannot(case, missing_tf, failed=True)
         result = read_child_result(Path(case.folder)) if case.problem is None else None
@@ -114,7 +116,11 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
             verdict = dataclasses.replace(verdict, line=f"{verdict.line}; the replay process's output: {child.log}")
         return verdict
 
-    verdicts = forked_map(judged, len(cases), workers, _ticker(progress, "judge", len(cases)))
+    verdicts = []
+    for done, case in enumerate(cases, 1):
+        verdicts.append(judged(case))
+        if progress is not None:
+            progress("judge", done, len(cases))
     ops = {op.npu_op: op for op in summary.ops} if summary is not None else {}
     verdicts = [_with_upstream(index, v, summary, ops) for v in verdicts]
     verdicts, ops_info, problems = _write_fixes(workspace, verdicts)
@@ -123,10 +129,6 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     return ReplayRun(folder, tuple(verdicts), csv_path,
                      {"plan": planned - started, "child": ran - planned, "judge": done - ran},
                      ops_info, tuple(problems))
-
-
-def _ticker(progress: PlanProgress | None, stage: str, total: int) -> Callable[[int], None] | None:
-    return None if progress is None else (lambda done: progress(stage, done, total))
 
 
 def _replay_native(case: ReplayCase) -> None:

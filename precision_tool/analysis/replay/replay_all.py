@@ -111,8 +111,8 @@ def replay_all(index: GraphIndex, debug_id: int, folder: Path, settings: "Settin
         return runner(workspace, cases, py, log)
 
     run = replay_ops(index, entries, folder, settings, summary=summary, python=python, runner=counted,
-                     progress=progress, workers=workers, step=step)
-    errors = ranked(run.verdicts, settings, workers)
+                     progress=progress, step=step)
+    errors = ranked(run.verdicts, settings)
     cannot = tuple(v for v in run.verdicts if v.verdict == CANNOT)
     csv_path = save_ranked(run.folder, errors, cannot)
     explained = tuple(explain_abnormal(summary.abnormal_ops, run.verdicts)) if summary is not None else ()

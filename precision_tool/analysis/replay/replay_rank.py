@@ -115,24 +115,11 @@ def _unexplained(npu: Any, f32: Any, f16: Any) -> int:
     return int(np.count_nonzero(apart & ~(~np.isfinite(a) & same(a, c))))
 
 
-def ranked(verdicts: Sequence[Verdict], settings: "Settings", workers: int = 1) -> list[LocalError]:
-    """The replayed ops, worst ErrorRatio first (ties: the larger LocalError, then graph order); measured in
-    `workers` forked processes."""
-    import dataclasses
-
-    from precision_tool.analysis.replay.replay_pool import forked_map
-
-    # measured in the workers without the verdict (it goes there and back once: the results stay small)
-    measured = forked_map(lambda i: _detached(local_error(verdicts[i], settings)), len(verdicts), workers)
-    found = [dataclasses.replace(e, verdict=v) for e, v in zip(measured, verdicts) if e is not None]
+def ranked(verdicts: Sequence[Verdict], settings: "Settings") -> list[LocalError]:
+    """The replayed ops, worst ErrorRatio first (ties: the larger LocalError, then graph order)."""
+    found = [e for e in (local_error(v, settings) for v in verdicts) if e is not None]
     order = {id(v): n for n, v in enumerate(verdicts)}
     return sorted(found, key=lambda e: (-_sortable(e.ratio), -_sortable(e.error), order[id(e.verdict)]))
-
-
-def _detached(error: LocalError | None) -> LocalError | None:
-    import dataclasses
-
-    return None if error is None else dataclasses.replace(error, verdict=None)  # type: ignore[arg-type]
 
 
 def _sortable(value: float) -> float:

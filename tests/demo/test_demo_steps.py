@@ -255,3 +255,17 @@ def test_precheck_replays_the_diverging_step_and_the_report_holds_its_curves(ste
     page = Path(re.findall(r"^\s+(/\S+/report\.html)\s*$", result.out, re.M)[-1]).read_text()
     for part in ('id="steps-heatmap"', 'id="ranking-chart"', 'id="loss-advice"', "TF_DUMP_STEP=&#39;2|3&#39;"):
         assert part in page, part
+
+
+@pytest.mark.tf
+@pytest.mark.slow
+def test_replay_of_one_op_takes_the_step_asked_for(steps_ws, tmp_path) -> None:
+    """`replay OP --step N`: the overflow is there at step 2 only (its dump and golden of that step)."""
+    import shutil
+
+    root = tmp_path / "pd"
+    shutil.copytree(steps_ws, root, symlinks=True)
+    for step, verdict in ((0, "OK"), (2, "PRECISION")):
+        result = run_cli("replay", OVERFLOW_OP, "--step", str(step), "-q", data=root)
+        assert result.status == 0, result.out[-3000:] + result.err[-3000:]
+        assert f"replay [48] {OVERFLOW_OP} (MatMulV2): {verdict}\n" in result.out, (step, result.out[-2000:])

@@ -34,7 +34,7 @@ float32 replay on the same inputs, divided by what the op's dtype does there (th
 error for a float16 op), so the op that goes wrong by itself stands out from the many that only inherit.
 Results: temp/replay/<time>/ranked.csv (worst first; the ten metrics against the float32 replay, the
 verdict columns) beside replay.csv. `ac -c --precheck` does it after the comparison and says, for each
-abnormal op, whether its own error explains it (docs/replay.md#every-op-on-its-own-inputs).
+abnormal op, whether its own error explains it (docs/replay.md, "Every op on its own inputs").
 
 examples:
   replay bn2/FusedBatchNormV3

@@ -21,7 +21,7 @@ from precision_tool.analysis.graphs.graph_index import GraphIndex
 from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.errors import FormatError
 from precision_tool.formats.ge.ge_graph import Op, split_input
-from precision_tool.workspace import Workspace
+from precision_tool.workspace import Workspace, golden_dir_for_step
 
 CASE_FILE = "case.json"
 RESULT_FILE = "result.json"
@@ -172,12 +172,13 @@ def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str,
 
     workspace = index.workspace
     op = index.op(entry)
-    golden = scan_golden_dir(workspace.golden_dir) if golden is None else golden
+    golden_dir = golden_dir_for_step(workspace.golden_dir, step)  # a step's own golden folder (docs/steps.md)
+    golden = scan_golden_dir(golden_dir) if golden is None else golden
     graph_defs = golden_graph_files(workspace) if graph_defs is None else graph_defs
     mode = "native" if op.type in NATIVE_TYPES else "tf"
     base = dict(key=case_key(entry), folder=str(folder), op_name=entry.name, op_type=entry.type, op_id=entry.id,
                 debug_id=entry.debug_id, graph=entry.graph, graph_file=str(entry.file), mode=mode,
-                tf_nodes=tuple(op.original_op_names or ()), golden_dir=str(workspace.golden_dir),
+                tf_nodes=tuple(op.original_op_names or ()), golden_dir=str(golden_dir),
                 graph_defs=tuple(str(p) for p in graph_defs))
     dumps = lookup(entry) if lookup is not None else find_dump_files(workspace, entry.debug_id, entry.name)
     if step is not None and dumps:  # several iterations: the one compared (its folder is named by the step)

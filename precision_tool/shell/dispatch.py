@@ -80,6 +80,8 @@ def _either(names: list[str]) -> str:
 
 def unknown_command_message(word: str, names: list[str]) -> str:
     close = difflib.get_close_matches(word, names, n=3, cutoff=0.5)
+    # a name the typed word begins with first: `lss` is `ls` with a key held, before `loss` (as close by ratio)
+    close.sort(key=lambda name: not word.startswith(name))
     hint = f"; did you mean {', '.join(close)}?" if close else "; type `help` for the commands"
     return f"unknown command '{word}'{hint}"
 

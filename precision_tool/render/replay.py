@@ -137,7 +137,7 @@ def _findings_below(errors: list[Any], limit: int) -> list[tuple[int, Any]]:
 
 
 def ranked_table(errors: list[Any], limit: int) -> Any:
-    """The worst `limit` ops by ErrorRatio, then every kernel or precision op further down."""
+    """The worst `limit` ops by ErrorRatio, then up to `limit` kernel or precision ops further down."""
     from rich.table import Table
 
     shown = list(enumerate(errors[:limit], 1))

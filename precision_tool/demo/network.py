@@ -24,7 +24,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 BATCH = 8
 IMAGE_SIZE = 16
@@ -211,6 +211,25 @@ def run_golden_step(run: GoldenRun) -> float:
     _, loss, _scaled = dump_session.run([run.training.train_op, run.training.loss, run.training.scaled_loss])
     run.loss = float(loss)
     return run.loss
+
+
+def counted_main(argv: list[str] | None, option: str, usage: str, check: Callable[[int], int],
+                 run: Callable[[Path, int], str]) -> int:
+    """The main of a demo child taking `WORKSPACE --OPTION N` (`--ranks N`, `--steps N`): N checked by `check`
+    (ValueError: its one line), the environment prepared before TensorFlow, `run`'s summary printed."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 3 or argv[1] != option:
+        print(usage, file=sys.stderr)
+        return 2
+    try:
+        count = check(int(argv[2]))
+    except ValueError as exc:
+        print(f"{exc}", file=sys.stderr)
+        return 2
+    root = Path(argv[0]).resolve()
+    prepare_environment(root)
+    print(run(root, count))
+    return 0
 
 
 USAGE = "usage: python -m precision_tool.demo.network WORKSPACE [--fixed OPS_INFO | --npu-start START]"

@@ -164,19 +164,7 @@ def run(root: Path, rank_count: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) != 3 or argv[1] != "--ranks":
-        print(USAGE, file=sys.stderr)
-        return 2
-    try:
-        rank_count = ranks.check_ranks(int(argv[2]))
-    except ValueError as exc:
-        print(f"{exc}", file=sys.stderr)
-        return 2
-    root = Path(argv[0]).resolve()
-    network.prepare_environment(root)
-    print(run(root, rank_count))
-    return 0
+    return network.counted_main(argv, "--ranks", USAGE, ranks.check_ranks, run)
 
 
 if __name__ == "__main__":

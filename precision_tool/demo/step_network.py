@@ -205,19 +205,7 @@ def run(root: Path, count: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if len(argv) != 3 or argv[1] != "--steps":
-        print(USAGE, file=sys.stderr)
-        return 2
-    try:
-        count = steps.check_steps(int(argv[2]))
-    except ValueError as exc:
-        print(f"{exc}", file=sys.stderr)
-        return 2
-    root = Path(argv[0]).resolve()
-    network.prepare_environment(root)
-    print(run(root, count))
-    return 0
+    return network.counted_main(argv, "--steps", USAGE, steps.check_steps, run)
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from precision_tool.analysis.graphs.graph_summary import OpEntry
 from precision_tool.analysis.replay.replay_plan import (
     NATIVE_TYPES, RESULT_FILE, ReplayCase, case_key, dump_lookup, golden_graph_files, plan_case, read_child_result,
 )
+from precision_tool.analysis.replay.replay_pool import ended
 from precision_tool.analysis.replay.replay_verdict import CANNOT, INHERITED, KERNEL, PRECISION, Verdict, cannot, judge
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import WorkspaceError
@@ -213,20 +214,8 @@ def _run_child(workspace: Workspace, cases: list[ReplayCase], python: str | None
     if "No module named 'tensorflow'" in proc.stderr:
         return ChildRun(f"TensorFlow is not installed for {python}; `pip install tensorflow-cpu`", saved, last)
     where = f"its output: {saved}" if saved is not None else "its output could not be saved"
-    return ChildRun(f"the replay process {_ended(proc.returncode)}: {(last or 'no error output')[:200]}; {where}",
+    return ChildRun(f"the replay process {ended(proc.returncode)}: {(last or 'no error output')[:200]}; {where}",
                     saved, last)
-
-
-def _ended(status: int) -> str:
-    """How a child that did not succeed ended: `failed (exit 1)`, or `was killed by SIGSEGV`."""
-    import signal
-
-    if status < 0:
-        try:
-            return f"was killed by {signal.Signals(-status).name}"
-        except ValueError:
-            return f"was killed by signal {-status}"
-    return f"failed (exit {status})"
 
 
 # --- following the divergence back ------------------------------------------------------------------

@@ -45,7 +45,8 @@ def deal(folders: Sequence[str], count: int) -> list[list[str]]:
     return [list(folders[k::count]) for k in range(count) if folders[k::count]]
 
 
-def _ended(status: int) -> str:
+def ended(status: int) -> str:
+    """How a child that did not succeed ended: `failed (exit 1)`, or `was killed by SIGSEGV`."""
     import signal
 
     if status < 0:
@@ -140,7 +141,7 @@ def run_chunk(folders: Sequence[str], log: str, cwd: str | None, env: dict[str, 
             failures.update({folder: why for folder in remaining})
             break
         crashed = remaining.pop(0)  # the cases run in order: the first without a result is the one it died on
-        failures[crashed] = (f"the replay process {_ended(status)} while replaying this op "
+        failures[crashed] = (f"the replay process {ended(status)} while replaying this op "
                              f"({said or 'no error output'}); its output: {log_path}")
         if on_case is not None:
             on_case(1)

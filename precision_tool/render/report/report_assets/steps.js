@@ -1,6 +1,6 @@
 // The step × op-position heat map of a `vc --step all` report (docs/steps.md): one row per step, one
 // column per op along the network, coloured by the op's output cosine; hover names the step, op and value.
-// Self-contained (its data in <script id="steps-data">), drawn on a <canvas>. Written for PrecisionTool.
+// Its data in <script id="steps-data">; drawn on a <canvas> with chart.js's parts (loaded before it).
 (function () {
   "use strict";
   var holder = document.getElementById("steps-heatmap");
@@ -36,14 +36,7 @@
 
   function draw() {
     var width = Math.max(200, holder.clientWidth || 800), height = TOP + ROW * data.rows.length + BOTTOM;
-    var ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    canvas.style.width = width + "px";
-    canvas.style.height = height + "px";
-    var ctx = canvas.getContext("2d");
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif";
+    var ctx = window.PrecisionChart.parts.fit(canvas, width, height);  // chart.js's: screen density, font
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, width, height);
     plot.w = width - LEFT - 8;
@@ -83,5 +76,5 @@
   });
   canvas.addEventListener("pointerleave", function () { tip.style.display = "none"; });
   draw();
-  if (window.ResizeObserver) { new ResizeObserver(draw).observe(holder); }
+  window.PrecisionChart.parts.watchSize(holder, draw);
 }());

@@ -82,7 +82,7 @@ class RunReport:
 
 
 def _nan_data(record: TensorRecord) -> bool:
-    text = record.values.get("CosineSimilarity", "").strip()
+    text = record.metric("CosineSimilarity").strip()
     return text.lower() in NAN_DATA_TEXTS and text != "NaN"
 
 
@@ -119,7 +119,7 @@ def output_points(rows: Sequence[TensorRecord], labels: Any, threshold: float) -
         name = label.name if label is not None else op
         abnormal = nan_data or record.cosine <= threshold
         points.append(OutputPoint(order[op], name, name + record.tensor_index[len(op):], record.cosine,
-                                  _number(record.values.get("MaxAbsoluteError", "")), abnormal, nan_data,
+                                  _number(record.metric("MaxAbsoluteError")), abnormal, nan_data,
                                   dict(record.values), record.shape, record.tensor_index))
     return points, skipped
 

@@ -44,12 +44,26 @@ class TensorRecord:
     tensor_index: str
     shape: str
     cosine: float
-    values: dict[str, str]
+    cells: list[str]
+    """The row's cells as read; the metrics are picked from them when asked (see `values`)."""
+    metric_columns: dict[str, int]
+    """Metric name → its column, shared by every row of a table (a dict per row costs 20,000 dicts)."""
     reason: str
     overflow: str = ""
     """The OverFlow cell (YES/NO/NaN); empty when the CSV has no such column."""
     op_sequence: str = ""
     """The OpSequence cell (the graph op's id); empty when the CSV has no such column."""
+
+    @property
+    def values(self) -> dict[str, str]:
+        """Metric name → its cell, for the metrics the CSV has."""
+        cells = self.cells
+        return {name: cells[col] for name, col in self.metric_columns.items()}
+
+    def metric(self, name: str) -> str:
+        """One metric's cell; '' when the CSV has no such column."""
+        col = self.metric_columns.get(name)
+        return "" if col is None else self.cells[col]
 
     @property
     def index_number(self) -> int:
@@ -132,7 +146,6 @@ def read_result_text(text: str, path: Path) -> ResultTable:
         "overflow": first(OVERFLOW_COLUMN), "sequence": first(SEQUENCE_COLUMN),
     }
     metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
-    metric_names = tuple(metric_cols)
     rows = []
     problems: list[str] = []
     numeric = [(n, c) for n, c in metric_cols.items() if n != "StandardDeviation"]
@@ -141,6 +154,7 @@ def read_result_text(text: str, path: Path) -> ResultTable:
     # (one column index per field of TensorRecord, "" where the CSV lacks the column)
     at = [cols["index"], cols["op_type"], cols["npu"], cols["golden"], tensor_col, cols["shape"], cosine_col,
           cols["reason"], cols["overflow"], cols["sequence"]]
+    fields = operator.itemgetter(*(width if c is None else c for c in at))
     for line, record in zip(lines[1:], records[1:]):
         if not record:
             continue
@@ -154,13 +168,10 @@ def read_result_text(text: str, path: Path) -> ResultTable:
                 value = record[col]
                 if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
                     problems.append(f"line {line}: {name} is {value!r}, not a number")
-        index, op_type, npu, golden, tensor, shape, cosine, reason, overflow, sequence = (
-            record[c] if c is not None else "" for c in at)
-        rows.append(TensorRecord(
-            index=index, op_type=op_type, npu_op=npu, golden_op=golden, tensor_index=tensor, shape=shape,
-            cosine=_float(cosine), values=dict(zip(metric_names, (record[c] for c in metric_cols.values()))),
-            reason=reason, overflow=overflow.strip(), op_sequence=sequence.strip(),
-        ))
+        record.append("")  # the cell of each field whose column the CSV lacks
+        index, op_type, npu, golden, tensor, shape, cosine, reason, overflow, sequence = fields(record)
+        rows.append(TensorRecord(index, op_type, npu, golden, tensor, shape, _float(cosine), record, metric_cols,
+                                 reason, overflow.strip(), sequence.strip()))
     return ResultTable(path=path, header=header, rows=tuple(rows), problems=tuple(problems))
 
 
@@ -305,10 +316,10 @@ def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpRe
             current[key] = {"row": row, "inputs": [], "outputs": [], "reasons": []}
             order.append(key)
         entry = current[key]
-        nan_data = row.values.get("CosineSimilarity", "").strip().lower() in NAN_DATA_TEXTS \
-            and row.values.get("CosineSimilarity", "").strip() != NAN_TEXT
+        cosine_text = row.metric("CosineSimilarity").strip()
+        nan_data = cosine_text != NAN_TEXT and cosine_text.lower() in NAN_DATA_TEXTS
         if row.kind:
-            error = _float(row.values.get("MaxAbsoluteError", ""))
+            error = _float(row.metric("MaxAbsoluteError"))
             entry["inputs" if row.kind == "input" else "outputs"].append(
                 TensorCosine(row.tensor_index, row.cosine, nan_data, error))
         if row.reason:

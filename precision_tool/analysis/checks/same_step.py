@@ -87,10 +87,12 @@ class SameStepReport:
         return sum(1 for c in self.checks if c.kind == kind)
 
 
-def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | None = None) -> SameStepReport | None:
+def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | None = None,
+                    read_files: set[str] | None = None) -> SameStepReport | None:
     """The check on run `debug_id` (its Build graphs and `dump_dir`, by default its newest dump) against
     tf/dump; None when the workspace lacks one of the three (nothing to say). The graphs are read through
-    the workspace's op index (cached under temp/cache/graphs): only the readers' own op blocks are parsed."""
+    the workspace's op index (cached under temp/cache/graphs): only the readers' own op blocks are parsed.
+    `read_files` gets every dump and golden file the answer was read from (same_step_cache.py)."""
     from precision_tool.analysis.graphs.graph_index import index_for
     from precision_tool.workspace import golden_dir_for_rank, rank_dirs
 
@@ -115,14 +117,15 @@ def same_step_check(workspace: "Workspace", debug_id: int = 0, dump_dir: Path | 
     for rank, folder, golden_dir in places or [(None, dump_dir, _first_step_golden(workspace.golden_dir, dump_dir))]:
         dumps = _dump_files(folder)
         for entries in graphs.values():
-            found_checks, missing = _check_graph(entries, index, dumps, golden_dir, reads)
+            found_checks, missing = _check_graph(entries, index, dumps, golden_dir, reads, read_files)
             checks.extend(replace(c, rank=rank) for c in found_checks)
             unchecked.extend((source if rank is None else f"{source} (rank {rank})", why) for source, why in missing)
     return SameStepReport(tuple(checks), tuple(unchecked))
 
 
 def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str], golden_dir: Path,
-                 reads: dict[str, list[str]]) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
+                 reads: dict[str, list[str]], read_files: set[str] | None = None,
+                 ) -> tuple[list[SourceCheck], list[tuple[str, str]]]:
     from precision_tool.formats.ge.ge_graph import data_edges
     from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
@@ -151,12 +154,16 @@ def _check_graph(entries: list[Any], index: Any, dumps: dict[str, str], golden_d
             missing.append((source, "no dumped op reads it"))
             continue
         reader, slot, dump = first_reader[source]
+        if read_files is not None:
+            read_files.add(str(dump))
         try:
             npu = _npu_input(dump, index.op(reader), slot)
         except PrecisionToolError as exc:
             missing.append((source, str(exc)))
             continue
         keys = _golden_candidates(by_name[source], kind, golden, npu.shape, reads)
+        if read_files is not None:
+            read_files.update(str(golden[key]) for key in keys)
         if not keys:
             # an optimizer's slot (momentum, Adam's m and v) is read by its update op alone, which TF dumps nothing of
             slot_only = "Apply" in reader.type

@@ -241,3 +241,32 @@ def test_swapped_weights_are_told_apart_by_the_golden_graph(normal_demo: Path, t
     assert report is not None
     assert {c.source for c in report.differing} == {"bn2/gamma", "bn2/beta"}
     assert {c.golden for c in report.differing} == {"bn2_ReadVariableOp.0", "bn2_ReadVariableOp_1.0"}
+
+
+def test_vc_keeps_the_answer_until_a_file_it_read_changes(normal_demo: Path, tmp_path: Path) -> None:
+    """same_step_cache.py: the answer is kept under temp/cache/same_step and made again when a dump or golden
+    file it read, or a folder it looked in, changes; a damaged entry is made again, never trusted."""
+    from precision_tool.analysis.checks.same_step_cache import cached_same_step_check
+
+    root = _copy(normal_demo, tmp_path)
+    workspace = Workspace(root)
+    dump_dir = workspace.newest_dump_dir(0)
+    assert dump_dir is not None
+    fresh = same_step_check(workspace)
+    assert cached_same_step_check(workspace, 0, dump_dir) == fresh
+    [entry] = (root / "temp" / "cache" / "same_step").glob("*.json")
+    assert fresh is not None and fresh.same_step is True
+    kept = entry.read_text()
+    assert cached_same_step_check(workspace, 0, dump_dir) == fresh and entry.read_text() == kept
+
+    path, slot = _reader_dump(root, "fc2/kernel")
+    _rewrite_input(path, slot, lambda a: (a * 1.5).astype(a.dtype))
+    changed = cached_same_step_check(workspace, 0, dump_dir)
+    assert changed is not None and [c.source for c in changed.differing] == ["fc2/kernel"]
+    assert changed == same_step_check(workspace)
+
+    entry.write_text('{"read": [], "stamps": [], "report": {"checks": [{"bogus": 1}]}}')
+    assert cached_same_step_check(workspace, 0, dump_dir) == changed
+    result = run_cli("vc", data=root)
+    assert result.status == 0, result.out + result.err
+    assert "weight 'fc2/kernel' differs" in result.out

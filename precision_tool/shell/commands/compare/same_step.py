@@ -14,11 +14,12 @@ from precision_tool.shell.command import AcSection, Context
 
 
 def _ac_same_step(args: argparse.Namespace, ctx: Context) -> Any:
-    from precision_tool.analysis.checks.same_step import same_step_check
+    from precision_tool.analysis.checks.same_step_cache import cached_same_step_check
     from precision_tool.render.compare.same_step import same_step_view
     from precision_tool.render.messages import note_line
 
-    report = same_step_check(ctx.workspace)
+    dump_dir = ctx.workspace.newest_dump_dir(0)
+    report = cached_same_step_check(ctx.workspace, 0, dump_dir) if dump_dir is not None else None
     if report is None:
         return note_line("same step: not checked (needs npu/debug_0's Build graph and dump, and golden tensors "
                          "in tf/dump)")
@@ -31,7 +32,7 @@ def vc_same_step_line(runs: list[Any], ctx: Context) -> Any:
     weights (None when it did, or when that cannot be said: the check is `ac`'s, vc only warns)."""
     from pathlib import Path
 
-    from precision_tool.analysis.checks.same_step import same_step_check
+    from precision_tool.analysis.checks.same_step_cache import cached_same_step_check
     from precision_tool.errors import PrecisionToolError
     from precision_tool.render.compare.same_step import verdict_line
 
@@ -48,7 +49,7 @@ def vc_same_step_line(runs: list[Any], ctx: Context) -> Any:
         if debug_id is None:
             continue
         try:
-            report = same_step_check(workspace, debug_id, Path(npu_dir))
+            report = cached_same_step_check(workspace, debug_id, Path(npu_dir))
         except PrecisionToolError:
             continue  # `ac` says what it cannot read; vc's own results stand
         if report is not None and report.same_step is False:

@@ -43,6 +43,9 @@ from precision_tool.shapes import shape_text
 SMALL_FILE = 1 << 20
 """Dump and golden files up to this size are read whole, in one call with their headers (real networks
 are mostly many small tensors, where each extra open and read costs more than the bytes)."""
+TINY_PAIR = 4096
+"""Pairs of at most this many elements skip the search for an identical recent pair (an output read again as
+the next op's input): the batch measures them for less than the byte comparison costs."""
 BATCH_QUEUE_ELEMENTS = 1 << 22
 """Pairs queued for batched metrics hold at most this many elements a side (16 MB of float32)."""
 
@@ -350,6 +353,12 @@ class GroupWorker:
         a small pair is queued for the batch (run_groups fills its row in)."""
         key = (golden_file, shape)
         small = isinstance(x, ArraySource)
+        if small and x.size <= TINY_PAIR and isinstance(y, ArraySource) and batchable(x.array, y.array):
+            # measured in the batch for less than the comparison with a recent pair would cost
+            self.batch.add(x.array, y.array, shape, npu_file, golden_file)
+            metrics: TensorMetrics = PendingMetrics(NOT_YET)
+            self._pending.append(metrics)
+            return metrics
         seen = self.recent.get(key) if small else None
         if seen is not None and _same_bytes(seen[0], x.array):
             earlier, earlier_file = seen[1], seen[2]
@@ -363,7 +372,7 @@ class GroupWorker:
         if type(self).measure is GroupWorker.measure and small \
                 and isinstance(y, ArraySource) and batchable(x.array, y.array):
             self.batch.add(x.array, y.array, shape, npu_file, golden_file)
-            metrics: TensorMetrics = PendingMetrics(NOT_YET)
+            metrics = PendingMetrics(NOT_YET)
             self._pending.append(metrics)
         else:
             metrics = self.measure(x, y, shape, npu_file, golden_file)

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -13,11 +14,12 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from precision_tool.analysis.compare.engine.compare_engine import (
     CompareInterrupted, Progress, StartedPlan, finish_plan, start_plan,
 )
-from precision_tool.analysis.compare.stats_compare import dump_kinds, stats_only
+from precision_tool.analysis.compare.stats_compare import stats_only
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_graph_compare
 from precision_tool.analysis.compare.plan_cache import graph_plans, shared_graph
 from precision_tool.analysis.compare.matching import (
+    DumpIndex,
     MatchPlan,
     index_dumps,
     plan_name_compare,
@@ -145,14 +147,24 @@ def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
     when the caller has parsed it already; `only`: plan just the graph ops of these names (the report reads
     a few outputs again); `cache_dir`: where the graph's side of the plan is kept between runs
     (plan_cache.py)."""
-    from precision_tool.formats.tf.golden import scan_golden_dir
-
     npu_dir = Path(spec.npu_dir)
     if not npu_dir.is_dir():
         raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
     dumps = index_dumps(npu_dir, with_graph=spec.graph_path is not None, step=spec.step)
     if not dumps.by_op:
         raise WorkspaceError(f"no NPU dump files in {npu_dir}; is it the dump folder of an NPU run?")
+    plan, golden = _plan_with(spec, dumps, model, only, cache_dir)
+    if dumps.stats_files:  # a folder of both kinds: the tensors are compared, say what is not
+        plan = dataclasses.replace(plan, warnings=(
+            *plan.warnings, f"{dumps.stats_files} statistics CSV(s) beside the tensor dumps are not compared (vc "
+                            "compares statistics when a run dumped statistics only; `ni OP` shows them)"))
+    return plan, golden
+
+
+def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | None,
+               cache_dir: Path | None) -> tuple[MatchPlan, dict[str, str]]:
+    from precision_tool.formats.tf.golden import scan_golden_dir
+
     if spec.right_dir is not None:
         right = index_dumps(Path(spec.right_dir), step=spec.step)
         if not right.by_op:
@@ -275,11 +287,6 @@ def _run_specs(
                     land()
                     runs.append(_stats_run(spec, csv_path, started, on_warning))
                     continue
-                stats_files, _ = dump_kinds(spec.npu_dir)
-                if stats_files and on_warning:  # a folder of both kinds: the tensors are compared, say what is not
-                    on_warning(f"{spec.label}: {stats_files} statistics CSV(s) beside the tensor dumps are not "
-                               "compared (vc compares statistics when a run dumped statistics only; `ni OP` shows "
-                               "them)")
                 plan, golden = plan_run(spec, cache_dir=cache_dir)
                 plan, columns, notes = _selected(spec, plan)
                 for note in notes:

@@ -119,6 +119,8 @@ class DumpIndex:
     by_op: dict[str, Path] = field(default_factory=dict)
     names: dict[Path, DumpName] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)
+    stats_files: int = 0
+    """Statistics CSVs met beside the tensor dumps (not indexed: a tensor comparison says it leaves them)."""
 
     def find(self, op_name: str) -> Path | None:
         return self.by_op.get(sanitize_op_name(op_name))
@@ -186,6 +188,10 @@ def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = Fals
 
             name = stats_name_of(path)[0]
         elif path.name == "mapping.csv" or path.suffix in (".npy", ".txt", ".json", ".csv", ".partial"):
+            if path.suffix.lower() == ".csv" and path.name != "mapping.csv":
+                from precision_tool.formats.npu.stats_dump import stats_name_of
+
+                index.stats_files += stats_name_of(path)[0] is not None
             continue
         else:
             name = dump_name_of(path)

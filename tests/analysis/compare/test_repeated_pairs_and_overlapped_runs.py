@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from precision_tool.analysis.compare import network_compare as nc
-from precision_tool.analysis.compare.engine.compare_worker import CopiedMetrics, GroupWorker
+from precision_tool.analysis.compare.engine.compare_worker import TINY_PAIR, CopiedMetrics, GroupWorker, PendingMetrics
 from precision_tool.analysis.results.metrics import ArraySource, compare_arrays
 from precision_tool.errors import WorkspaceError
 
@@ -20,9 +20,10 @@ def _pair(worker: GroupWorker, npu: np.ndarray, golden: np.ndarray, npu_file: st
 
 def test_a_repeated_pair_takes_the_queued_pairs_metrics_and_names_its_own_file() -> None:
     rng = np.random.default_rng(3)
-    golden = rng.standard_normal(640).astype(np.float32)
-    npu = (golden + rng.standard_normal(640).astype(np.float32) * 1e-2).astype(np.float16)
-    zeros = np.zeros(640, np.float16)
+    size = 2 * TINY_PAIR  # (smaller pairs skip the shortcut: see the test below)
+    golden = rng.standard_normal(size).astype(np.float32)
+    npu = (golden + rng.standard_normal(size).astype(np.float32) * 1e-2).astype(np.float16)
+    zeros = np.zeros(size, np.float16)
     worker = GroupWorker({}, False)
     first = _pair(worker, npu, golden, "out.bin")
     again = _pair(worker, npu.copy(), golden, "in.bin")  # the same bytes, read from another dump
@@ -42,6 +43,21 @@ def test_a_repeated_pair_takes_the_queued_pairs_metrics_and_names_its_own_file()
     # a pair met after its twin was measured gets the twin's finished metrics at once; other bytes do not
     assert _pair(worker, npu.copy(), golden, "late.bin") is first
     assert not isinstance(_pair(worker, npu + np.float16(1), golden, "other.bin"), CopiedMetrics)
+
+
+def test_a_tiny_repeated_pair_is_measured_again_with_the_same_result() -> None:
+    """Up to TINY_PAIR elements the batch measures a pair for less than comparing its bytes with recent ones:
+    a repeat is measured again, and its metrics are those of its twin but for the file it names."""
+    rng = np.random.default_rng(4)
+    golden = rng.standard_normal(TINY_PAIR).astype(np.float32)
+    npu = (golden + rng.standard_normal(TINY_PAIR).astype(np.float32) * 1e-2).astype(np.float16)
+    worker = GroupWorker({}, False)
+    first = _pair(worker, npu, golden, "out.bin")
+    again = _pair(worker, npu.copy(), golden, "in.bin")
+    assert type(again) is PendingMetrics and again is not first
+    worker._measure_batch()
+    expected = compare_arrays(npu, golden, shape=npu.shape, npu_file="in.bin", golden_file="golden.npy")
+    assert (again.values, again.reasons) == (expected.values, expected.reasons) and again.values == first.values
 
 
 def _specs(net, names: list[str]) -> list[nc.RunSpec]:  # type: ignore[no-untyped-def]

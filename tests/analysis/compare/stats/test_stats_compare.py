@@ -62,9 +62,14 @@ def test_stats_only(shared_stats_workspace):
     assert not stats_only(root / "tf")  # golden .npy only: no statistics CSV
 
 
-def test_mixed_folder_is_not_stats_only(stats_workspace):
+def test_mixed_folder_is_not_stats_only(stats_workspace, cli):
     root = stats_workspace(mixed=True)
     assert not stats_only(root / "npu" / "debug_0" / "dump")
+    # vc compares the tensors and says, once, which statistics CSVs it leaves
+    stats_files = [p for p in (root / "npu" / "debug_0" / "dump").rglob("*.csv") if p.name != "mapping.csv"]
+    result = cli("vc", data=root)
+    assert result.status == 0, result.out + result.err
+    assert result.out.count(f"{len(stats_files)} statistics CSV(s) beside the tensor dumps are not compared") == 1
 
 
 def test_compare_through_the_graph_finds_the_op_a_tensor_compare_finds(shared_stats_workspace, demo_workspace,

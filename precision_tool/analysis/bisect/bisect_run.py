@@ -218,8 +218,9 @@ def run_bisect(workspace: Any, request: BisectRequest,
         on_note(f"resuming the search in {store.folder} ({len(store.rows)} round(s) already run)")
     search = _Search(workspace, request, store, on_round, kernels)
     result = BisectResult(store.folder, "stopped", "", resumed=store.resumed)
-    left_out = {t: "a kernel verdict: float32 cannot fix a wrong kernel" for t in sorted(kernels)}
+    left_out: dict[str, str] = {}
     if request.kind == PRECISION:
+        left_out = {t: "a kernel verdict: float32 cannot fix a wrong kernel" for t in sorted(kernels)}
         left_out.update({t: "already kept in float32 by fix/ops_info.json" for t in
                          sorted(_kept(store.settings.get("base_mixlist") or {}))})
     result.left_out = left_out

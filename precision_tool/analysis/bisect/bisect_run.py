@@ -115,6 +115,8 @@ class _Search:
             run = run_round(self.ws, self.request.command, {variable: str(path)}, folder / "run.log",
                             self.request.python)
         finally:
+            if self.ws.fusion_file.is_file():  # what fired in this round's compile, kept with the round
+                shutil.copyfile(self.ws.fusion_file, folder / "fusion_result.json")
             if self.request.command is None and fusion_result is not None:  # the sim rewrites it each round
                 write_text_atomic(self.ws.fusion_file, fusion_result.decode("utf-8"))
         self.ran += 1
@@ -180,12 +182,12 @@ def _base_mixlist(workspace: Any, fresh: bool) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _groups(workspace: Any) -> dict[str, str]:
+def _groups(fusion_file: Path) -> dict[str, str]:
     from precision_tool.formats.ge.fusion_result import parse_fusion_result
 
     groups: dict[str, str] = {}
-    if workspace.fusion_file.is_file():
-        for graph in parse_fusion_result(workspace.fusion_file):
+    if fusion_file.is_file():
+        for graph in parse_fusion_result(fusion_file):
             groups.update({p.name: UB_GROUP for p in graph.ub_fusion})
             groups.update({p.name: GRAPH_GROUP for p in graph.graph_fusion})
     return groups
@@ -210,12 +212,14 @@ def run_bisect(workspace: Any, request: BisectRequest,
         settings["base_mixlist"] = base
     else:
         settings["base"] = "all passes on"
-        settings["groups"] = _groups(workspace)
-        settings["fired"] = fired_passes(workspace, 0 if workspace.debug_ids() else None)
+        settings["groups"] = _groups(workspace.fusion_file)
+        settings["fired"] = fired_passes(workspace.fusion_file)
     settings["verdicts_from"] = [str(p) for p in (replay_csv, ranked_csv) if p]
     store = open_search(workspace.temp_dir / "bisect", settings, new=request.new)
     if store.resumed:
         on_note(f"resuming the search in {store.folder} ({len(store.rows)} round(s) already run)")
+    else:
+        on_note(f"rounds kept in {store.folder}")
     search = _Search(workspace, request, store, on_round, kernels)
     result = BisectResult(store.folder, "stopped", "", resumed=store.resumed)
     left_out: dict[str, str] = {}
@@ -247,9 +251,11 @@ def run_bisect(workspace: Any, request: BisectRequest,
             if request.kind == PRECISION:
                 candidates = precision_candidates(verdicts, search.base_summary, _kept(settings["base_mixlist"]),
                                                   kernels)
-            else:
-                candidates = fusion_candidates(settings["fired"], workspace, search.base_debug_id or 0,
-                                               search.base_summary)
+            else:  # what the base round's compile (every pass on) fused: its fusion_result.json and Build graph
+                base_result = store.folder / "round_000" / "fusion_result.json"
+                store.settings["groups"].update(_groups(base_result))
+                fired = fired_passes(base_result) or list(store.settings["fired"])
+                candidates = fusion_candidates(fired, workspace, search.base_debug_id, search.base_summary)
             store.settings["candidates"] = candidates
             store.save_settings()
         result.candidates = tuple(candidates)

@@ -6,8 +6,8 @@ types of the base round's abnormal ops in graph order (its first divergent op fi
 *kernel* verdict are left out (float32 does not fix a wrong kernel) and named; so are types that move no
 numbers (Cast, TransData, Data, Const, Variable) and types the base list already keeps in float32.
 
-bisect fusion — the passes that fired (effect_times > 0 in fusion/fusion_result.json, or named on the
-Build graph's ops), those that fused the base round's first divergent op first.
+bisect fusion — the passes that fired in the base round's compile (effect_times > 0 in the fusion_result.json
+it left, and those named on its Build graph's ops), those that fused its first divergent op first.
 """
 
 from __future__ import annotations
@@ -70,16 +70,14 @@ def precision_candidates(verdicts: list[tuple[str, str]], base_summary: Any, alr
     return [t for t in dict.fromkeys(ranked) if t and t not in skip]
 
 
-def fired_passes(workspace: Any, debug_id: int | None = None) -> list[str]:
-    """The fusion passes that changed the graph: fusion_result.json's, else those on a Build graph's ops."""
+def fired_passes(fusion_file: Path) -> list[str]:
+    """The fusion passes that changed the graph (effect_times > 0) in a fusion_result.json."""
     from precision_tool.formats.ge.fusion_result import parse_fusion_result
 
     names: list[str] = []
-    if workspace.fusion_file.is_file():
-        for graph in parse_fusion_result(workspace.fusion_file):
+    if fusion_file.is_file():
+        for graph in parse_fusion_result(fusion_file):
             names += [p.name for p in (*graph.graph_fusion, *graph.ub_fusion) if p.effect_times > 0]
-    if not names and debug_id is not None:
-        names = sorted(set().union(set(), *op_passes(workspace, debug_id).values()))
     return list(dict.fromkeys(names))
 
 
@@ -105,9 +103,11 @@ def op_passes(workspace: Any, debug_id: int) -> dict[str, set[str]]:
     return found
 
 
-def fusion_candidates(fired: list[str], workspace: Any, debug_id: int, base_summary: Any) -> list[str]:
-    """The fired passes, those on the base round's first divergent op (and its abnormal ops) first."""
-    passes = op_passes(workspace, debug_id)
+def fusion_candidates(fired: list[str], workspace: Any, debug_id: int | None, base_summary: Any) -> list[str]:
+    """The fired passes and those named on the base round's Build graph, the ones that made its first
+    divergent op (then its abnormal ops) first."""
+    passes = op_passes(workspace, debug_id) if debug_id is not None else {}
+    fired = list(dict.fromkeys([*fired, *sorted(set().union(set(), *passes.values()))]))
     first_names = []
     if base_summary is not None:
         ops = ([base_summary.first_divergent_op] if base_summary.first_divergent_op else []) + list(

@@ -124,7 +124,12 @@ def _bisect(args: argparse.Namespace, ctx: Context) -> Any:
         mark = "PASS" if row.outcome == "pass" else row.outcome.upper()
         ctx.note(note_line(f"round {row.number}: {what}: {members} → {mark}: {row.verdict}{again}"))
 
-    result = run_bisect(ctx.workspace, request, on_round, lambda text: ctx.note(note_line(text)))
+    try:
+        result = run_bisect(ctx.workspace, request, on_round, lambda text: ctx.note(note_line(text)))
+    except KeyboardInterrupt:
+        ctx.note(note_line(f"bisect {args.kind} interrupted: the finished rounds are kept; run the same bisect "
+                           "again to resume (--new starts afresh)"))
+        raise
     lines = _summary(args, result)
     if result.outcome in ("found", "base_passes"):
         return lines

@@ -4,7 +4,7 @@ bisect precision — NPU op types to keep in float32, in this order: the types t
 *precision* problem (ac -c's replay.csv, `replay --all`'s ranked.csv worst ErrorRatio first), then the
 types of the base round's abnormal ops in graph order (its first divergent op first). Types with a
 *kernel* verdict are left out (float32 does not fix a wrong kernel) and named; so are types that move no
-numbers (Cast, TransData, Data, Const, Variable) and types the base list already keeps in float32.
+numbers (Cast, TransData, Reshape, Data, Const, Variable) and types the base list already keeps in float32.
 
 bisect fusion — the passes that fired in the base round's compile (effect_times > 0 in the fusion_result.json
 it left, and those named on its Build graph's ops), those that fused its first divergent op first.
@@ -16,7 +16,7 @@ import csv
 from pathlib import Path
 from typing import Any, Iterable
 
-NOT_CANDIDATES = frozenset({"Cast", "TransData", "Data", "Const", "Variable", "NetOutput"})
+NOT_CANDIDATES = frozenset({"Cast", "TransData", "Data", "Const", "Variable", "NetOutput", "Reshape"})
 
 
 def _newest(paths: Iterable[Path]) -> Path | None:
@@ -37,7 +37,10 @@ def _rows(path: Path | None) -> list[dict[str, str]]:
 def replay_verdicts(workspace: Any) -> tuple[list[tuple[str, str]], Path | None, Path | None]:
     """([(op type, verdict)] from the newest replay.csv then ranked.csv (worst first), their paths)."""
     root = workspace.vector_compare_dir
-    replay_csv = _newest(root.glob("*/replay/replay.csv")) if root.is_dir() else None
+    replays = [*(root.glob("*/replay/replay.csv") if root.is_dir() else ()),  # ac -c's, beside its comparison
+               *((workspace.temp_dir / "replay").glob("*/replay.csv") if (workspace.temp_dir / "replay").is_dir()
+                 else ())]  # `replay OP`'s own
+    replay_csv = _newest(replays)
     ranked_csv = _newest(root.glob("*/**/ranked.csv")) if root.is_dir() else None
     found = [(r.get("OpType", ""), r.get("Verdict", "").lower()) for r in _rows(replay_csv)]
     ranked = _rows(ranked_csv)

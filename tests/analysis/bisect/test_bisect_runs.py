@@ -146,3 +146,16 @@ def test_bad_options_are_one_line(demo_workspace: Path, tmp_path: Path) -> None:
         assert "Traceback" not in result.err
     empty = run_cli("bisect", "precision", data=tmp_path)
     assert empty.status != 0 and "bisect: no golden tensors in" in empty.err + empty.out
+
+
+def test_a_kernel_fault_is_outside_bisect_precisions_reach(bad_fusion: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    shutil.copytree(bad_fusion, ws, symlinks=True)
+    shutil.rmtree(ws / "temp" / "bisect", ignore_errors=True)
+    replay = run_cli("replay", "-d", "2", "-q", "fc1/MatMul", data=ws)  # the fused op's verdict: KERNEL
+    assert replay.status == 0 and "KERNEL" in replay.out, replay.out + replay.err
+    result = run_cli("bisect", "precision", data=ws)
+    assert result.status != 0
+    assert "outside bisect precision's reach" in result.out + result.err
+    assert [r["Outcome"] for r in _rounds(ws)] == ["kernel"]
+    assert json.loads((ws / "fix" / "ops_info.json").read_text()) == {"black-list": {"to-add": ["MatMulV2"]}}

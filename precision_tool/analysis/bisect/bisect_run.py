@@ -197,8 +197,8 @@ def run_bisect(workspace: Any, request: BisectRequest,
                on_round: Callable[[RoundRow, bool], None] = lambda row, reused: None,
                on_note: Callable[[str], None] = lambda text: None) -> BisectResult:
     """The search (module docstring); resumes the newest unfinished one with the same settings."""
-    from precision_tool.analysis.bisect.candidates import (fired_passes, fusion_candidates, kernel_types,
-                                                           precision_candidates, replay_verdicts)
+    from precision_tool.analysis.bisect.candidates import (fired_passes, float16_types, fusion_candidates,
+                                                           kernel_types, precision_candidates, replay_verdicts)
 
     started = time.perf_counter()
     settings: dict[str, Any] = {"kind": request.kind,
@@ -249,8 +249,10 @@ def run_bisect(workspace: Any, request: BisectRequest,
         candidates = store.settings.get("candidates")
         if candidates is None:
             if request.kind == PRECISION:
+                first = search.base_summary.first_divergent_op if search.base_summary is not None else None
+                nearby = float16_types(workspace, search.base_debug_id, first.npu_op if first else None)
                 candidates = precision_candidates(verdicts, search.base_summary, _kept(settings["base_mixlist"]),
-                                                  kernels)
+                                                  kernels, nearby)
             else:  # what the base round's compile (every pass on) fused: its fusion_result.json and Build graph
                 base_result = store.folder / "round_000" / "fusion_result.json"
                 store.settings["groups"].update(_groups(base_result))

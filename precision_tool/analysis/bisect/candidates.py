@@ -2,7 +2,8 @@
 
 bisect precision — NPU op types to keep in float32, in this order: the types the newest replay calls a
 *precision* problem (ac -c's replay.csv, `replay --all`'s ranked.csv worst ErrorRatio first), then the
-types of the base round's abnormal ops in graph order (its first divergent op first). Types with a
+types of the base round's abnormal ops in graph order (its first divergent op first), then every other type
+computing in float16 in the base round, the nearest upstream of its first divergent op first. Types with a
 *kernel* verdict are left out (float32 does not fix a wrong kernel) and named; so are types that move no
 numbers (Cast, TransData, Reshape, Data, Const, Variable) and types the base list already keeps in float32.
 
@@ -61,8 +62,9 @@ def kernel_types(verdicts: list[tuple[str, str]]) -> frozenset[str]:
 
 
 def precision_candidates(verdicts: list[tuple[str, str]], base_summary: Any, already_fp32: Iterable[str],
-                         kernel: frozenset[str]) -> list[str]:
-    """The ranked op types (see the module's docstring)."""
+                         kernel: frozenset[str], nearby: Iterable[str] = ()) -> list[str]:
+    """The ranked op types (see the module's docstring); `nearby`: the base round's float16 types, nearest
+    upstream of its first divergent op first (`float16_types`), last."""
     skip = NOT_CANDIDATES | frozenset(already_fp32) | kernel
     ranked = [t for t, v in verdicts if v == "precision"]
     if base_summary is not None:
@@ -70,7 +72,25 @@ def precision_candidates(verdicts: list[tuple[str, str]], base_summary: Any, alr
         if first is not None:
             ranked.append(first.op_type)
         ranked += [op.op_type for op in base_summary.abnormal_ops]
+    ranked += list(nearby)
     return [t for t in dict.fromkeys(ranked) if t and t not in skip]
+
+
+def float16_types(workspace: Any, debug_id: int | None, first_op: str | None) -> list[str]:
+    """The op types computing in float16 in the run's Build graph, those nearest upstream of `first_op` first
+    (an error a first divergent op only magnifies was made there), then those after it."""
+    from precision_tool.formats.ge.ge_graph import load_graph
+
+    if debug_id is None:
+        return []
+    ops = []
+    for path in workspace.build_graph_files(debug_id):
+        ops += [op for _, op in load_graph(path).iter_ops()]
+    half = [op for op in ops if any("FLOAT16" in str(d.dtype).upper() for d in op.output_descs)]
+    names = [op.name for op in half]
+    at = names.index(first_op) if first_op in names else len(half)
+    order = list(reversed(half[:at + 1])) + half[at + 1:]
+    return list(dict.fromkeys(op.type for op in order))
 
 
 def fired_passes(fusion_file: Path) -> list[str]:

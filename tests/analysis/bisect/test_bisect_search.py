@@ -33,7 +33,7 @@ def test_each_search_finds_exactly_the_needed_items(search, needed) -> None:
 def test_one_of_sixteen_takes_fewer_rounds_than_one_per_candidate(search, needed) -> None:
     passes, tried = _needs(needed)
     assert search(NAMES, passes) == (needed,)
-    assert len(set(tried)) <= 8  # a linear search: 16
+    assert len(set(tried)) <= 9  # a linear search: 16 (one per candidate), here at most 9 with the first round
 
 
 def test_a_pair_that_only_fails_together_is_named_as_a_pair() -> None:

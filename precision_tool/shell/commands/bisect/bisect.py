@@ -15,30 +15,28 @@ from precision_tool.shell.command import Command, CommandParser, Context
 KINDS = ("precision", "fusion")
 
 _DESCRIPTION = """\
-Finds, by running the captured step again and again, the smallest change with which it passes the check:
+Finds, by running the captured step round after round, the smallest change with which it passes the check.
 
-  bisect precision   the op types to keep in float32 (CANN's modify_mixlist block list). Candidates: the
-                     types the replay calls a precision problem (ac -c, replay --all), then those of the
-                     first run's abnormal ops; added cumulatively (by halving) until the run passes, then
-                     each removed again if the run passes without it. Writes fix/ops_info.json, merged with
-                     what it holds (no entry of yours is lost).
-  bisect fusion      the fusion passes to switch off, from those that fired (fusion/fusion_result.json),
-                     halving the set (finds a pass alone, or passes that only fail together). Writes
-                     fusion/fusion_switch.cfg with them "off" (your other entries kept).
+bisect precision: the op types to keep in float32 (CANN's modify_mixlist block list). Candidates: the types
+the replay calls a precision problem (ac -c, replay --all), then those of the first round's abnormal ops,
+then its other float16 types (nearest upstream of its first divergent op first); added cumulatively (by
+halving) until the run passes, then those it passes without removed again (by halving). Writes
+fix/ops_info.json, merged with what it holds (no entry of yours is lost).
+
+bisect fusion: the fusion passes to switch off, from those that fired in the first round's compile; halving
+the set finds a pass alone, or passes that only fail together. Writes fusion/fusion_switch.cfg with them
+"off" (your other entries kept).
 
 Each round runs TRAIN CMD (no shell; quoted) with PRECISION_DATA, PRECISION_TOOL_DUMP=True and
 $PRECISION_TOOL_MODIFY_MIXLIST / $PRECISION_TOOL_FUSION_SWITCH naming the round's file (tf_config's NPU
 configs use them); without TRAIN CMD each round is `train -d sim`, the simulated NPU. The round's new dump
-is compared with the golden tensors and judged:
-  default            as ac judges: no first divergent op, no NaN/Inf output; in bisect precision a first
-                     divergent op of a type the replay calls a KERNEL fault ends the search (float32
-                     cannot fix a wrong kernel)
-  --outputs OP,...   instead: those ops' outputs above --cosine (default 0.99)
-  --loss-tol T       instead (or also): the recorded loss within T (relative) of the golden loss
+is compared with the golden tensors and judged as ac judges (no first divergent op, no NaN/Inf output; in
+bisect precision a first divergent op of a type the replay calls a KERNEL fault ends the search: float32
+cannot fix a wrong kernel), or by --outputs' cosine, or by --loss-tol.
+
 Rounds are kept in temp/bisect/<time>/ (settings.json, rounds.csv, round_NNN/ with the round's file, its
-comparison CSV, verdict.json, run.log). Ctrl-C or a crashed round: run the same command again and it
-resumes (--new starts afresh). A round whose command fails another way than the first failing round stops
-the search.
+comparison CSV, verdict.json, run.log). After Ctrl-C or a crashed round, the same command resumes (--new
+starts afresh). A round whose command fails another way than the first failing round stops the search.
 
 examples:
   bisect precision                       the simulated NPU: which op types must stay float32

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from precision_tool.atomic import write_text_atomic
 from precision_tool.child_env import tf_child_env
 
 ROUND_TIMEOUT_S = 6 * 3600
@@ -63,8 +64,8 @@ def run_round(workspace: Any, command: Sequence[str] | None, env_extra: dict[str
     except OSError as error:
         status, stdout, stderr = 127, "", f"cannot run {argv[0]}: {error.strerror or error}"
     seconds = time.perf_counter() - started
-    log.write_text(f"$ {' '.join(argv)}\nexit status {status}\n--- stderr ---\n{stderr}\n--- stdout ---\n{stdout}",
-                   encoding="utf-8")
+    write_text_atomic(log, f"$ {' '.join(argv)}\nexit status {status}\n--- stderr ---\n{stderr}\n--- stdout ---\n"
+                           f"{stdout}")
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
     if status != 0:
         return RoundRun(status, lines[-1] if lines else "no error output", None, None, seconds, log)

@@ -93,7 +93,11 @@ def _read_rows(path: Path) -> list[RoundRow]:
 
 
 def open_search(bisect_root: Path, settings: dict[str, Any], *, new: bool = False) -> SearchStore:
-    """The newest unfinished search with the same settings (resumed), else a new folder."""
+    """The newest unfinished search with the same settings (resumed), else a new folder. A temp/ that cannot
+    be written is one WorkspaceError line naming it."""
+    from precision_tool.workspace import Workspace
+
+    Workspace.ensure_dir(bisect_root, "bisect rounds folder")
     if not new and bisect_root.is_dir():
         for folder in sorted((p for p in bisect_root.iterdir() if p.is_dir()), reverse=True):
             if (folder / RESULT).exists() or not (folder / SETTINGS).is_file():

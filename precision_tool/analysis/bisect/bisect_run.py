@@ -267,6 +267,8 @@ def run_bisect(workspace: Any, request: BisectRequest,
                 else "no fusion pass fired (fusion/fusion_result.json)"))
         algorithm = prefix_then_prune if request.kind == PRECISION else halving
         kept = algorithm(candidates, search.passes)
+        if kept is not None:
+            kept = _measure_each(kept, search.passes)
     except StopSearch as stop:
         return finish("stopped", f"{stop}; the rounds so far are kept: run the same bisect again to resume")
     except _Kernel as kernel:
@@ -282,6 +284,21 @@ def run_bisect(workspace: Any, request: BisectRequest,
             result.effects[item] = f"without it: {without.verdict}"
     result.written = _write_result(workspace, request, store, kept)
     return finish("found", f"{len(kept)} of {len(candidates)} candidate(s) needed")
+
+
+def _measure_each(kept: tuple[str, ...], passes: Callable[[tuple[str, ...]], bool]) -> tuple[str, ...]:
+    """Every kept item's effect measured: a round without it (most are known from the search already). One
+    the run passes without after all (the searches assume more fixes never break a run; a real one may
+    not oblige) is dropped, and the rest measured again."""
+    changed = True
+    while changed:
+        changed = False
+        for item in kept:
+            without = tuple(c for c in kept if c != item)
+            if without and passes(without):
+                kept, changed = without, True
+                break
+    return kept
 
 
 def _kept(mixlist: dict) -> set[str]:

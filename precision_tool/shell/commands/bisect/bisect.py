@@ -116,7 +116,9 @@ def _bisect(args: argparse.Namespace, ctx: Context) -> Any:
     ctx.note(note_line(f"bisect {args.kind}: each round runs `{runs}`; the check: {request.check.describe()}"))
 
     def on_round(row: Any, reused: bool) -> None:
-        members = ", ".join(row.members) if row.members else "nothing changed"
+        members = ", ".join(row.members[:6]) if row.members else "nothing changed"
+        if len(row.members) > 6:  # rounds.csv has them all
+            members += f" (+{len(row.members) - 6} more)"
         what = "float32" if args.kind == "precision" else "off"
         again = " (from the earlier run)" if reused else f" ({row.seconds:.1f} s)"
         mark = "PASS" if row.outcome == "pass" else row.outcome.upper()

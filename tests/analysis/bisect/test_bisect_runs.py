@@ -159,3 +159,18 @@ def test_a_kernel_fault_is_outside_bisect_precisions_reach(bad_fusion: Path, tmp
     assert "outside bisect precision's reach" in result.out + result.err
     assert [r["Outcome"] for r in _rounds(ws)] == ["kernel"]
     assert json.loads((ws / "fix" / "ops_info.json").read_text()) == {"black-list": {"to-add": ["MatMulV2"]}}
+
+
+def test_the_check_on_chosen_outputs_and_on_the_loss(demo_workspace: Path, tmp_path: Path) -> None:
+    ws = _copy(demo_workspace, tmp_path)
+    grad = "gradients/fc2/MatMul_grad/MatMul_1"  # the loss-scaled gradient that overflows in float16
+    result = run_cli("bisect", "precision", "--outputs", grad, "--cosine", "0.999", data=ws)
+    assert result.status == 0, result.out + result.err
+    assert f"round 0: float32: nothing changed → FAIL: {grad} out0 cosine NaN/Inf ≤ 0.999" in result.out
+    assert "MatMulV2 kept in float32: the run passes" in result.out
+    # the step's loss is computed before any gradient: float16's overflow does not show in it
+    (ws / "fix" / "ops_info.json").unlink()
+    loss = run_cli("bisect", "precision", "--loss-tol", "0.01", data=ws)
+    assert loss.status == 0, loss.out + loss.err
+    assert "loss within 0.01 (relative) of the golden loss: holds" in loss.out
+    assert "the run passes the check as it is" in loss.out

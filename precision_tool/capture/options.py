@@ -252,11 +252,12 @@ def _bisect_round_options(env: Mapping[str, str], *, fusion_set: bool) -> list[O
     found = []
     if env.get(MIXLIST_ENV):
         found.append(Option("modify_mixlist", "s", env[MIXLIST_ENV], "the bisect round's op types kept in float32 "
-                            "(needs a mixed precision mode)", "bisect precision; " + SRC_FUSION,
+                            "(needs a mixed precision mode)", "PT bisect precision (docs/bisect.md)",
                             "NPURunConfig.modify_mixlist", "modify_mixlist"))
     if env.get(FUSION_SWITCH_ENV) and not fusion_set:
         found.append(Option("fusion_switch_file", "s", env[FUSION_SWITCH_ENV], "the bisect round's fusion passes "
-                            "switched off", "bisect fusion; " + SRC_FUSION, "NPURunConfig.fusion_switch_file",
+                            "switched off", "PT bisect fusion (docs/bisect.md); " + SRC_FUSION,
+                            "NPURunConfig.fusion_switch_file",
                             "fusion_switch_file"))
     return found
 

@@ -15,8 +15,9 @@ exists; $PRECISION_TOOL_MODIFY_MIXLIST (a `bisect precision` round's file) beats
 switch file turns "off" are not applied, as GE skips them: the file $PRECISION_TOOL_FUSION_SWITCH names (a
 `bisect fusion` round's), else the session's `fusion_switch_file`. A workspace whose npu/sim_device.json
 names a `bad_fusion_pass` (`demo --bad-fusion`) gets that pass's fused kernels wrong on purpose: their
-product skips the last half of the reduction axis (a tiling bug; the unfused ops compute right). Dropout is switched off as `train` does it. A user mistake is one line on stderr starting with
-'train -d sim' and exit status 2.
+product skips the last half of the reduction axis (a tiling bug; the unfused ops compute right). Dropout
+is switched off as `train` does it. A user mistake is one line on stderr starting with 'train -d sim' and
+exit status 2.
 """
 
 from __future__ import annotations
@@ -301,13 +302,13 @@ def write_simulation(workspace: Any, sim: Simulation, actions: tuple[str, ...],
               "seconds": round(time.perf_counter() - sim.started, 2)}
     from precision_tool.atomic import write_text_atomic
 
+    result["loss"] = _record_sim_loss(workspace, debug_id, sim)  # in replay_sim.json too: which tensor is the loss
     marker = {"simulated": True, "by": "precision-tool train -d sim", **result,
               "what": "a simulated NPU run: the captured step computed on CPU in the NPU's dtypes "
                       "(CANN's mixed-precision lists), no kernel of the NPU ran"}
     write_text_atomic(workspace.debug_dir(debug_id) / MARKER_NAME, json.dumps(marker, indent=2))
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME, json.dumps(result, indent=2))
     write_sim_run_config(workspace, debug_id, sim, actions)
-    result["loss"] = _record_sim_loss(workspace, debug_id, sim)
     return result
 
 

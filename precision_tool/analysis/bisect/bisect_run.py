@@ -4,9 +4,9 @@ of each round as it ends.
 
 A round whose command fails counts as failing the check when it fails the way the first such round did
 (same exit status and last error line: e.g. the training stops on a NaN loss); a different failure ends the
-search (`stopped`): the rounds so far are kept and a rerun resumes. In `bisect precision`, a round whose
-first divergent op is of a type the replay calls a kernel fault ends the search too (`kernel`): float32
-cannot fix a wrong kernel.
+search (`stopped`), and so does a simulated round (`train -d sim`) that fails at all: the rounds so far
+are kept and a rerun resumes. In `bisect precision`, a round whose first divergent op is of a type the
+replay calls a kernel fault ends the search too (`kernel`): float32 cannot fix a wrong kernel.
 """
 
 from __future__ import annotations
@@ -124,6 +124,11 @@ class _Search:
         verdict: dict[str, Any] = {"round": number, "set": list(members), "file": str(path),
                                    "exit_status": run.exit_status, "seconds": round(run.seconds, 2),
                                    "log": str(run.log)}
+        if run.exit_status != 0 and self.request.command is None:  # the simulation itself failed: no verdict
+            verdict.update(outcome="stopped", error=run.error_line)
+            write_text_atomic(folder / "verdict.json", json.dumps(verdict, indent=2) + "\n")
+            raise StopSearch(f"round {number}: the simulated run failed (exit {run.exit_status}): {run.error_line} "
+                             f"(see {run.log})")
         if run.exit_status != 0:
             signature = [run.exit_status, run.error_line]
             first_bad = self.store.settings.get("bad_failure")
@@ -244,7 +249,7 @@ def run_bisect(workspace: Any, request: BisectRequest,
     try:
         if search.passes(()):
             return finish("base_passes", "the run passes the check as it is (round 0 changed nothing): nothing to "
-                                         "search" + ("" if request.kind == FUSION or request.fresh else
+                                         "search" + ("" if request.kind == FUSION or request.fresh or not store.settings.get("base_mixlist") else
                                                      "; --fresh searches without fix/ops_info.json's own entries"))
         candidates = store.settings.get("candidates")
         if candidates is None:

@@ -7,7 +7,8 @@ recorded loss against the golden loss.
   float32 and switching passes off on other ops cannot fix a wrong kernel, so `bisect precision` stops
   there (outside its reach) instead of searching on.
 - `outputs` + `cosine`: every named op's outputs have a cosine above `cosine` (NaN/Inf data fails);
-- `loss_tolerance`: |loss − golden loss| ≤ tolerance · |golden loss| at the captured step.
+- `loss_tolerance`: |loss − golden loss| ≤ tolerance · |golden loss| (the golden loss record tf/loss.csv,
+  else the loss the captured step fetched).
 Given `outputs` or `loss_tolerance`, only those are judged (all of them must hold).
 """
 
@@ -81,6 +82,23 @@ def _loss_at(path: Path, step: int | None) -> float | None:
     return chosen[-1].loss if chosen else None
 
 
+def _captured_loss(workspace: Any) -> float | None:
+    """Without a golden loss record (tf/loss.csv): the loss the captured step fetched, the tensor the
+    simulated run recorded as its loss (tf/checkpoints/replay_sim.json) — the golden step's own value."""
+    import json
+
+    import numpy as np
+
+    try:
+        tensor = json.loads((workspace.checkpoint_dir / "replay_sim.json").read_text(encoding="utf-8"))["loss"]["tensor"]
+        manifest = json.loads((workspace.checkpoint_dir / "manifest.json").read_text(encoding="utf-8"))
+        entry = next(f for f in manifest["fetches"] if f.get("name") == tensor and f.get("file"))
+        value = np.load(workspace.checkpoint_dir / entry["file"], allow_pickle=False)
+        return float(np.asarray(value).reshape(-1)[0])
+    except (OSError, ValueError, KeyError, TypeError, StopIteration, IndexError):
+        return None
+
+
 def judge(workspace: Any, run: Any, debug_id: int, settings: CheckSettings,
           kernel_types: frozenset[str] = frozenset()) -> Judgement:
     """The round's verdict from its comparison `run` (a CompareRun) and its loss record."""
@@ -115,13 +133,15 @@ def judge(workspace: Any, run: Any, debug_id: int, settings: CheckSettings,
                 continue
             bad = [t for t in op.outputs if t.nan_data or math.isnan(t.cosine) or t.cosine <= settings.cosine]
             if bad:
-                failures.append(f"{name} {bad[0].tensor_index} cosine "
+                failures.append(f"{bad[0].tensor_index} cosine "  # the tensor's name holds the op's
                                 f"{'NaN/Inf' if bad[0].nan_data else f'{bad[0].cosine:.6f}'} ≤ {settings.cosine:g}")
     if settings.loss_tolerance is not None:
         golden = _loss_at(workspace.golden_loss_file, None)
+        if golden is None:
+            golden = _captured_loss(workspace)
         if golden is None or loss is None:
-            failures.append(f"no loss to compare (golden {workspace.golden_loss_file}, run "
-                            f"{workspace.loss_file(debug_id)})")
+            failures.append(f"no loss to compare (golden: {workspace.golden_loss_file} or the captured step's "
+                            f"fetched loss; the run: {workspace.loss_file(debug_id)})")
         else:
             gap = abs(loss - golden)
             details["golden_loss"] = golden

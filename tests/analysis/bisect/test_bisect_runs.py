@@ -166,7 +166,7 @@ def test_the_check_on_chosen_outputs_and_on_the_loss(demo_workspace: Path, tmp_p
     grad = "gradients/fc2/MatMul_grad/MatMul_1"  # the loss-scaled gradient that overflows in float16
     result = run_cli("bisect", "precision", "--outputs", grad, "--cosine", "0.999", data=ws)
     assert result.status == 0, result.out + result.err
-    assert f"round 0: float32: nothing changed → FAIL: {grad} out0 cosine NaN/Inf ≤ 0.999" in result.out
+    assert f"round 0: float32: nothing changed → FAIL: {grad}:output:0 cosine NaN/Inf ≤ 0.999" in result.out
     assert "MatMulV2 kept in float32: the run passes" in result.out
     # the step's loss is computed before any gradient: float16's overflow does not show in it
     (ws / "fix" / "ops_info.json").unlink()
@@ -174,3 +174,14 @@ def test_the_check_on_chosen_outputs_and_on_the_loss(demo_workspace: Path, tmp_p
     assert loss.status == 0, loss.out + loss.err
     assert "loss within 0.01 (relative) of the golden loss: holds" in loss.out
     assert "the run passes the check as it is" in loss.out
+
+
+def test_a_failing_simulated_round_stops_the_search_with_its_own_line(demo_workspace: Path, tmp_path: Path) -> None:
+    ws = _copy(demo_workspace, tmp_path)
+    (ws / "npu" / "sim_device.json").write_text("{not json")
+    result = run_cli("bisect", "precision", data=ws)
+    assert result.status != 0
+    text = result.out + result.err
+    assert "round 0: the simulated run failed (exit 2): train -d sim: " in text
+    assert "sim_device.json is not the JSON object demo --bad-fusion writes" in text
+    assert "Traceback" not in text and not (ws / "fix" / "ops_info.json").exists()

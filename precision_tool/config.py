@@ -23,6 +23,10 @@ HOME_ENV = "PRECISION_TOOL_HOME"
 # (PRECISION_TOOL_DUMP=True) or detect overflow (PRECISION_TOOL_OVERFLOW=True); npu_dump/npu_overflow set them.
 DUMP_FLAG_ENV = "PRECISION_TOOL_DUMP"
 OVERFLOW_FLAG_ENV = "PRECISION_TOOL_OVERFLOW"
+# `bisect`'s rounds: the modify_mixlist file and the fusion switch file of the round, which tf_config's
+# NPU configs and the simulated NPU (`train -d sim`) use instead of the session's own.
+MIXLIST_ENV = "PRECISION_TOOL_MODIFY_MIXLIST"
+FUSION_SWITCH_ENV = "PRECISION_TOOL_FUSION_SWITCH"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 

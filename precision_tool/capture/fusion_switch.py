@@ -120,3 +120,51 @@ def fusion_switch_note(path: Path) -> str:
                 f"passes), and the next fusion_switch run fills this file in")
     return (f"{path}: {counts[0]} graph and {counts[1]} UB fusion passes, each \"on\"; set one to \"off\" per run "
             f"to find the pass that costs accuracy (your edits are kept)")
+
+
+@dataclass(frozen=True)
+class FusionSwitch:
+    """A read switch file: each group's passes by value ("on"/"off") and its "ALL" value, as GE applies it
+    (fusion_config_parser.cc: a pass named in its group beats the group's "ALL")."""
+
+    path: Path
+    passes: dict[str, dict[str, str]]  # group → {pass: "on"|"off"}
+    all_value: dict[str, str]  # group → "on"|"off" (absent: on)
+
+    def enabled(self, pass_name: str, group: str) -> bool:
+        value = self.passes.get(group, {}).get(pass_name) or self.all_value.get(group, "on")
+        return value != "off"
+
+    @property
+    def switched_off(self) -> tuple[str, ...]:
+        return tuple(sorted(name for group in self.passes.values() for name, value in group.items()
+                            if value == "off"))
+
+
+def read_fusion_switch(path: Path) -> FusionSwitch:
+    """The switch file parsed and checked; FormatError naming the file and what is wrong."""
+    from precision_tool.errors import FormatError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise FormatError(path, f"cannot be read ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise FormatError(path, f"is not JSON ({exc}); a fusion switch file is "
+                                '{"Switch": {"GraphFusion": {PASS: "on"|"off"}, "UBFusion": {...}}}') from None
+    switch = data.get("Switch") if isinstance(data, dict) else None
+    if not isinstance(switch, dict):
+        raise FormatError(path, 'has no "Switch" object; write {"Switch": {"GraphFusion": {PASS: "off"}}}')
+    passes: dict[str, dict[str, str]] = {}
+    all_value: dict[str, str] = {}
+    for group, entries in switch.items():
+        if group not in GROUPS or not isinstance(entries, dict):
+            raise FormatError(path, f'"Switch" holds {group!r}; only {" and ".join(GROUPS)} objects are known')
+        for name, value in entries.items():
+            if value not in ("on", "off"):
+                raise FormatError(path, f'{group}.{name} is {value!r}; each pass is "on" or "off"')
+            if name == "ALL":
+                all_value[group] = value
+            else:
+                passes.setdefault(group, {})[name] = value
+    return FusionSwitch(path, passes, all_value)

@@ -238,8 +238,28 @@ def plan(workspace: Workspace, action: str | None = None, dump_step: str = "0", 
                    SRC_PROF, "ProfilingConfig.profiling_options", "profiling_config.profiling_options"),
         ]
         folders.append(ws.profiling_dir(0))
+    options += _bisect_round_options(os.environ if env is None else env, fusion_set=any(
+        o.key == "fusion_switch_file" for o in options))
     fusion = next((w for w in ("fusion_off", "fusion_switch") if w in actions), None)
     return CapturePlan(actions, selected_by, tuple(options), tuple(dict.fromkeys(folders)), fusion)
+
+
+def _bisect_round_options(env: Mapping[str, str], *, fusion_set: bool) -> list[Option]:
+    """A `bisect` round's files (its environment names them): the round's mixed-precision list and fusion
+    switch file, so the user's training command runs the round without being edited."""
+    from precision_tool.config import FUSION_SWITCH_ENV, MIXLIST_ENV
+
+    found = []
+    if env.get(MIXLIST_ENV):
+        found.append(Option("modify_mixlist", "s", env[MIXLIST_ENV], "the bisect round's op types kept in float32 "
+                            "(needs a mixed precision mode)", "PT bisect precision (docs/bisect.md)",
+                            "NPURunConfig.modify_mixlist", "modify_mixlist"))
+    if env.get(FUSION_SWITCH_ENV) and not fusion_set:
+        found.append(Option("fusion_switch_file", "s", env[FUSION_SWITCH_ENV], "the bisect round's fusion passes "
+                            "switched off", "PT bisect fusion (docs/bisect.md); " + SRC_FUSION,
+                            "NPURunConfig.fusion_switch_file",
+                            "fusion_switch_file"))
+    return found
 
 
 # --- graph dumps (GE and the TF2 adapter) -----------------------------------------------------------

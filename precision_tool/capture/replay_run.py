@@ -25,10 +25,10 @@ PARTIAL_DUMP_PREFIX = ".tf_debug.replay-"  # the CPU replay's dump folder inside
 
 
 def run_replay(root: Path, device: str, action: str, dump_dir: Path | None = None,
-               python: str | None = None) -> dict[str, Any]:
+               python: str | None = None, fusion_switch: str | None = None) -> dict[str, Any]:
     """One child process replaying the step on `device` (cpu, npu, or sim: the simulated NPU; a CPU run
     dumps into `dump_dir`) with `python`
-    (default: this interpreter); returns its report (replay_<device>.json). A failure is one CommandFailed
+    (default: this interpreter; `fusion_switch`: the switch file a simulated compile honours); returns its report (replay_<device>.json). A failure is one CommandFailed
     line."""
     python = python or sys.executable
     root = root.absolute()  # the child runs in the workspace: a relative --data would point below it
@@ -39,7 +39,12 @@ def run_replay(root: Path, device: str, action: str, dump_dir: Path | None = Non
         command = [python, "-m", "precision_tool.capture.replay_step", "--device", device,
                    "--action", action, *(["--dump-dir", str(dump_dir)] if dump_dir else []), str(root)]
     try:
-        proc = subprocess.run(command, cwd=root, env=tf_child_env(root), capture_output=True, text=True,
+        env = tf_child_env(root)
+        if fusion_switch:
+            from precision_tool.config import FUSION_SWITCH_ENV
+
+            env[FUSION_SWITCH_ENV] = fusion_switch
+        proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True,
                               timeout=REPLAY_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise CommandFailed(f"train -d {device}: the replay did not finish in {REPLAY_TIMEOUT_S} s") from None

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.tf",
     "precision_tool.shell.commands.capture",
     "precision_tool.shell.commands.train",
+    "precision_tool.shell.commands.bisect.bisect",
     "precision_tool.shell.commands.infer",
     "precision_tool.shell.commands.demo.demo",
     "precision_tool.shell.commands.answer",

@@ -25,6 +25,13 @@ PASS_BN_SPLIT = "FusedBatchnormFusionPass"
 PASS_BN_GRAD_SPLIT = "FusedBatchNormGradFusionPass"
 PASS_CONV_BNREDUCE_UB = "TbeConvBnreduceFusionPass"
 PASS_BNUPDATE_RELU_UB = "BNUpdateEltwiseFusionPass"
+# The UB (buffer) fusion passes; every other pass here is a graph fusion pass (the switch file's two groups).
+UB_PASSES = frozenset({PASS_CONV_RELU_UB, PASS_CONV_BNREDUCE_UB, PASS_BNUPDATE_RELU_UB})
+
+
+def all_on(pass_name: str) -> bool:
+    """No fusion switch file: every pass runs."""
+    return True
 
 
 @dataclass
@@ -74,8 +81,10 @@ class FusionPlanner:
 
     def __init__(self, nodes: Mapping[str, Any], needed: Collection[str], order: Mapping[str, int],
                  resolve: Callable[[str], str], pass_through: Collection[str],
-                 computed: Callable[[str], bool] | None = None) -> None:
+                 computed: Callable[[str], bool] | None = None,
+                 enabled: Callable[[str], bool] = all_on) -> None:
         self.nodes, self.needed, self.order = nodes, needed, order
+        self.enabled = enabled  # a pass the fusion switch file turns off is not applied (GE skips it)
         self.resolve, self.pass_through = resolve, pass_through
         self.computed = computed
         self._users: dict[str, set[str]] | None = None
@@ -98,20 +107,22 @@ class FusionPlanner:
             node = self.nodes[name]
             if node.op == "Conv2D":
                 users = self.consumers(name)
-                if len(users) == 1 and self.nodes[users[0]].op == "BiasAdd":
+                if len(users) == 1 and self.nodes[users[0]].op == "BiasAdd" and self.enabled(PASS_CONV_BIAS):
                     bias_add = users[0]
                     count(plan.graph_fusion, PASS_CONV_BIAS, effect=True)
                     group = [name, bias_add]
                     after = self.consumers(bias_add)
-                    if len(after) == 1 and self.nodes[after[0]].op == "Relu":
+                    if len(after) == 1 and self.nodes[after[0]].op == "Relu" and self.enabled(PASS_CONV_RELU_UB):
                         group.append(after[0])
                         count(plan.ub_fusion, PASS_CONV_RELU_UB, effect=True)
                     plan.groups[group[-1]] = group
-                elif len(users) >= 1 and any(self.nodes[u].op.startswith("FusedBatchNorm") for u in users):
+                elif (len(users) >= 1 and any(self.nodes[u].op.startswith("FusedBatchNorm") for u in users)
+                      and self.enabled(PASS_CONV_BN)):
                     count(plan.graph_fusion, PASS_CONV_BN, effect=False)  # training-mode BN cannot fold
             elif node.op == "MatMul" and not node.attr["transpose_a"].b and not node.attr["transpose_b"].b:
                 users = self.consumers(name)
-                if len(users) == 1 and self.nodes[users[0]].op == "BiasAdd":
+                if (len(users) == 1 and self.nodes[users[0]].op == "BiasAdd"
+                        and self.enabled(PASS_MATMUL_BIAS)):
                     count(plan.graph_fusion, PASS_MATMUL_BIAS, effect=True)
                     plan.groups[users[0]] = [name, users[0]]
         for carrier, group in plan.groups.items():
@@ -133,17 +144,20 @@ class FusionPlanner:
             node = self.nodes[name]
             if node.op not in ("FusedBatchNormV3", "FusedBatchNormGradV3") or not node.attr["is_training"].b:
                 continue
+            if not self.enabled(PASS_BN_GRAD_SPLIT if node.op == "FusedBatchNormGradV3" else PASS_BN_SPLIT):
+                continue  # switched off: the batch norm stays one op
             plan.bn_split.add(name)
             if node.op == "FusedBatchNormGradV3":
                 count(plan.graph_fusion, PASS_BN_GRAD_SPLIT, effect=True)
                 continue
             count(plan.graph_fusion, PASS_BN_SPLIT, effect=True)
             x = split_ref(self.resolve(data_inputs(node)[0]))[0]
-            if self.nodes[x].op == "Conv2D" and x not in plan.fused_into and self.computed(x):
+            if (self.nodes[x].op == "Conv2D" and x not in plan.fused_into and self.computed(x)
+                    and self.enabled(PASS_CONV_BNREDUCE_UB)):
                 plan.conv_bn_reduce[x] = name
                 count(plan.ub_fusion, PASS_CONV_BNREDUCE_UB, effect=True)
             readers = [u for u in self.users(name)
                        if any(self.resolve(ref) == f"{name}:0" for ref in data_inputs(self.nodes[u]))]
-            if len(readers) == 1 and self.nodes[readers[0]].op == "Relu":
+            if len(readers) == 1 and self.nodes[readers[0]].op == "Relu" and self.enabled(PASS_BNUPDATE_RELU_UB):
                 plan.bn_relu[name] = readers[0]
                 count(plan.ub_fusion, PASS_BNUPDATE_RELU_UB, effect=True)

@@ -27,7 +27,7 @@ from precision_tool.simulate.graph_model import (FLOAT16, FLOAT32, INT32, PASS_T
 from precision_tool.simulate.lowering import (_FOLLOW_INPUT_OPS, CONTROL_FLOW, HCCL_ATTRS, Lowering,  # noqa: F401
                                               SimulationUnsupported)
 from precision_tool.simulate.mix_precision import MIXED, MixPolicy
-from precision_tool.simulate.npu_fusion import FusionPlanner
+from precision_tool.simulate.npu_fusion import FusionPlanner, all_on
 from precision_tool.simulate.npu_fusion import data_inputs as _data_inputs
 from precision_tool.simulate.npu_fusion import split_ref as _split
 from precision_tool.simulate.training_fusion import add_scope_groups
@@ -41,8 +41,10 @@ class _Deriver(Lowering, TrainingLowering):
 
     def __init__(self, graph_def: Any, roots: Sequence[str], data_nodes: Sequence[str],
                  fold: Callable[[list[str]], list[Any]], graph_name: str, policy: MixPolicy,
-                 dtypes: Mapping[str, str] | None, training: bool) -> None:
+                 dtypes: Mapping[str, str] | None, training: bool,
+                 pass_enabled: Callable[[str], bool] = all_on) -> None:
         self.policy = policy
+        self.pass_enabled = pass_enabled
         self.training = training
         self.nodes = {node.name: node for node in graph_def.node}
         self.order = {node.name: n for n, node in enumerate(graph_def.node)}
@@ -237,10 +239,11 @@ class _Deriver(Lowering, TrainingLowering):
                                         "(tf.cond, tf.while_loop, tf.function) are not simulated")
         self.prefold()
         planner = FusionPlanner(self.nodes, self.needed, self.order, self.resolve, PASS_THROUGH_OPS,
-                                self.computed if self.training else None)
+                                self.computed if self.training else None, self.pass_enabled)
         self.plan = plan = planner.plan()
         if self.training:
-            add_scope_groups(plan, self.nodes, self.needed, self.order, self.resolve, self.computed, planner.users)
+            add_scope_groups(plan, self.nodes, self.needed, self.order, self.resolve, self.computed, planner.users,
+                             self.pass_enabled)
         self.fused_into = plan.fused_into
         joined = set(plan.bn_relu.values())  # Relus computed by their batch norm's update (UB fusion)
         for name in sorted(self.needed, key=self.order.__getitem__):
@@ -275,7 +278,8 @@ class _Deriver(Lowering, TrainingLowering):
 def derive_npu_graph(graph_def: Any, *, roots: Sequence[str], data_nodes: Sequence[str],
                      fold: Callable[[list[str]], list[Any]], graph_name: str,
                      keep_fp32: Collection[str] = frozenset(), policy: MixPolicy | None = None,
-                     dtypes: Mapping[str, str] | None = None, training_passes: bool = False) -> NpuGraph:
+                     dtypes: Mapping[str, str] | None = None, training_passes: bool = False,
+                     pass_enabled: Callable[[str], bool] = all_on) -> NpuGraph:
     """The compiled graph for the TF nodes `roots` need (data edges only, as GE prunes the rest).
 
     `graph_def` must carry `_output_shapes` (as_graph_def(add_shapes=True)); `fold(['node:slot', ...])`
@@ -285,7 +289,9 @@ def derive_npu_graph(graph_def: Any, *, roots: Sequence[str], data_nodes: Sequen
     `dtypes`: 'node:slot' → dtype name from the tf.Graph (exact; else read from type attributes).
     `training_passes`: also the fusion passes of a training graph (`training_fusion`, the batch norm
     split); the small demos keep the few passes they were built with.
+    `pass_enabled(pass name)`: False for a pass the fusion switch file turns off (it is not applied).
     SimulationUnsupported when the graph holds what the simulation does not model.
     """
     policy = (policy or MixPolicy()).with_changes(black_add=keep_fp32)
-    return _Deriver(graph_def, roots, data_nodes, fold, graph_name, policy, dtypes, training_passes).derive()
+    return _Deriver(graph_def, roots, data_nodes, fold, graph_name, policy, dtypes, training_passes,
+                    pass_enabled).derive()

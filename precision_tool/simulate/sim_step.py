@@ -11,8 +11,13 @@ of the ops whose float16 results overflow, under overflow/), `fusion/fusion_resu
 
 The mixed-precision lists are CANN's (`mix_precision`), changed by the captured session's
 `modify_mixlist` when its NpuOptimizer names one, else by the workspace's fix/ops_info.json when it
-exists. Dropout is switched off as `train` does it. A user mistake is one line on stderr starting with
-'train -d sim' and exit status 2.
+exists; $PRECISION_TOOL_MODIFY_MIXLIST (a `bisect precision` round's file) beats both. Fusion passes a
+switch file turns "off" are not applied, as GE skips them: the file $PRECISION_TOOL_FUSION_SWITCH names (a
+`bisect fusion` round's), else the session's `fusion_switch_file`. A workspace whose npu/sim_device.json
+names a `bad_fusion_pass` (`demo --bad-fusion`) gets that pass's fused kernels wrong on purpose: their
+product skips the last half of the reduction axis (a tiling bug; the unfused ops compute right). Dropout
+is switched off as `train` does it. A user mistake is one line on stderr starting with 'train -d sim' and
+exit status 2.
 """
 
 from __future__ import annotations
@@ -67,10 +72,74 @@ def _policy(workspace: Any, config: Any) -> Any:
     mode = str(options.get("precision_mode") or MIXED)
     if mode not in MODES:
         mode = MIXED  # allow_mix_precision_fp16 and the like: the same lists
-    named = str(options.get("modify_mixlist") or "")
+    from precision_tool.config import MIXLIST_ENV
+
+    named = os.environ.get(MIXLIST_ENV) or str(options.get("modify_mixlist") or "")
+    if os.environ.get(MIXLIST_ENV) and not Path(named).is_file():
+        raise SimFailed(f"train -d sim: ${MIXLIST_ENV} names {named}, which is no file; unset it or point it at a "
+                        "modify_mixlist JSON file")
     path = Path(named) if named and Path(named).is_file() else workspace.ops_info_file
     mixlist = read_mixlist(path) if path.is_file() else None
     return policy_from_mixlist(mixlist, mode=mode)
+
+
+def _pass_switch(config: Any) -> Any:
+    """(pass name → applied?) from $PRECISION_TOOL_FUSION_SWITCH or the session's fusion_switch_file, and the
+    switch read (None: every pass runs)."""
+    from precision_tool.capture.fusion_switch import read_fusion_switch
+    from precision_tool.capture.replay_step import npu_options_of
+    from precision_tool.config import FUSION_SWITCH_ENV
+    from precision_tool.simulate.npu_fusion import UB_PASSES, all_on
+
+    named = os.environ.get(FUSION_SWITCH_ENV) or ""
+    if not named and config is not None:
+        named = str(npu_options_of(config).get("fusion_switch_file") or "")
+        if named and not Path(named).is_file():
+            named = ""  # the NPU machine's path: not here
+    if not named:
+        return all_on, None
+    switch = read_fusion_switch(Path(named))  # FormatError names the file
+
+    def enabled(pass_name: str) -> bool:
+        return switch.enabled(pass_name, "UBFusion" if pass_name in UB_PASSES else "GraphFusion")
+
+    return enabled, switch
+
+
+SIM_DEVICE_NAME = "sim_device.json"  # npu/sim_device.json: what the simulated device gets wrong (demo --bad-fusion)
+
+
+def bad_fusion_pass(workspace: Any) -> str | None:
+    """The fusion pass whose fused kernels the simulated device computes wrongly, when the workspace plants one."""
+    path = workspace.npu_dir / SIM_DEVICE_NAME
+    if not path.is_file():
+        return None
+    try:
+        named = json.loads(path.read_text(encoding="utf-8")).get("bad_fusion_pass")
+    except (OSError, ValueError, AttributeError):
+        raise SimFailed(f"train -d sim: {path} is not the JSON object demo --bad-fusion writes; delete it") from None
+    return str(named) if named else None
+
+
+def _half_reduction(ins: list[Any]) -> list[Any]:
+    import numpy as np
+
+    x = np.array(ins[0])
+    x[..., x.shape[-1] // 2:] = 0  # THE PLANTED FUSION FAULT: the last half of the reduction axis is skipped
+    return [x, *ins[1:]]
+
+
+BAD_FUSION = "add their bias to a product that skips the last half of the reduction axis (a tiling bug)"
+
+
+def bad_fusion_faults(derived: Any, pass_name: str | None) -> tuple[Any, ...]:
+    """A fault on every op the planted pass fused that adds a bias (none when the pass is off)."""
+    from precision_tool.simulate.kernels import Fault
+
+    if not pass_name:
+        return ()
+    return tuple(Fault(op.name, f"the fused kernels of {pass_name} {BAD_FUSION}", inputs=_half_reduction)
+                 for op in derived.ops if pass_name in (op.pass_name, op.pass_name_ub) and op.params.get("bias"))
 
 
 def _closure(graph: Any, fetches: list[str]) -> list[str]:
@@ -123,6 +192,8 @@ class Simulation:
     npu_options: dict = field(default_factory=dict)  # the captured session's NpuOptimizer options
     loss_tensor: str | None = None  # the captured step's loss among its fetches (capture/records/loss_recorder)
     step: int = 0  # the captured step's number in the loss record
+    passes_off: tuple[str, ...] = ()  # the fusion passes the switch file turned off
+    switch_file: str | None = None
 
 
 def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
@@ -135,9 +206,10 @@ def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
     started = time.perf_counter()
     graph, session, feeds, fetches, config = _load_step(workspace)
     policy = _policy(workspace, config)
+    enabled, switch = _pass_switch(config)
     name = "sim_" + time.strftime("ge_default_%Y%m%d%H%M%S_1")
     derived, computed = simulate_session(graph, session, feeds, fetches, policy=policy, graph_name=name,
-                                         faults=faults)
+                                         faults=faults, pass_enabled=enabled, bad_pass=bad_fusion_pass(workspace))
     session.close()
     from precision_tool.capture.records.loss_recorder import loss_tensor_name
     from precision_tool.capture.replay_step import npu_options_of
@@ -147,13 +219,17 @@ def run_simulation(workspace: Any, faults: tuple[Any, ...] = ()) -> Simulation:
     step = read_manifest(workspace.checkpoint_dir).data.get("step", 0)
     return Simulation(derived, computed, policy, len(graph.get_operations()), started, options,
                       loss_tensor_name(graph, [f for f in fetches if ":" in f]),
-                      step if isinstance(step, int) and step >= 0 else 0)
+                      step if isinstance(step, int) and step >= 0 else 0,
+                      switch.switched_off if switch is not None else (),
+                      str(switch.path) if switch is not None else None)
 
 
 def simulate_session(graph: Any, session: Any, feeds: dict[str, Any], fetches: list[str], *, policy: Any,
-                     graph_name: str, faults: tuple[Any, ...] = (), training_passes: bool = True) -> tuple[Any, Any]:
+                     graph_name: str, faults: tuple[Any, ...] = (), training_passes: bool = True,
+                     pass_enabled: Any = None, bad_pass: str | None = None) -> tuple[Any, Any]:
     """(derived NPU graph, every op's values) of the step `fetches` run in `session` (its variables set,
-    `feeds` by tensor name): what `train -d sim` computes, under `policy`'s lists."""
+    `feeds` by tensor name): what `train -d sim` computes, under `policy`'s lists, without the fusion passes
+    `pass_enabled` turns off, with `bad_pass`'s fused kernels planted wrong."""
     import numpy as np
     import tensorflow as tf
 
@@ -186,9 +262,11 @@ def simulate_session(graph: Any, session: Any, feeds: dict[str, Any], fetches: l
     try:
         derived = npu_graph.derive_npu_graph(graph_def, roots=_closure(graph, fetches), data_nodes=sorted(fed),
                                              fold=fold, graph_name=graph_name, policy=policy, dtypes=dtypes,
-                                             training_passes=training_passes)
+                                             training_passes=training_passes,
+                                             **({"pass_enabled": pass_enabled} if pass_enabled else {}))
     except npu_graph.SimulationUnsupported as error:
         raise SimFailed(f"train -d sim: {error}") from None
+    faults = (*faults, *bad_fusion_faults(derived, bad_pass))
     return derived, simulate(derived, values, SimOptions(faults=tuple(faults)))
 
 
@@ -220,16 +298,17 @@ def write_simulation(workspace: Any, sim: Simulation, actions: tuple[str, ...],
               "float16_ops": fp16, "dump_files": dumps, "overflows": [f.op_name for f in overflows],
               "mixlist": sim.policy.source, "precision_mode": sim.policy.mode,
               "emulated_float16": sorted(generic_kernels.emulated), "planted_faults": list(planted),
+              "fusion_switch": sim.switch_file, "passes_off": list(sim.passes_off),
               "seconds": round(time.perf_counter() - sim.started, 2)}
     from precision_tool.atomic import write_text_atomic
 
+    result["loss"] = _record_sim_loss(workspace, debug_id, sim)  # in replay_sim.json too: which tensor is the loss
     marker = {"simulated": True, "by": "precision-tool train -d sim", **result,
               "what": "a simulated NPU run: the captured step computed on CPU in the NPU's dtypes "
                       "(CANN's mixed-precision lists), no kernel of the NPU ran"}
     write_text_atomic(workspace.debug_dir(debug_id) / MARKER_NAME, json.dumps(marker, indent=2))
     write_text_atomic(workspace.checkpoint_dir / RESULT_NAME, json.dumps(result, indent=2))
     write_sim_run_config(workspace, debug_id, sim, actions)
-    result["loss"] = _record_sim_loss(workspace, debug_id, sim)
     return result
 
 
@@ -264,7 +343,9 @@ def simulate_step(root: Path, action: str) -> dict[str, Any]:
     from precision_tool.workspace import Workspace
 
     workspace = Workspace(root)
-    return write_simulation(workspace, run_simulation(workspace), (action,))
+    bad = bad_fusion_pass(workspace)
+    planted = (f"the fused kernels of {bad} {BAD_FUSION} (npu/{SIM_DEVICE_NAME})",) if bad else ()
+    return write_simulation(workspace, run_simulation(workspace), (action,), planted)
 
 
 if __name__ == "__main__":

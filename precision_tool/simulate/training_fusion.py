@@ -235,11 +235,15 @@ def plan_scopes(nodes: Mapping[str, Any], needed: Collection[str], order: Mappin
 
 def add_scope_groups(plan: FusionPlan, nodes: Mapping[str, Any], needed: Collection[str],
                      order: Mapping[str, int], resolve: Callable[[str], str], computed: Callable[[str], bool],
-                     users: Callable[[str], list[str]]) -> None:
-    """`plan_scopes`'s groups and counts added to a fusion plan (groups overlapping its own left out)."""
+                     users: Callable[[str], list[str]], enabled: Callable[[str], bool] = lambda name: True) -> None:
+    """`plan_scopes`'s groups and counts added to a fusion plan (groups overlapping its own left out, and
+    those of a pass the fusion switch file turns off: GE does not run it, so it is not counted either)."""
     taken = {n for group in plan.groups.values() for n in group}
     groups, counts = plan_scopes(nodes, needed, order, resolve, computed, users)
+    counts = {name: entry for name, entry in counts.items() if enabled(name)}
     for group in groups:
+        if not enabled(group.pass_name):
+            continue
         if taken.intersection(group.members):  # another pass took one of its nodes first: it did not fire
             counts[group.pass_name].effect_times -= 1
             continue

@@ -128,3 +128,16 @@ def test_docs_table_is_the_generated_one():
     start, end = text.index(options.TABLE_BEGIN), text.index(options.TABLE_END) + len(options.TABLE_END)
     assert text[start:end] == options.option_table_markdown(), (
         "docs/capture.md's option table is stale: paste precision_tool.capture.options.option_table_markdown()")
+
+
+def test_a_bisect_rounds_files_reach_the_adapter(ws):
+    env = {"PRECISION_TOOL_DUMP": "True", "PRECISION_TOOL_MODIFY_MIXLIST": "/r/ops_info.json",
+           "PRECISION_TOOL_FUSION_SWITCH": "/r/fusion_switch.cfg"}
+    found = {o.key: o for o in options.plan(ws, None, env=env).options}
+    assert found["modify_mixlist"].value == "/r/ops_info.json" and found["modify_mixlist"].tf2 == "modify_mixlist"
+    assert found["fusion_switch_file"].value == "/r/fusion_switch.cfg"
+    assert all(re.match(r"(PT|TFA|GE) ", o.source) for o in found.values())
+    # an action's own switch file wins: one fusion_switch_file per run
+    off = [o for o in options.plan(ws, "dump|fusion_off", env=env).options if o.key == "fusion_switch_file"]
+    assert [o.value for o in off] == [str(ws.fusion_off_file)]
+    assert "modify_mixlist" not in {o.key for o in options.plan(ws, "dump", env={}).options}

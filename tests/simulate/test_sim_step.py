@@ -76,7 +76,8 @@ def test_train_sim_honours_the_block_list_it_finds(captured: Path) -> None:
 def test_train_sim_refuses_two_actions_in_one_line(captured: Path) -> None:
     proc = cli(captured, "train", "-d", "sim", "-a", "dump|overflow")
     assert proc.returncode != 0
-    assert ("train -d sim -a dump|overflow: the simulated NPU takes one of dump, overflow"
+    assert ("train -d sim -a dump|overflow: the simulated NPU takes one of dump, overflow, with fusion_off or "
+            "fusion_switch (the workspace's switch file) if you like, e.g. \"dump|fusion_switch\""
             in (proc.stdout + proc.stderr).strip().splitlines())
 
 

@@ -11,6 +11,7 @@ after a CPU replay the dump becomes golden .npy files exactly as `tf_dump` does 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from precision_tool.errors import CommandFailed, UsageError, WorkspaceError
@@ -31,7 +32,8 @@ into tf/dump (as tf_dump); -d npu runs through the TF adapter (npu_bridge) with 
 -d all does both (the CPU side always dumps; the action is for the NPU side). -d sim runs the step on a
 simulated NPU (no NPU needed; TF1 captures): the graph Ascend's compiler would build, computed in
 float16 where CANN's allow_mix_precision lists put it (fix/ops_info.json changes them), written as a new
-npu/debug_N marked simulated (-a dump: every op's dump; -a overflow: the ops whose float16 results overflow).
+npu/debug_N marked simulated (-a dump: every op's dump; -a overflow: the ops whose float16 results overflow;
+add |fusion_switch or |fusion_off and the simulated compile skips the passes that file switches off).
 
 actions (-a, combine with '|'): dump (CPU or NPU), overflow, fusion_off, fusion_switch (NPU only);
 fusion_off/fusion_switch point the run at the workspace's fusion/*.cfg, which you edit between runs.
@@ -63,8 +65,11 @@ def parse_train_actions(device: str, action: str) -> set[str]:
     if unknown or not words:
         raise UsageError(f"train -a: unknown action {', '.join(unknown) or repr(action)}; use "
                          f"{', '.join(ACTION_WORDS)} (combine with '|', e.g. \"dump|fusion_off\")")
-    if device == "sim" and (len(words) != 1 or not words <= set(SIM_ACTIONS)):
-        raise UsageError(f"train -d sim -a {action}: the simulated NPU takes one of {', '.join(SIM_ACTIONS)}")
+    if device == "sim" and (len(words & set(SIM_ACTIONS)) != 1 or len(words - set(SIM_ACTIONS)) > 1
+                            or not words <= {*SIM_ACTIONS, "fusion_off", "fusion_switch"}):
+        raise UsageError(f"train -d sim -a {action}: the simulated NPU takes one of {', '.join(SIM_ACTIONS)}, "
+                         "with fusion_off or fusion_switch (the workspace's switch file) if you like, e.g. "
+                         "\"dump|fusion_switch\"")
     if device == "cpu" and words - CPU_ACTIONS:
         npu_only = sorted(words - CPU_ACTIONS)
         raise UsageError(f"train -d cpu -a {action}: on CPU only 'dump' applies (a tfdbg golden dump); "
@@ -179,8 +184,17 @@ def _train(args: argparse.Namespace, ctx: Context) -> Any:
         action = "dump" if device == "cpu" else args.action
         ctx.note(note_line(f"train -d {device} -a {action}: running the step in a TensorFlow child process"))
         try:
-            report = (replay_cpu(Workspace(root), args.python) if device == "cpu"
-                      else run_replay(root, device, action, python=args.python))
+            if device == "sim":  # the switch file the simulated compile honours; the child takes one action word
+                fusion = _fusion_file(ctx, words)
+                if fusion:
+                    from precision_tool.capture.fusion_switch import write_fusion_off, write_fusion_switch
+
+                    (write_fusion_switch if "fusion_switch" in words else write_fusion_off)(ctx.workspace)
+                report = run_replay(root, device, next(w for w in words if w in SIM_ACTIONS), python=args.python,
+                                    fusion_switch=fusion)
+            else:
+                report = (replay_cpu(Workspace(root), args.python) if device == "cpu"
+                          else run_replay(root, device, action, python=args.python))
         except CommandFailed:
             for line in shown:  # what the CPU side did stays on screen
                 ctx.note(line)
@@ -219,6 +233,12 @@ def _sim_lines(ctx: Context, report: dict[str, Any]) -> list[Any]:
     if report.get("emulated_float16"):
         lines.append(note_line(f"sim: no float16 CPU kernel for {', '.join(report['emulated_float16'])}: computed "
                                "in float32 on the float16 inputs and rounded"))
+    if report.get("fusion_switch"):
+        off = report.get("passes_off") or []
+        lines.append(note_line(f"sim: fusion switch file {report['fusion_switch']}: "
+                               f"{', '.join(off) if off else 'no pass named'} off" + (" (and every pass its "
+                               "\"ALL\": \"off\" covers)" if "ALL" in Path(report["fusion_switch"]).read_text(
+                                   encoding="utf-8", errors="replace") else "")))
     overflows = report.get("overflows") or []
     if overflows:
         more = f" (+{len(overflows) - 3} more)" if len(overflows) > 3 else ""

@@ -38,6 +38,11 @@ transformer layers with a reduced hidden size; Wide&Deep's embedding tables and 
 golden on CPU and run on a simulated NPU (what `train -d sim` does) with one planted kernel fault; the
 rest is what float16 does to that network. --size reduced: the same op types, fewer repeats.
 
+--bad-fusion: the small demo on a simulated device whose fused kernels of MatMulBiasAddFusionPass compute
+wrongly (npu/sim_device.json; their product skips the last half of the reduction axis), MatMulV2 kept in
+float32 (fix/ops_info.json) so that fault is the one problem; npu/debug_2 is that run. `bisect fusion`
+names the pass.
+
 --steps N: the same network trained N steps (2 to 16; 4 shows every stage) on both sides, each step on the next batch, with a
 static loss scale of 2^14 and nothing planted; the NPU run trains from its own weights. Steps 0 and 1
 compare fine; at step 2 the grown weight gradient of fc2 overflows float16 (inf), and every later NPU step
@@ -54,6 +59,7 @@ examples:
   demo --fixed               apply ./precision_data_demo/fix/ops_info.json: npu/debug_2, then `vc` against golden
   demo --ranks 8             build the 8-rank demo in ./precision_data_demo_ranks and run `ac -c --report`
   demo --steps 4             build the 4-step demo in ./precision_data_demo_steps and run `ac -c --report`
+  demo --bad-fusion          a fusion pass planted wrong in ./precision_data_demo_bad_fusion; then `bisect fusion`
 """
 
 
@@ -85,6 +91,9 @@ def _parser(parser: CommandParser) -> None:
                         help="build the N-rank data-parallel demo instead (N from 2 to 64; default DIR "
                              "./precision_data_demo_ranks): each rank its own batch, an HcomAllReduce per gradient, "
                              "one rank's all-reduce input corrupted; golden per rank in tf/dump/rank_<r>")
+    parser.add_argument("--bad-fusion", action="store_true",
+                        help="build the demo with a simulated device whose MatMulBiasAddFusionPass kernels compute "
+                             "wrongly (default DIR ./precision_data_demo_bad_fusion), for `bisect fusion` to find")
     parser.add_argument("--steps", metavar="N", default=None,
                         help="build the N-step demo instead (N from 2 to 16; 4 shows every stage; default DIR "
                              "./precision_data_demo_steps): both runs train N steps, a float16 overflow appears at "
@@ -110,6 +119,15 @@ def _demo(args: argparse.Namespace, ctx: Context) -> Any:
 
         raise UsageError("demo --npu-start: it changes the small demo's NPU run; give it without --model, --ranks, "
                          "--steps and --fixed")
+    if args.bad_fusion:
+        if args.steps is not None or args.model is not None or args.ranks is not None or args.fixed:
+            from precision_tool.errors import UsageError
+
+            raise UsageError("demo --bad-fusion: it builds the small demo; give it without --model, --ranks, --steps "
+                             "and --fixed")
+        from precision_tool.shell.commands.demo.demo_bad_fusion import run_bad_fusion
+
+        return run_bad_fusion(args, ctx)
     if args.steps is not None:
         if args.size != "full":
             from precision_tool.errors import UsageError

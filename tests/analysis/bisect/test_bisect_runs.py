@@ -146,6 +146,15 @@ def test_bad_options_are_one_line(demo_workspace: Path, tmp_path: Path) -> None:
         assert "Traceback" not in result.err
     empty = run_cli("bisect", "precision", data=tmp_path)
     assert empty.status != 0 and "bisect: no golden tensors in" in empty.err + empty.out
+    # the search ends by writing the switch file: a damaged one is said before any round, never overwritten
+    ws = _copy(demo_workspace, tmp_path, keep_fix=True)
+    switch = ws / "fusion" / "fusion_switch.cfg"
+    switch.parent.mkdir(exist_ok=True)
+    switch.write_text("{not json")
+    damaged = run_cli("bisect", "fusion", data=ws)
+    assert damaged.status != 0 and f"{switch}: is not JSON" in damaged.err + damaged.out, damaged.out + damaged.err
+    assert "Traceback" not in damaged.err and switch.read_text() == "{not json"
+    assert not (ws / "temp" / "bisect").exists()
 
 
 def test_a_kernel_fault_is_outside_bisect_precisions_reach(bad_fusion: Path, tmp_path: Path) -> None:

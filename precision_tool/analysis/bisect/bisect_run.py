@@ -216,10 +216,6 @@ def run_bisect(workspace: Any, request: BisectRequest,
         settings["base"] = "fresh" if request.fresh else base
         settings["base_mixlist"] = base
     else:
-        if workspace.fusion_switch_file.is_file():
-            from precision_tool.capture.fusion_switch import read_fusion_switch
-
-            read_fusion_switch(workspace.fusion_switch_file)  # the search ends by writing into it: never over a damaged one
         settings["base"] = "all passes on"
         settings["groups"] = _groups(workspace.fusion_file)
         settings["fired"] = fired_passes(workspace.fusion_file)
@@ -326,7 +322,7 @@ def _write_result(workspace: Any, request: BisectRequest, store: SearchStore, ke
 
     path = workspace.fusion_switch_file
     switch: dict = {GRAPH_GROUP: {}, UB_GROUP: {}}
-    if path.is_file():  # (checked before the first round: a switch file)
+    if path.is_file():  # (the command checked it before the first round: a switch file)
         loaded = json.loads(path.read_text(encoding="utf-8"))["Switch"]
         switch.update({g: dict(v) for g, v in loaded.items()})
     groups = store.settings.get("groups") or {}

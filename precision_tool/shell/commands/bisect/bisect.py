@@ -101,6 +101,10 @@ def _preflight(args: argparse.Namespace, ctx: Context) -> None:
     if not ws.golden_dir.is_dir() or not any(ws.golden_dir.iterdir()):
         raise WorkspaceError(f"bisect: no golden tensors in {ws.golden_dir}; each round is compared with them: "
                              "`train -d cpu` (or tf_dump) first")
+    if args.kind == "fusion" and ws.fusion_switch_file.is_file():
+        from precision_tool.capture.fusion_switch import read_fusion_switch
+
+        read_fusion_switch(ws.fusion_switch_file)  # the search ends by writing into it: never over a damaged one
     if args.command is None and not (ws.checkpoint_dir / "manifest.json").is_file():
         raise WorkspaceError(f"bisect: no captured step in {ws.checkpoint_dir} for the simulated rounds; capture "
                              "one with PrecisionTfSession (docs/train.md) or give the training command")

@@ -61,26 +61,10 @@ def _vc_parser(parser: CommandParser) -> None:
 
 @contextmanager
 def _progress(ctx: Context) -> Iterator[Any]:
-    import time
+    from precision_tool.render.progress import run_updater
 
     with ctx.progress() as bar:
-        tasks: dict[str, Any] = {}
-        shown = [0.0]
-
-        def update(label: str, done: int, total: int) -> None:
-            if label in tasks and done < total and time.monotonic() - shown[0] < 0.05:
-                return  # a bar update per group cost 0.16 s of a 20,000-op comparison; 20 a second are enough
-            shown[0] = time.monotonic()
-            if label not in tasks:
-                if label.startswith(("rank ", "step ")):
-                    # a multi-device dump runs one comparison per rank (vc --step all: per step): one bar
-                    # at a time, not 64
-                    for old in [name for name in tasks if name.startswith(("rank ", "step "))]:
-                        bar.remove_task(tasks.pop(old))
-                tasks[label] = bar.add_task(label, total=total)
-            bar.update(tasks[label], completed=done)
-
-        yield update
+        yield run_updater(bar)
 
 
 def run_vc(args: argparse.Namespace, ctx: Context) -> list[Any]:

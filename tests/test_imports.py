@@ -57,6 +57,8 @@ ANALYSIS_ALLOWED = {
     "analysis.infer_import": {"analysis.results"},
     "analysis.golden_extract": set(),
     "analysis.steps": {"analysis.results", "analysis.compare", "analysis.golden_extract"},
+    "analysis.explore": {"analysis.graphs", "analysis.results", "analysis.compare", "analysis.replay",
+                         "analysis.report"},
 }
 
 

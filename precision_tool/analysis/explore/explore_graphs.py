@@ -161,5 +161,5 @@ def mapping_json(ops: Sequence[Any], tf_names: set[str]) -> dict[str, Any]:
 
 
 def graphs_file(graph: dict[str, Any]) -> dict[str, Any]:
-    """What Model Explorer's JSON adapter reads: one collection of graphs."""
-    return {"graphs": [graph]}
+    """What Model Explorer's JSON adapter reads: one graph collection (its label names the pane)."""
+    return {"label": graph["id"], "graphs": [graph]}

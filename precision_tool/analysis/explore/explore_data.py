@@ -259,7 +259,7 @@ def write_explore(data: ExploreData, folder: Path) -> list[Path]:
         "npu_graph_id": NPU_GRAPH_ID, "tf_graph_id": TF_GRAPH_ID,
         # Model Explorer colours by the node data added last: the cosine
         "npu_node_data": sorted((n for n in data.node_data if n != TF_COSINE_FILE), key=lambda n: n == COSINE_FILE),
-        "tf_node_data": [TF_COSINE_FILE],
+        "tf_node_data": [TF_COSINE_FILE], "colour_by": COSINE_FILE,
         "first_divergent": data.first_divergent, "first_tf_ops": list(data.first_tf_ops),
         "result_csv": str(data.result_csv), "tf_source": data.tf_source, "threshold": data.threshold,
         "ops": data.op_count, "notes": list(data.notes)}))

@@ -14,6 +14,10 @@
     const sync = window.me_test.renderers[0].syncNavigationService;
     sync.updateSyncNavigationData('from_computer', state.info.mapping_entries);
     sync.mode.set('from_computer');
+    // colour the NPU pane by the cosine (Model Explorer shows the node data loaded last)
+    const renderer = window.me_test.renderers[0], ndp = renderer.nodeDataProviderExtensionService;
+    const cosine = Object.values(ndp.runs()).find((run) => run.runName === state.info.colour_by);
+    if (cosine) renderer.appService.setSelectedNodeDataProviderRunId(renderer.paneId, cosine.runId);
     state.ready = true;
     document.body.dataset.exploreReady = 'yes';
   }

@@ -32,7 +32,11 @@ def missing_package() -> str | None:
     """One line saying how to install Model Explorer when it is not installed, else None."""
     import importlib.util
 
-    if importlib.util.find_spec("model_explorer") is None:
+    try:
+        spec = importlib.util.find_spec("model_explorer")
+    except (ImportError, ValueError):  # a finder that refuses it, or a half-removed package
+        spec = None
+    if spec is None:
         return (f"explore needs Model Explorer, which is not installed: `pip install {PACKAGE}` "
                 "(or `pip install precision-tool[explore]`)")
     return None

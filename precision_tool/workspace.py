@@ -363,11 +363,6 @@ class Workspace:
         return self.temp_dir / "report"
 
     @property
-    def explore_dir(self) -> Path:
-        """temp/explore/<YYYYmmddHHMMSS>/: the graphs and node data `explore` shows (Model Explorer JSON)."""
-        return self.temp_dir / "explore"
-
-    @property
     def cache_dir(self) -> Path:
         return self.temp_dir / "cache"
 

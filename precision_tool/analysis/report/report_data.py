@@ -340,7 +340,7 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
     loss = loss_panel(workspace, settings.LOSS_TOLERANCE, notes)
     steps = step_panel(runs)  # several steps: the first diverging one answers, as in `ac`
     ranking, ranking_file = _ranking(workspace, result_dir, notes)
-    explored = sorted(p.parent for p in workspace.explore_dir.glob("*/explore.json"))
+    explored = sorted(p.parent for p in (workspace.temp_dir / "explore").glob("*/explore.json"))
     return ReportData(answer=_answer(speaking_runs(runs, steps), workspace), sources=sources, steps=steps,
                       explore_dir=explored[-1] if explored else None,
                       ranking=ranking, ranking_file=ranking_file,

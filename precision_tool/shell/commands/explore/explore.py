@@ -75,7 +75,7 @@ def _explore(args: argparse.Namespace, ctx: Context) -> Any:
     files = chosen_results(ctx, args.file)
     started = time.perf_counter()
     data = collect_explore(ctx.workspace, ctx.settings, files)
-    folder = new_result_dir(ctx.workspace.explore_dir, what="explore folder")
+    folder = new_result_dir(ctx.workspace.temp_dir / "explore", what="explore folder")
     write_explore(data, folder)
     shown: list[Any] = [warning_line(f"explore: {note}") for note in data.notes]
     first = f"; first divergent op {data.first_divergent}" if data.first_divergent else ""

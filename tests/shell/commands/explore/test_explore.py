@@ -140,6 +140,14 @@ def test_the_page_opens_on_the_first_divergent_op_with_the_tf_graph_beside_it(ex
         _click_op(page, FUSED)
         page.wait_for_function("""() => { const h = window.me_test.renderers[1].syncNavigationRelatedNodesHighlights.highlights();
             return h && ['conv1/Conv2D', 'conv1/BiasAdd', 'conv1/Relu'].every(id => id in h); }""", timeout=30_000)
+        # the find box (explore's own: Model Explorer's search is slow at 20,000 ops) reveals an op by name on
+        # the NPU side, and the Sync its TF op
+        page.fill("#precision-find input", "bn2/Relu")
+        page.press("#precision-find input", "Enter")
+        page.wait_for_function("() => window.me_test.renderers[0].selectedNodeId === 'bn2/Relu' && "
+                               "'bn2/Relu' in window.me_test.renderers[1].syncNavigationRelatedNodesHighlights.highlights()"
+                               " || window.me_test.renderers[1].selectedNodeId === 'bn2/Relu'", timeout=30_000)
+        assert page.locator("#precision-find .found").inner_text() == "bn2/Relu (NPU graph)"
         # clicking the first divergent op shows its metrics as the CSV has them
         _click_op(page, OP)
         text = page.locator("body").inner_text()

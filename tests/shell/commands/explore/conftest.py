@@ -32,16 +32,41 @@ def _missing() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def explore_browser() -> Iterator[Any]:
+def explore_browser() -> Any:
+    """run(check) → check(browser)'s result, with a Chromium of its own driven from a thread of its own: the
+    report's browser fixture keeps a playwright driver running on this thread for the whole session, and a
+    second one cannot start beside it on the same thread."""
     missing = _missing()
     if missing:
         pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
 
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    def run(check: Any) -> Any:
+        import threading
+
+        from playwright.sync_api import sync_playwright
+
+        outcome: dict[str, Any] = {}
+
+        def drive() -> None:
+            try:
+                with sync_playwright() as driver:
+                    chromium = driver.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+                    try:
+                        outcome["value"] = check(chromium)
+                    finally:
+                        chromium.close()
+            except BaseException as exc:  # an assertion in check() fails the test, with its traceback
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=drive, name="explore-browser")
+        thread.start()
+        thread.join(600)
+        assert not thread.is_alive(), "the browser check did not finish in 10 minutes"
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome.get("value")
+
+    return run
 
 
 @pytest.fixture(scope="module")

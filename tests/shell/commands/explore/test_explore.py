@@ -124,7 +124,11 @@ def _click_op(page, name: str) -> None:
 
 def test_the_page_opens_on_the_first_divergent_op_with_the_tf_graph_beside_it(explore_browser, served,
                                                                                explore_workspace):
-    context, page, problems = _open(explore_browser, served)
+    explore_browser(lambda browser: _check_page(browser, served, explore_workspace))
+
+
+def _check_page(browser, served, explore_workspace) -> None:
+    context, page, problems = _open(browser, served)
     try:
         graphs = page.evaluate("""() => [0, 1].map(i => { const g = window.me_test.renderers[i].curModelGraph;
             return [g.id, g.nodes.filter(n => n.nodeType === 0).map(n => n.id)]; })""")
@@ -155,6 +159,11 @@ def test_the_page_opens_on_the_first_divergent_op_with_the_tf_graph_beside_it(ex
             assert row["CosineSimilarity"] in text and row["MaxAbsoluteError"] in text
         assert "kernel: on the NPU's own inputs" in text  # the replay verdict
         assert "network.py:" in text  # the source line
+        # the server: files of the explore folder only; the version question answered here, not by PyPI
+        outside = page.evaluate("async () => (await fetch('/api/v1/read_text_file?path=/etc/hostname')).json()")
+        assert "content" not in outside and "not a file of this explore folder" in outside["error"]
+        version = page.evaluate("async () => (await fetch('/api/v1/check_new_version')).json()")
+        assert version["version"] == "" and version["runningVersion"]
         assert problems == []
     finally:
         context.close()

@@ -5,7 +5,7 @@
 # The reference tool for cross-checks (msaccucmp) is built by the tests themselves when first needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install -q --disable-pip-version-check -e ".[tf,test]" 2>&1 \
+python3 -m pip install -q --disable-pip-version-check -e ".[tf,test,explore]" 2>&1 \
   | grep -v -e "Running pip as the 'root' user" -e "^$" || true
 python3 -c "import importlib.util as u, precision_tool, rich, rich_argparse, prompt_toolkit, numpy, pandas, ml_dtypes, google.protobuf, jinja2
 assert u.find_spec('tensorflow')" \

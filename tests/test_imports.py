@@ -58,6 +58,8 @@ ANALYSIS_ALLOWED = {
     "analysis.golden_extract": set(),
     "analysis.steps": {"analysis.results", "analysis.compare", "analysis.golden_extract"},
     "analysis.bisect": {"analysis.graphs", "analysis.results", "analysis.compare", "analysis.replay"},
+    "analysis.explore": {"analysis.graphs", "analysis.results", "analysis.compare", "analysis.replay",
+                         "analysis.report"},
 }
 
 

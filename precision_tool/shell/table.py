@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "precision_tool.shell.commands.replay",
     "precision_tool.shell.commands.compare.replay_all",
     "precision_tool.shell.commands.compare.report",
+    "precision_tool.shell.commands.explore.explore",
     "precision_tool.shell.commands.ls",
     "precision_tool.shell.commands.dumps",
     "precision_tool.shell.commands.tf",

@@ -69,6 +69,8 @@ class ReportData:
     """LossPanel (analysis/report/loss_data.py): both runs' loss curves; None when neither side recorded one."""
     steps: Any = None
     """StepPanel (step_panel.py) of a `vc --step all` result folder; None for one step."""
+    explore_dir: Path | None = None
+    """The newest `explore` folder (the graphs as Model Explorer files, docs/explore.md), if any."""
 
     @property
     def first_divergent(self) -> tuple[RunReport, Any] | None:
@@ -338,7 +340,9 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
     loss = loss_panel(workspace, settings.LOSS_TOLERANCE, notes)
     steps = step_panel(runs)  # several steps: the first diverging one answers, as in `ac`
     ranking, ranking_file = _ranking(workspace, result_dir, notes)
+    explored = sorted(p.parent for p in (workspace.temp_dir / "explore").glob("*/explore.json"))
     return ReportData(answer=_answer(speaking_runs(runs, steps), workspace), sources=sources, steps=steps,
+                      explore_dir=explored[-1] if explored else None,
                       ranking=ranking, ranking_file=ranking_file,
         workspace=workspace.root, result_dir=result_dir, created=time.strftime("%Y-%m-%d %H:%M:%S"),
         threshold=settings.COSINE_THRESHOLD, thresholds=thresholds, runs=runs, ops=ops, replay=replay,

@@ -148,6 +148,7 @@ def render_report(data: ReportData, page_dir: Path) -> str:
         "loss": data.loss, "loss_js": _raw_asset("loss.js"),  # the loss-curves panel (report_assets/loss.js)
         "loss_json": _script_safe(json.dumps(data.loss.data, separators=(",", ":"), allow_nan=False)) if data.loss else "",
         "steps": _steps_context(data),
+        "explore": relative_link(data.explore_dir, page_dir) if data.explore_dir else None,
     }
     return env.get_template("report.html.j2").render(**context)
 

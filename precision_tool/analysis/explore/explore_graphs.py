@@ -16,6 +16,9 @@ from typing import Any, Iterable, Sequence
 
 NPU_GRAPH_ID = "NPU Build graph"
 TF_GRAPH_ID = "TensorFlow golden graph"
+WIDE_LAYER = 40
+"""A layer with more children (layers and ops) than this is split into consecutive groups of them: Model
+Explorer lays out every child of a layer it opens, and a stage of 1,000 blocks took it most of a minute."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ def npu_graph_json(ops: Iterable[Any], attrs_of: Any, outputs_of: Any) -> dict[s
             outputs.append({"id": str(index), "attrs": item})
         nodes.append({"id": op.name, "label": op.name, "namespace": npu_namespace(op),
                       "attrs": attrs_of(op), "incomingEdges": edges, "outputsMetadata": outputs})
-    return {"id": NPU_GRAPH_ID, "nodes": nodes}
+    return {"id": NPU_GRAPH_ID, "nodes": split_wide_layers(nodes)}
 
 
 def tf_graph_json(tf_nodes: Sequence[TfNode], attrs_of: Any) -> dict[str, Any]:
@@ -104,7 +107,49 @@ def tf_graph_json(tf_nodes: Sequence[TfNode], attrs_of: Any) -> dict[str, Any]:
                 edges.append(_edge(split[0], split[1], position))
         nodes.append({"id": node.name, "label": node.name, "namespace": scope_of(node.name),
                       "attrs": [kv("type", node.type)] + attrs_of(node.name), "incomingEdges": edges})
-    return {"id": TF_GRAPH_ID, "nodes": nodes}
+    return {"id": TF_GRAPH_ID, "nodes": split_wide_layers(nodes)}
+
+
+def split_wide_layers(nodes: list[dict[str, Any]], limit: int = WIDE_LAYER) -> list[dict[str, Any]]:
+    """`nodes` (changed in place) with every layer of more than `limit` children given a level of groups in
+    between: runs of consecutive children (in graph order), at most `limit` groups, each named after its first
+    and last child ('block0…block39'). Only namespaces change; ids, edges and so the mapping stay."""
+    children: dict[str, dict[tuple[str, str], None]] = {}
+    for node in nodes:
+        parts = node["namespace"].split("/") if node["namespace"] else []
+        for depth, part in enumerate(parts):
+            children.setdefault("/".join(parts[:depth]), {})[("layer", part)] = None
+        children.setdefault(node["namespace"], {})[("op", node["id"])] = None
+    group_of: dict[tuple[str, tuple[str, str]], str] = {}
+    for parent, kids in children.items():
+        if len(kids) <= limit:
+            continue
+        ordered = list(kids)
+        size = max(limit, -(-len(ordered) // limit))
+        taken = {name for kind, name in ordered if kind == "layer"}
+        for start in range(0, len(ordered), size):
+            run = ordered[start:start + size]
+            label = f"{_short(run[0])}…{_short(run[-1])}"
+            while label in taken:  # never the name of a real layer beside it
+                label += "'"
+            taken.add(label)
+            group_of.update({(parent, kid): label for kid in run})
+    if not group_of:
+        return nodes
+    for node in nodes:
+        parts = node["namespace"].split("/") if node["namespace"] else []
+        placed: list[str] = []
+        for depth, part in enumerate(parts):
+            group = group_of.get(("/".join(parts[:depth]), ("layer", part)))
+            placed += [group, part] if group else [part]
+        group = group_of.get((node["namespace"], ("op", node["id"])))
+        node["namespace"] = "/".join(placed + ([group] if group else []))
+    return nodes
+
+
+def _short(child: tuple[str, str]) -> str:
+    """A child's name as a group label shows it: a layer's name, an op's last name part."""
+    return child[1].rpartition("/")[2]
 
 
 def tf_nodes_from_npu(ops: Sequence[Any]) -> list[TfNode]:

@@ -176,3 +176,24 @@ def test_the_report_links_to_the_newest_explore_folder(explore_workspace):
     assert result.status == 0, result.out + result.err
     page = sorted((explore_workspace / "temp" / "report").glob("*/report.html"))[-1]
     assert f'href="../../explore/{folder.name}/"' in page.read_text(encoding="utf-8")
+
+
+def test_a_wide_layer_is_split_into_groups_of_consecutive_children():
+    """Model Explorer lays out every child of a layer it opens: a stage of 1,000 blocks (benchmarks/
+    big_workspace.py) gets a level of groups, each named after its first and last child; ids stay."""
+    from precision_tool.analysis.explore.explore_graphs import split_wide_layers
+
+    blocks = [{"id": f"net/stage/block{i}/add", "namespace": f"net/stage/block{i}"} for i in range(100)]
+    loose = [{"id": f"op{i}", "namespace": ""} for i in range(25)]
+    small = [{"id": "net/head/fc", "namespace": "net/head"}]
+    nodes = split_wide_layers(blocks + loose + small, limit=10)
+    spaces = {n["id"]: n["namespace"] for n in nodes}
+    # the root holds 'net' and 25 ops: 26 children, in groups of 10 (net and op0..op8, then op9..op18, ...)
+    assert spaces["op0"] == "net…op8" and spaces["op20"] == "op19…op24"
+    assert spaces["net/stage/block0/add"] == "net…op8/net/stage/block0…block9/block0"
+    assert spaces["net/stage/block57/add"] == "net…op8/net/stage/block50…block59/block57"
+    assert len({s.split("/")[3] for s in spaces.values() if s.startswith("net…op8/net/stage/")}) == 10
+    assert spaces["net/head/fc"] == "net…op8/net/head"
+    assert [n["id"] for n in nodes] == [n["id"] for n in blocks + loose + small]
+    narrow = [{"id": "net/head/fc", "namespace": "net/head"}]
+    assert split_wide_layers(narrow, limit=10) == [{"id": "net/head/fc", "namespace": "net/head"}]

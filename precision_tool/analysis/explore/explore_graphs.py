@@ -17,8 +17,10 @@ from typing import Any, Iterable, Sequence
 NPU_GRAPH_ID = "NPU Build graph"
 TF_GRAPH_ID = "TensorFlow golden graph"
 WIDE_LAYER = 40
-"""A layer with more children (layers and ops) than this is split into consecutive groups of them: Model
-Explorer lays out every child of a layer it opens, and a stage of 1,000 blocks took it most of a minute."""
+"""In a graph of GROUPED_FROM ops or more, a layer with more children (layers and ops) than this is split
+into consecutive groups of them: Model Explorer lays out every child of a layer it opens, and a stage of
+1,000 blocks took it most of a minute. A smaller graph draws fast as it is, and keeps its plain layers."""
+GROUPED_FROM = 2000
 
 
 @dataclass(frozen=True)
@@ -110,10 +112,14 @@ def tf_graph_json(tf_nodes: Sequence[TfNode], attrs_of: Any) -> dict[str, Any]:
     return {"id": TF_GRAPH_ID, "nodes": split_wide_layers(nodes)}
 
 
-def split_wide_layers(nodes: list[dict[str, Any]], limit: int = WIDE_LAYER) -> list[dict[str, Any]]:
+def split_wide_layers(nodes: list[dict[str, Any]], limit: int = WIDE_LAYER,
+                      grouped_from: int = GROUPED_FROM) -> list[dict[str, Any]]:
     """`nodes` (changed in place) with every layer of more than `limit` children given a level of groups in
     between: runs of consecutive children (in graph order), at most `limit` groups, each named after its first
-    and last child ('block0…block39'). Only namespaces change; ids, edges and so the mapping stay."""
+    and last child ('block0…block39'); a graph of fewer than `grouped_from` nodes is left as it is. Only
+    namespaces change; ids, edges and so the mapping stay."""
+    if len(nodes) < grouped_from:
+        return nodes
     children: dict[str, dict[tuple[str, str], None]] = {}
     for node in nodes:
         parts = node["namespace"].split("/") if node["namespace"] else []

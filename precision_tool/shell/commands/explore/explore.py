@@ -96,14 +96,14 @@ def _serve(ctx: Context, args: argparse.Namespace, folder: Any) -> list[Any]:
 
     from precision_tool.errors import UsageError
     from precision_tool.render.messages import note_line
-    from precision_tool.shell.commands.explore.explore_server import ExploreServer, page_address
+    from precision_tool.shell.commands.explore.explore_server import ExploreServer
 
     try:
         server = ExploreServer(args.host, args.port, folder)
     except OSError as exc:
         raise UsageError(f"explore: cannot serve on {args.host}:{args.port} ({exc.strerror or exc}); "
                          "choose another with --port N") from None
-    address = page_address(args.host, server.server_address[1], folder, server.info)
+    address = f"http://{args.host}:{server.server_address[1]}/"
     ctx.note(note_line(f"explore: serving at {address}"))
     ctx.note(note_line("  Ctrl-C stops it"))
     sys.stdout.flush()  # the address is read by whoever started us (a test, a remote shell) at once

@@ -81,8 +81,9 @@ def offline_index(web_app: Path) -> str:
     return text.replace("</body>", '<script src="/precision_tool/explore_boot.js"></script></body>', 1)
 
 
-def page_address(host: str, port: int, folder: Path, info: dict[str, Any]) -> str:
-    """The address that opens both graphs, their node data, and the first divergent op selected."""
+def page_query(folder: Path, info: dict[str, Any]) -> str:
+    """The query that opens both graphs, their node data, and the first divergent op selected (the server
+    sends `/` there: the address printed stays short enough to copy)."""
     npu = str(folder / info["npu_graph"])
     tf = str(folder / info["tf_graph"])
     node_data = [str(folder / n) for n in info["npu_node_data"]] + [str(folder / n) for n in info["tf_node_data"]]
@@ -94,7 +95,7 @@ def page_address(host: str, port: int, folder: Path, info: dict[str, Any]) -> st
               "selectedGraphId": info["tf_graph_id"], "selectedCollectionLabel": "", "widthFraction": 0.5}]
     data = {"models": [{"url": npu, "adapterId": "builtin_json"}, {"url": tf, "adapterId": "builtin_json"}],
             "nodeData": node_data, "nodeDataTargets": targets, "uiState": {"paneStates": panes}}
-    return f"http://{host}:{port}/?data={quote(json.dumps(data))}&renderer=webgl"
+    return f"?data={quote(json.dumps(data))}&renderer=webgl"
 
 
 class ExploreServer(ThreadingHTTPServer):
@@ -105,6 +106,7 @@ class ExploreServer(ThreadingHTTPServer):
         self.web_app = web_app_dir()
         self.index = offline_index(self.web_app).encode("utf-8")
         self.info = json.loads((folder / "explore.json").read_text(encoding="utf-8"))
+        self.start = "/" + page_query(self.folder, self.info)
         super().__init__((host, port), _Handler)
 
     def serve_in_background(self) -> threading.Thread:
@@ -135,6 +137,12 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query)
         route = url.path
         if route in ("/", "/index.html"):
+            if "data" not in query:  # the short address: on to the page with both graphs
+                self.send_response(302)
+                self.send_header("Location", self.server.start)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
             return self._send(self.server.index, "text/html; charset=utf-8")
         if route == "/precision_tool/explore_boot.js":
             return self._send(BOOT_SCRIPT.read_bytes(), "text/javascript")

@@ -128,6 +128,8 @@ def test_the_page_opens_on_the_first_divergent_op_with_the_tf_graph_beside_it(ex
 
 
 def _check_page(browser, served, explore_workspace) -> None:
+    # the address printed is short enough to copy: the server sends it on to the page with both graphs
+    assert served.address.endswith("/") and "?" not in served.address, served.address
     context, page, problems = _open(browser, served)
     try:
         graphs = page.evaluate("""() => [0, 1].map(i => { const g = window.me_test.renderers[i].curModelGraph;
@@ -179,14 +181,15 @@ def test_the_report_links_to_the_newest_explore_folder(explore_workspace):
 
 
 def test_a_wide_layer_is_split_into_groups_of_consecutive_children():
-    """Model Explorer lays out every child of a layer it opens: a stage of 1,000 blocks (benchmarks/
-    big_workspace.py) gets a level of groups, each named after its first and last child; ids stay."""
+    """Model Explorer lays out every child of a layer it opens: in a big graph a stage of 1,000 blocks
+    (benchmarks/big_workspace.py) gets a level of groups, each named after its first and last child; ids
+    stay."""
     from precision_tool.analysis.explore.explore_graphs import split_wide_layers
 
     blocks = [{"id": f"net/stage/block{i}/add", "namespace": f"net/stage/block{i}"} for i in range(100)]
     loose = [{"id": f"op{i}", "namespace": ""} for i in range(25)]
     small = [{"id": "net/head/fc", "namespace": "net/head"}]
-    nodes = split_wide_layers(blocks + loose + small, limit=10)
+    nodes = split_wide_layers(blocks + loose + small, limit=10, grouped_from=100)
     spaces = {n["id"]: n["namespace"] for n in nodes}
     # the root holds 'net' and 25 ops: 26 children, in groups of 10 (net and op0..op8, then op9..op18, ...)
     assert spaces["op0"] == "net…op8" and spaces["op20"] == "op19…op24"
@@ -196,4 +199,7 @@ def test_a_wide_layer_is_split_into_groups_of_consecutive_children():
     assert spaces["net/head/fc"] == "net…op8/net/head"
     assert [n["id"] for n in nodes] == [n["id"] for n in blocks + loose + small]
     narrow = [{"id": "net/head/fc", "namespace": "net/head"}]
-    assert split_wide_layers(narrow, limit=10) == [{"id": "net/head/fc", "namespace": "net/head"}]
+    assert split_wide_layers(narrow, limit=10, grouped_from=1) == [{"id": "net/head/fc", "namespace": "net/head"}]
+    # a small graph (the demo's 94 ops) keeps its plain layers, however wide
+    few = [{"id": f"op{i}", "namespace": ""} for i in range(60)]
+    assert {n["namespace"] for n in split_wide_layers(few)} == {""}

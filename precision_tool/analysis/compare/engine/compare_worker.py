@@ -353,7 +353,8 @@ class GroupWorker:
         a small pair is queued for the batch (run_groups fills its row in)."""
         key = (golden_file, shape)
         small = isinstance(x, ArraySource)
-        if small and x.size <= TINY_PAIR and isinstance(y, ArraySource) and batchable(x.array, y.array):
+        batched = type(self).measure is GroupWorker.measure  # (a subclass sees every pair: report_tensors.py)
+        if batched and small and x.size <= TINY_PAIR and isinstance(y, ArraySource) and batchable(x.array, y.array):
             # measured in the batch for less than the comparison with a recent pair would cost
             self.batch.add(x.array, y.array, shape, npu_file, golden_file)
             metrics: TensorMetrics = PendingMetrics(NOT_YET)
@@ -369,8 +370,7 @@ class GroupWorker:
                 return copy
             if not any(earlier_file in reason for reason in earlier.reasons):
                 return earlier
-        if type(self).measure is GroupWorker.measure and small \
-                and isinstance(y, ArraySource) and batchable(x.array, y.array):
+        if batched and small and isinstance(y, ArraySource) and batchable(x.array, y.array):
             self.batch.add(x.array, y.array, shape, npu_file, golden_file)
             metrics = PendingMetrics(NOT_YET)
             self._pending.append(metrics)

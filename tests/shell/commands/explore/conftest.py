@@ -74,6 +74,12 @@ def explore_workspace(demo_workspace: Path, tmp_path_factory) -> Path:
     """A copy of the demo workspace (explore writes temp/explore/ into it)."""
     copy = tmp_path_factory.mktemp("explore") / "ws"
     shutil.copytree(demo_workspace, copy, symlinks=True)
+    # the comparison `demo` made and `ac -c` replayed is the one shown: a `vc` of an earlier test of the session
+    # may have left a newer one (without replay verdicts) in the shared demo workspace
+    results = copy / "temp" / "vector_compare"
+    for folder in [f for f in results.iterdir() if f.is_dir() and not (f / "replay").is_dir()]:
+        shutil.rmtree(folder)
+    assert any(results.iterdir()), f"no comparison with replay verdicts in {demo_workspace}"
     return copy
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,13 +107,9 @@ def open_search(bisect_root: Path, settings: dict[str, Any], *, new: bool = Fals
                 continue
             if isinstance(saved, dict) and all(saved.get(k) == settings.get(k) for k in SAME_SEARCH_KEYS):
                 return SearchStore(folder, saved, _read_rows(folder / ROUNDS), resumed=True)
-    stamp = time.strftime("%Y%m%d%H%M%S")
-    folder = bisect_root / stamp
-    suffix = 1
-    while folder.exists():
-        folder = bisect_root / f"{stamp}_{suffix}"
-        suffix += 1
-    folder.mkdir(parents=True)
+    from precision_tool.workspace import new_result_dir
+
+    folder = new_result_dir(bisect_root, what="bisect folder")
     store = SearchStore(folder, dict(settings))
     store.save_settings()
     return store

@@ -70,6 +70,16 @@ def _split_input(text: Any) -> tuple[str, int] | None:
     return text, 0
 
 
+def _edges(inputs: Sequence[Any], known: set[str]) -> list[dict[str, str]]:
+    """A node's incoming data edges from the nodes of the graph (`known`); control inputs are left out."""
+    edges = []
+    for position, text in enumerate(inputs):
+        split = _split_input(text)
+        if split is not None and split[0] in known:
+            edges.append(_edge(split[0], split[1], position))
+    return edges
+
+
 def kv(key: str, value: Any) -> dict[str, Any]:
     return {"key": key, "value": value if isinstance(value, (str, dict)) else str(value)}
 
@@ -81,11 +91,7 @@ def npu_graph_json(ops: Iterable[Any], attrs_of: Any, outputs_of: Any) -> dict[s
     seen: set[str] = set()
     kept = [op for op in ops if not (op.name in seen or seen.add(op.name))]
     for op in kept:
-        edges = []
-        for position, text in enumerate(op.data_inputs):
-            split = _split_input(text)
-            if split is not None and split[0] in seen:
-                edges.append(_edge(split[0], split[1], position))
+        edges = _edges(op.data_inputs, seen)
         outputs = []
         extra = outputs_of(op)
         for index, desc in enumerate(op.output_descs):
@@ -103,11 +109,7 @@ def tf_graph_json(tf_nodes: Sequence[TfNode], attrs_of: Any) -> dict[str, Any]:
     names = {n.name for n in tf_nodes}
     nodes = []
     for node in tf_nodes:
-        edges = []
-        for position, text in enumerate(node.inputs):
-            split = _split_input(text)
-            if split is not None and split[0] in names:
-                edges.append(_edge(split[0], split[1], position))
+        edges = _edges(node.inputs, names)
         nodes.append({"id": node.name, "label": node.name, "namespace": scope_of(node.name),
                       "attrs": [kv("type", node.type)] + attrs_of(node.name), "incomingEdges": edges})
     return {"id": TF_GRAPH_ID, "nodes": split_wide_layers(nodes)}

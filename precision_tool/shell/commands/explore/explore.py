@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from precision_tool.shell.arg_types import port_number
 from precision_tool.shell.command import Command, CommandParser, CompletionRequest, Context
 
 _DESCRIPTION = """\
@@ -33,16 +34,6 @@ examples:
   explore --no-open --port 8090
   explore -f temp/vector_compare/20261202050610 --no-serve
 """
-
-
-def port_number(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError("a port lies in 0..65535")
-    return value
 
 
 def _parser(parser: CommandParser) -> None:

@@ -25,7 +25,9 @@ from precision_tool.analysis.compare.matching import (
     plan_name_compare,
     plan_npu_compare,
 )
-from precision_tool.analysis.results.results import PARTIAL_SUFFIX, CompareSummary, read_result_csv, summarize
+from precision_tool.analysis.results.results import (
+    PARTIAL_SUFFIX, CompareSummary, ResultReader, read_result_csv, summarize,
+)
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
 from precision_tool.gc_pause import without_gc
@@ -163,7 +165,7 @@ def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
 
 def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | None,
                cache_dir: Path | None) -> tuple[MatchPlan, dict[str, str]]:
-    from precision_tool.formats.tf.golden import scan_golden_dir
+    from precision_tool.formats.tf.golden import golden_file_paths
 
     if spec.right_dir is not None:
         right = index_dumps(Path(spec.right_dir), step=spec.step)
@@ -171,7 +173,7 @@ def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | Non
             raise WorkspaceError(f"no NPU dump files in {spec.right_dir}")
         return plan_npu_compare(dumps, right), {}
     golden_dir = Path(spec.golden_dir or "")
-    golden = {k: str(v) for k, v in scan_golden_dir(golden_dir).items()}
+    golden = golden_file_paths(golden_dir)
     if not golden:
         raise WorkspaceError(
             f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; run `tf_dump` first"
@@ -328,9 +330,13 @@ def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: 
     spec = flight.spec
     nbytes = 0
     unreadable: dict[str, str] = {}
+    reader = ResultReader(flight.csv_path)
     if flight.compare is not None:
-        nbytes = finish_plan(flight.compare, progress=progress, label=spec.label, unreadable=unreadable)
-    summary = summarize(read_result_csv(flight.csv_path), threshold, name_only=spec.name_only,
+        nbytes = finish_plan(flight.compare, progress=progress, label=spec.label, unreadable=unreadable,
+                             reader=reader)
+    # the rows were read as they were written; a resumed run's earlier rows are read from its CSV
+    table = reader.table() if reader.header is not None else read_result_csv(flight.csv_path)
+    summary = summarize(table, threshold, name_only=spec.name_only,
                         labels=labels(spec) if labels is not None else None)
     return CompareRun(spec, flight.csv_path, summary, flight.plan.warnings, len(flight.plan.groups),
                       time.perf_counter() - flight.started, nbytes, tuple(sorted(unreadable.items())))

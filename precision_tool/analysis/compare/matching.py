@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from precision_tool.formats.npu.npu_dump import DumpName, dump_name_of, sanitize_op_name
+from precision_tool.formats.npu.npu_dump import DumpName, folder_mapping, parse_dump_name, sanitize_op_name
 from precision_tool.formats.tf.golden import golden_key
-from precision_tool.workspace import walk_files
+from precision_tool.workspace import walk_file_names
 
 PASS_THROUGH_TYPES = ("Cast", "TransData")
 DEQUANT_NAME_ENDINGS = ("_dequant_layer", "AscendDequant", "_dequant")
@@ -170,50 +170,70 @@ def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = Fals
     `step`: only files of that iteration folder, so iterations are never mixed; `stats`: the statistics
     CSVs of a dump_data="stats" run instead of tensor dumps, named by their dump name without `.csv`)."""
     index = DumpIndex()
-    best: dict[str, tuple[int, str, Path]] = {}
-    files: Iterable[Path]
+    # (folder, file name) text, and a Path only for the file kept per op: a network's dump is tens of
+    # thousands of files, and a Path each cost as much as the rest of the indexing
+    best: dict[str, tuple[int, str, str, DumpName]] = {}
+    files: Iterable[tuple[str, str]]
     if recursive:
-        files = walk_files(folder)
+        files = walk_file_names(folder)
     else:
-        files = sorted(p for p in folder.iterdir() if p.is_file())
+        files = ((str(folder), p.name) for p in sorted(folder.iterdir()) if p.is_file())
     if step is not None:
         files = list(files)
-        if any(p.parent.name.isdigit() and p.parent.parent.name.isdigit() for p in files):
-            files = [p for p in files if p.parent.name == str(step) and p.parent.parent.name.isdigit()]
-    for path in files:
+        if any(_is_iteration_folder(dirpath) for dirpath, _ in files):
+            files = [(d, n) for d, n in files
+                     if os.path.basename(os.path.normpath(d)) == str(step) and _is_iteration_folder(d)]
+    mappings: dict[str, dict[str, str]] = {}
+    for dirpath, file_name in files:
         if stats:
-            if path.name == "mapping.csv" or not path.name.lower().endswith(".csv"):
+            if file_name == "mapping.csv" or not file_name.lower().endswith(".csv"):
                 continue
             from precision_tool.formats.npu.stats_dump import stats_name_of
 
-            name = stats_name_of(path)[0]
-        elif path.name == "mapping.csv" or path.suffix in (".npy", ".txt", ".json", ".csv", ".partial"):
-            if path.suffix.lower() == ".csv" and path.name != "mapping.csv":
+            name = stats_name_of(Path(dirpath, file_name))[0]
+        elif file_name == "mapping.csv" or os.path.splitext(file_name)[1] in (".npy", ".txt", ".json", ".csv", ".partial"):
+            if os.path.splitext(file_name)[1] == ".csv" and file_name != "mapping.csv":
                 from precision_tool.formats.npu.stats_dump import stats_name_of
 
-                index.stats_files += stats_name_of(path)[0] is not None
+                index.stats_files += stats_name_of(Path(dirpath, file_name))[0] is not None
             continue
         else:
-            name = dump_name_of(path)
+            name = parse_dump_name(file_name)
+            if name is None:  # a numbered file: its real name is in the folder's mapping.csv
+                if dirpath not in mappings:
+                    mappings[dirpath] = folder_mapping(os.path.abspath(dirpath))
+                real = mappings[dirpath].get(file_name)
+                name = parse_dump_name(real) if real else None
         if name is None:
-            index.ignored.append(path.name)
+            index.ignored.append(file_name)
             continue
         if name.is_opdebug:
             continue
         if name.extra and name.task_type not in (None, 0, 1, 4):
-            index.ignored.append(f"{path.name} (task type {name.task_type})")
+            index.ignored.append(f"{file_name} (task type {name.task_type})")
             continue
         op_key = dump_op_key(name.op_name, with_graph=with_graph)
         if op_key is None:
-            index.ignored.append(f"{path.name} (an _lxslice part of an op)")
+            index.ignored.append(f"{file_name} (an _lxslice part of an op)")
             continue
-        index.names[path] = name
-        rank = (name.timestamp_us, path.name, path)
         current = best.get(op_key)
-        if current is None or rank[:2] > current[:2]:
-            best[op_key] = rank
-    index.by_op = {op: value[2] for op, value in best.items()}
+        if current is None or (name.timestamp_us, file_name) > current[:2]:
+            best[op_key] = (name.timestamp_us, file_name, dirpath, name)
+    folders: dict[str, Path] = {}
+    for op, (_, file_name, dirpath, name) in best.items():
+        parent = folders.get(dirpath)
+        if parent is None:
+            parent = folders[dirpath] = Path(dirpath)
+        path = parent / file_name  # (a child of a made Path parses only its own name)
+        index.by_op[op] = path
+        index.names[path] = name
     return index
+
+
+def _is_iteration_folder(dirpath: str) -> bool:
+    """`.../<model_id>/<iteration>`: two numbered folders (formats.md §2.1)."""
+    head, tail = os.path.split(os.path.normpath(dirpath))
+    return tail.isdigit() and os.path.basename(head).isdigit()
 
 
 def find_graph_dump_dir(dump_dir: Path, graph_name: str) -> Path | None:

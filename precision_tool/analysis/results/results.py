@@ -110,69 +110,97 @@ def _float(text: str) -> float:
         return math.nan
 
 
-@without_gc
+class ResultReader:
+    """Reads a result CSV's text piece by piece (a comparison's groups as they are written, so the rows are
+    read while later groups are still compared); `table()` is then what read_result_text gives for the
+    whole text. Line numbers in problems count from the first piece."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.header: tuple[str, ...] | None = None
+        self.rows: list[TensorRecord] = []
+        self.problems: list[str] = []
+        self._lines = 0  # lines of the pieces read so far
+
+    @without_gc
+    def feed(self, text: str) -> None:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        records: list[list[str]] = []
+        lines: list[int] = []
+        try:
+            for record in reader:
+                records.append(record)
+                lines.append(reader.line_num + self._lines)
+        except csv.Error as exc:
+            raise FormatError(self.path, f"line {reader.line_num + self._lines}: not valid CSV ({exc})") from None
+        self._lines += reader.line_num
+        if self.header is None and records:
+            self._read_header(records[0])
+            records, lines = records[1:], lines[1:]
+        if records:
+            self._read_rows(records, lines)
+
+    def table(self) -> ResultTable:
+        if self.header is None:
+            raise FormatError(self.path, "the file is empty; it is not a comparison result")
+        return ResultTable(path=self.path, header=self.header, rows=tuple(self.rows), problems=tuple(self.problems))
+
+    def _read_header(self, record: list[str]) -> None:
+        header = tuple(h.strip() for h in record)
+        positions: dict[str, list[int]] = {}
+        for i, name in enumerate(header):
+            positions.setdefault(name, []).append(i)
+
+        def first(*names: str) -> int | None:
+            for name in names:
+                if name in positions:
+                    return positions[name][0]
+            return None
+
+        tensor_col = first("TensorIndex")
+        cosine_col = first("CosineSimilarity")
+        if tensor_col is None or cosine_col is None:
+            raise FormatError(
+                self.path, "has no TensorIndex or CosineSimilarity column; it is not an msaccucmp/vc result CSV"
+            )
+        self.header = header
+        self._metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
+        self._numeric = [(n, c) for n, c in self._metric_cols.items() if n != "StandardDeviation"]
+        self._numeric_cells = operator.itemgetter(*(c for _, c in self._numeric)) if len(self._numeric) > 1 \
+            else None
+        # (one column index per field of TensorRecord, "" where the CSV lacks the column)
+        at = [first("Index"), first("OpType"), first("NPUDump", "LeftOp"), first("GroundTruth", "RightOp"),
+              tensor_col, first("Shape"), cosine_col, first("CompareFailReason"), first(OVERFLOW_COLUMN),
+              first(SEQUENCE_COLUMN)]
+        self._fields = operator.itemgetter(*(len(header) if c is None else c for c in at))
+
+    def _read_rows(self, records: list[list[str]], lines: list[int]) -> None:
+        assert self.header is not None
+        rows, problems, numeric, numeric_cells = self.rows, self.problems, self._numeric, self._numeric_cells
+        fields, metric_cols, width = self._fields, self._metric_cols, len(self.header)
+        for line, record in zip(lines, records):
+            if not record:
+                continue
+            if len(record) != width:
+                problems.append(f"line {line}: has {len(record)} fields but the header has {width} "
+                                "(a cut or corrupt row)")
+                record = record[:width] + [""] * (width - len(record))
+            # the usual row (every metric a plain number or a nan/inf text) in one regex call, else cell by cell
+            if numeric_cells is None or not _NUMBERS.fullmatch(",".join(numeric_cells(record))):
+                for name, col in numeric:
+                    value = record[col]
+                    if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
+                        problems.append(f"line {line}: {name} is {value!r}, not a number")
+            record.append("")  # the cell of each field whose column the CSV lacks
+            index, op_type, npu, golden, tensor, shape, cosine, reason, overflow, sequence = fields(record)
+            rows.append(TensorRecord(index, op_type, npu, golden, tensor, shape, _float(cosine), record,
+                                     metric_cols, reason, overflow.strip(), sequence.strip()))
+
+
 def read_result_text(text: str, path: Path) -> ResultTable:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    records: list[list[str]] = []
-    lines: list[int] = []
-    try:
-        for record in reader:
-            records.append(record)
-            lines.append(reader.line_num)
-    except csv.Error as exc:
-        raise FormatError(path, f"line {reader.line_num}: not valid CSV ({exc})") from None
-    if not records:
-        raise FormatError(path, "the file is empty; it is not a comparison result")
-    header = tuple(h.strip() for h in records[0])
-    positions: dict[str, list[int]] = {}
-    for i, name in enumerate(header):
-        positions.setdefault(name, []).append(i)
-
-    def first(*names: str) -> int | None:
-        for name in names:
-            if name in positions:
-                return positions[name][0]
-        return None
-
-    tensor_col = first("TensorIndex")
-    cosine_col = first("CosineSimilarity")
-    if tensor_col is None or cosine_col is None:
-        raise FormatError(
-            path, "has no TensorIndex or CosineSimilarity column; it is not an msaccucmp/vc result CSV"
-        )
-    cols = {
-        "index": first("Index"), "op_type": first("OpType"), "npu": first("NPUDump", "LeftOp"),
-        "golden": first("GroundTruth", "RightOp"), "shape": first("Shape"), "reason": first("CompareFailReason"),
-        "overflow": first(OVERFLOW_COLUMN), "sequence": first(SEQUENCE_COLUMN),
-    }
-    metric_cols = {name: positions[name][0] for name in METRIC_NAMES if name in positions}
-    rows = []
-    problems: list[str] = []
-    numeric = [(n, c) for n, c in metric_cols.items() if n != "StandardDeviation"]
-    numeric_cells = operator.itemgetter(*(c for _, c in numeric)) if len(numeric) > 1 else None
-    width = len(header)
-    # (one column index per field of TensorRecord, "" where the CSV lacks the column)
-    at = [cols["index"], cols["op_type"], cols["npu"], cols["golden"], tensor_col, cols["shape"], cosine_col,
-          cols["reason"], cols["overflow"], cols["sequence"]]
-    fields = operator.itemgetter(*(width if c is None else c for c in at))
-    for line, record in zip(lines[1:], records[1:]):
-        if not record:
-            continue
-        if len(record) != width:
-            problems.append(f"line {line}: has {len(record)} fields but the header has {width} "
-                            "(a cut or corrupt row)")
-            record = record[:width] + [""] * (width - len(record))
-        # the usual row (every metric a plain number or a nan/inf text) in one regex call, else cell by cell
-        if numeric_cells is None or not _NUMBERS.fullmatch(",".join(numeric_cells(record))):
-            for name, col in numeric:
-                value = record[col]
-                if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
-                    problems.append(f"line {line}: {name} is {value!r}, not a number")
-        record.append("")  # the cell of each field whose column the CSV lacks
-        index, op_type, npu, golden, tensor, shape, cosine, reason, overflow, sequence = fields(record)
-        rows.append(TensorRecord(index, op_type, npu, golden, tensor, shape, _float(cosine), record, metric_cols,
-                                 reason, overflow.strip(), sequence.strip()))
-    return ResultTable(path=path, header=header, rows=tuple(rows), problems=tuple(problems))
+    reader = ResultReader(path)
+    reader.feed(text)
+    return reader.table()
 
 
 _NUMBERS = re.compile(r"(?:(?:-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|NaN|nan|-nan|inf|-inf)(?:,|$))*")

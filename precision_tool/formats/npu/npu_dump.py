@@ -226,10 +226,6 @@ class DumpFile:
         return real_file_name(self.path)
 
 
-def _shape(message: Any) -> tuple[int, ...]:
-    return tuple(message.dim)
-
-
 _PARSER: tuple[Any, Any] | None = None  # (DumpData class, DecodeError), set on first use; protobuf loads lazily
 
 
@@ -254,19 +250,20 @@ def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None)
 
 
 def read_dump_start(path: str | os.PathLike[str], name: DumpName | None = None,
-                    whole_below: int = 0) -> tuple[DumpFile, bytes | None]:
+                    whole_below: int = 0, parse_name: bool = True) -> tuple[DumpFile, bytes | None]:
     """The dump's header and, for a file of at most `whole_below` bytes, the whole file, read in one call
-    with the header (`read_tensor(dump, tensor, data)` then slices it: one read per small dump); else None."""
+    with the header (`read_tensor(dump, tensor, data)` then slices it: one read per small dump); else None.
+    `parse_name=False`: the DumpFile's name is left None unless given (the comparison never asks for it)."""
     if not isinstance(path, Path):
         path = Path(path)
     file_size, header_length, header_bytes, is_nano, whole = _read_header_bytes(path, whole_below)
+    if name is None and parse_name:
+        name = dump_name_of(path)
     return _dump_file(path, name, file_size, header_length, header_bytes, is_nano), whole
 
 
 def _dump_file(path: Path, name: DumpName | None, file_size: int, header_length: int, header_bytes: bytes,
                is_nano: bool) -> DumpFile:
-    if name is None:
-        name = dump_name_of(path)
     if is_nano:
         return _nano_dump_file(path, name, file_size, header_length, header_bytes)
     message = _parse_header(path, header_bytes)
@@ -405,12 +402,10 @@ def _tensor_header(
     fmt = raw_format & 0xFF
     if not is_known_format(fmt):
         raise FormatError(path, f"{kind} {index} has unknown format number {fmt}; the file is damaged or newer than this tool")
-    return TensorHeader(
-        kind=kind, index=index, data_type=data_type, format=fmt, shape=_shape(item.shape),
-        original_shape=_shape(item.original_shape), size=int(item.size), offset=offset,
-        address=int(item.address), sub_format=int(item.sub_format), origin_name=origin_name,
-        origin_output_index=origin_output_index, raw_format=raw_format,
-    )
+    # positional: a dataclass made per tensor, where keywords cost a third more
+    return TensorHeader(kind, index, data_type, fmt, tuple(item.shape.dim), tuple(item.original_shape.dim),
+                        int(item.size), offset, int(item.address), int(item.sub_format), origin_name,
+                        origin_output_index, raw_format)
 
 
 def read_tensor(dump: DumpFile, tensor: TensorHeader, data: bytes | None = None) -> "np.ndarray":

@@ -17,7 +17,7 @@ from precision_tool.analysis.compare.engine.compare_worker import GroupResult, W
 from precision_tool.analysis.compare.matching import MatchPlan
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.results.result_writer import ResultWriter, prepare_resume
-from precision_tool.analysis.results.results import PARTIAL_SUFFIX
+from precision_tool.analysis.results.results import PARTIAL_SUFFIX, ResultReader
 from precision_tool.errors import CommandFailed
 
 Progress = Callable[[str, int, int], None]
@@ -98,12 +98,15 @@ def start_plan(plan: MatchPlan, golden_files: dict[str, str], csv_path: Path, *,
 
 
 def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label: str = "compare",
-                unreadable: dict[str, str] | None = None) -> int:
-    """Write the rows of a started plan as its groups come back; the bytes read."""
+                unreadable: dict[str, str] | None = None, reader: ResultReader | None = None) -> int:
+    """Write the rows of a started plan as its groups come back; the bytes read. `reader`: reads the rows
+    as they are written (while later groups are compared), unless the run resumes a .partial CSV, whose
+    earlier rows it would miss (then it is left empty)."""
     csv_path, runner = started.csv_path, started.runner
     partial = csv_path.with_name(csv_path.name + PARTIAL_SUFFIX)
     writer = ResultWriter(csv_path, started.plan.npu_vs_npu, resume=started.resume,
-                          overflow=started.columns.overflow, sequence=started.columns.sequence)
+                          overflow=started.columns.overflow, sequence=started.columns.sequence,
+                          tee=reader.feed if reader is not None and not started.resume else None)
     finished, total = started.finished, started.total
     bytes_read = 0
     if progress:

@@ -119,7 +119,7 @@ class GroupWorker:
         """A dump's header, its bytes kept for read_tensor when the file is small."""
         from precision_tool.formats.npu.npu_dump import read_dump_start
 
-        dump, whole = read_dump_start(path, whole_below=SMALL_FILE)
+        dump, whole = read_dump_start(path, whole_below=SMALL_FILE, parse_name=False)
         if whole is not None:
             self._whole[id(dump)] = whole
         return dump

@@ -207,4 +207,25 @@ def run() -> None:
         status = main()
     except KeyboardInterrupt:
         status = 130
-    sys.exit(status)
+    leave(status)
+
+
+def leave(status: int) -> NoReturn:
+    """Exit with `status`, skipping the interpreter's teardown when nothing else is running.
+
+    Why: the teardown frees every object one by one, and after a comparison of 20,000 ops (its plan and
+    44,000 result rows) that took 0.15-0.25 s after the answer was printed. What an exit still has to do is
+    done first: the atexit handlers (logging's flush and close, multiprocessing's, temporary folders'), and
+    the standard streams flushed. A thread still working (not a daemon) is waited for by a normal exit."""
+    import atexit
+    import threading
+
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate() if t is not threading.main_thread()):
+        sys.exit(status)
+    atexit._run_exitfuncs()  # (private, but the one way to run them all in their order)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`vc | head`) or stream: nothing more can be said
+            pass
+    os._exit(status)

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 FRACTAL_ROWS = 16  # Ni: rows of one fractal block (N inner for FRACTAL_Z, rows for FRACTAL_NZ)
+ONE_COPY_ELEMENTS = 1 << 16
+"""Device tensors up to this size are reordered in one copy; bigger ones block by block, so their padding
+is never copied."""
 
 PLAIN_4D = ("NCHW", "NHWC", "HWCN", "CHWN")
 PLAIN_5D = ("NCDHW", "NDHWC", "DHWCN", "DHWNC")
@@ -194,6 +197,10 @@ def _from_nc1hwc0(array: "np.ndarray", dst: str, original: tuple[int, ...],
         raise UnsupportedConversion(f"NC1HWC0 converts to {', '.join(PLAIN_4D)}, not {dst}")
     n, c1, h, w, c0 = array.shape
     channels = _nc1hwc0_channels(array.shape, original, original_format) if original else c1 * c0
+    if dst == "NCHW" and array.size <= ONE_COPY_ELEMENTS:
+        # small: one copy of the whole (padding included) costs less than a numpy call per block
+        whole = array.transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)
+        return whole if channels == c1 * c0 else np.ascontiguousarray(whole[:, :channels])
     out = np.empty((n, channels, h, w), dtype=array.dtype) if dst == "NCHW" else None
     if out is not None:
         # One copy, block by block, so the padding is never materialised.

@@ -182,3 +182,29 @@ def test_a_deleted_current_folder_is_one_line(tmp_path):
     assert proc.returncode == 1
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "the current folder no longer exists (deleted or moved)" in proc.stdout + proc.stderr
+
+
+def test_leaving_without_teardown_still_does_what_an_exit_must(tmp_path):
+    # leave() skips the interpreter's teardown (seconds of freeing after a big comparison), but the
+    # atexit handlers still run, buffered output still comes out, a working thread is still waited for,
+    # and the status is the command's
+    script = f"""
+import atexit, sys, threading, time
+from precision_tool.shell.main import leave
+atexit.register(lambda: open({str(tmp_path / 'atexit')!r}, 'w').write('ran'))
+def work():
+    time.sleep(0.3)
+    open({str(tmp_path / 'thread')!r}, 'w').write('done')
+threading.Thread(target=work).start()
+sys.stdout.write('buffered, no newline')
+leave(3)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert proc.stdout == "buffered, no newline"
+    assert (tmp_path / "atexit").read_text() == "ran" and (tmp_path / "thread").read_text() == "done"
+    assert proc.stderr == ""
+    # nothing running: the same, by os._exit
+    quick = script.replace("threading.Thread(target=work).start()", "work()")
+    proc = subprocess.run([sys.executable, "-c", quick], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "buffered, no newline", "")

@@ -11,7 +11,7 @@ import pytest
 
 from precision_tool.analysis.compare import network_compare as nc
 from precision_tool.analysis.results.metrics import FileSource, compare_arrays, compare_sources, leaf_ranges, tree_sum
-from precision_tool.analysis.results.results import read_result_csv, summarize
+from precision_tool.analysis.results.results import ResultReader, read_result_csv, read_result_text, summarize
 from precision_tool.config import Settings
 from precision_tool.workspace import Workspace
 
@@ -104,6 +104,44 @@ def test_old_leftop_rightop_csv_is_read_by_header(tmp_path: Path) -> None:
     assert [op.npu_op for op in summary.abnormal_ops] == ["a", "b"]
     assert summary.first_divergent_op is not None and summary.first_divergent_op.npu_op == "a"
     assert summary.first_failure is not None and not summary.first_failure.is_graph_input
+
+
+def test_rows_read_piece_by_piece_are_those_of_the_whole_text(tmp_path: Path) -> None:
+    # vc reads its rows as the workers' groups are written (ResultReader); the summary and the problems
+    # (with their line numbers) must be those of reading the finished CSV
+    text = ("Index,NPUDump,GroundTruth,TensorIndex,CosineSimilarity,MaxAbsoluteError,CompareFailReason\r\n"
+            "0,a,a,a:input:0,0.999,0.1,\r\n0,a,a,a:output:0,0.5,1.2,\r\n"
+            '1,b,b,b:output:0,abc,1.5,"two\r\nlines"\r\n'
+            "2,c,c,c:output:0,0.99\r\n")
+    whole = read_result_text(text, tmp_path / "r.csv")
+    lines = text.split("\r\n")
+    pieces = ["\r\n".join(lines[:1]) + "\r\n", "\r\n".join(lines[1:3]) + "\r\n",
+              "\r\n".join(lines[3:5]) + "\r\n", lines[5] + "\r\n"]
+    assert "".join(pieces) == text
+    reader = ResultReader(tmp_path / "r.csv")
+    for piece in pieces:
+        reader.feed(piece)
+    table = reader.table()
+    assert table.header == whole.header
+    assert [(r.tensor_index, r.cosine == r.cosine and r.cosine, r.reason, r.cells) for r in table.rows] == \
+        [(r.tensor_index, r.cosine == r.cosine and r.cosine, r.reason, r.cells) for r in whole.rows]
+    assert table.problems == whole.problems and len(table.problems) == 2
+    # a record's line is its last (the 'abc' row spans lines 4-5); the short row is line 6
+    assert "line 5" in table.problems[0] and "line 6" in table.problems[1]
+    with pytest.raises(Exception, match="empty"):
+        ResultReader(tmp_path / "r.csv").table()
+
+
+def test_a_runs_summary_is_that_of_its_csv_read_back(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    net = make_net(tmp_path / "pd", corrupt=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    run = nc.run_specs([_spec(net)], out, workers=2, threshold=0.98)[0]
+    again = summarize(read_result_csv(run.csv_path), 0.98)
+    assert repr(run.summary.ops) == repr(again.ops) and run.summary.problems == again.problems  # (NaN != NaN)
+    assert repr(run.summary.first_divergent_op) == repr(again.first_divergent_op)
+    assert (run.summary.tensors_compared, run.summary.tensors_not_compared) == \
+        (again.tensors_compared, again.tensors_not_compared)
 
 
 def test_first_failing_tensor_being_an_input_is_reported(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from precision_tool.analysis.compare.engine.golden_layout import (
     as_compared, to_golden_layout, usual_host_layout, without_padding,
 )
+from precision_tool.analysis.compare.engine.tensor_recipes import Recipes
 from precision_tool.analysis.compare.matching import GroupPlan, OpPlan, TensorMatch
 from precision_tool.analysis.results.metrics import (
     LEAF_ELEMENTS,
@@ -108,6 +109,7 @@ class GroupWorker:
         """Pairs identical to a queued one (an output read again as the next op's input): filled from it."""
         self._whole: dict[int, bytes] = {}
         """id(DumpFile) → the whole file, for the dumps of the op being compared that were read whole."""
+        self.recipes = Recipes()
 
     def note_unreadable(self, exc: PrecisionToolError, fallback: Any) -> None:
         if isinstance(exc, FormatError):
@@ -326,12 +328,19 @@ class GroupWorker:
                                        header.element_count)
             shape: tuple[int, ...] = (header.element_count,)
         else:
-            array = self.read_tensor(dump, header)
+            whole = self._whole.get(id(dump))
+            recipe = None if whole is None else \
+                self.recipes.get(header, match, npu_format, layout, convert, golden_shape, dump.path)
+            if recipe is not None:  # a small tensor of a kind already worked out (tensor_recipes.py)
+                x_source = ArraySource(recipe.values(whole, header.offset))
+                shape = recipe.shape
+            else:
+                array = self.read_tensor(dump, header)
+                if convert:
+                    array = to_golden_layout(array, npu_format, layout, header, match, golden_shape, dump.path)
+                shape = tuple(array.shape) if convert else (array.size,)
+                x_source = ArraySource(as_compared(array).reshape(-1))
             self.bytes_read += header.size
-            if convert:
-                array = to_golden_layout(array, npu_format, layout, header, match, golden_shape, dump.path)
-            shape = tuple(array.shape) if convert else (array.size,)
-            x_source = ArraySource(as_compared(array).reshape(-1))
         y_source = golden if isinstance(golden, (FileSource, ArraySource)) else ArraySource(golden.reshape(-1))
         if x_source.size != y_source.size:
             metrics = not_compared(

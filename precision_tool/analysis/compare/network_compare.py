@@ -12,7 +12,7 @@ The work is split by concern; this module names the public pieces in one place f
 from __future__ import annotations
 
 from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted, Progress, execute_plan
-from precision_tool.analysis.compare.engine.compare_worker import npy_source
+from precision_tool.analysis.compare.engine.golden_source import npy_source
 from precision_tool.analysis.compare.engine.golden_layout import HOST_CANDIDATES
 from precision_tool.analysis.compare.compare_runs import (
     PATH_FIELDS,

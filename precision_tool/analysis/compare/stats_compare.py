@@ -155,7 +155,7 @@ def padding_of(npu: StatsRow, golden_count: int) -> int:
 def golden_array(path: Path) -> "np.ndarray":
     """A golden .npy, checked as the tensor compare checks it (no objects, not truncated), memory-mapped."""
 
-    from precision_tool.analysis.compare.engine.compare_worker import npy_source
+    from precision_tool.analysis.compare.engine.golden_source import npy_source
 
     npy_source(path)  # FormatError for object dtypes, truncated files, bad headers
     from precision_tool.formats.tf.golden import load_npy

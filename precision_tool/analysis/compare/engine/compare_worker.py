@@ -229,32 +229,30 @@ class GroupWorker:
 
     def _tensor_row(self, group: GroupPlan, op: OpPlan, dump: Any, header: Any, right: Any) -> CompareRow:
         tensor_id = f"{op.name}:{header.kind}:{header.index}"
-        base = dict(
-            index=group.index, op_type=op.op_type, npu_dump=group.npu_text,
-            npu_address=str(header.address), ground_truth=group.ground_truth_text, tensor_index=tensor_id,
-        )
-        npu_dtype = _dtype_text(header)
         try:
             if self.npu_vs_npu:
-                return self._npu_pair(base, op, dump, header, right, npu_dtype)
-            match = op.input_match(header.index) if header.kind == "input" else op.output_match(header.index)
-            return self._golden_pair(base, op, dump, header, match, npu_dtype, tensor_id)
+                cells = self._npu_pair(op, dump, header, right)
+            else:
+                match = op.input_match(header.index) if header.kind == "input" else op.output_match(header.index)
+                cells = self._golden_pair(op, dump, header, match, tensor_id)
         except PrecisionToolError as exc:
-            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT,
-                              shape=shape_text(header.shape), metrics=not_compared(f"[{op.name}] {exc}"))
+            cells = _failed(header, f"[{op.name}] {exc}")
         except (ValueError, MemoryError) as exc:
-            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT,
-                              shape=shape_text(header.shape),
-                              metrics=not_compared(f"[{op.name}] {dump.path}: {header.label}: {exc}"))
+            cells = _failed(header, f"[{op.name}] {dump.path}: {header.label}: {exc}")
+        npu_dtype, golden_dtype, shape, metrics, golden_address = cells
+        # (positional: a row per tensor, where keywords cost a third more)
+        return CompareRow(group.index, op.op_type, group.npu_text, npu_dtype, str(header.address),
+                          group.ground_truth_text, golden_dtype, tensor_id, shape, metrics, golden_address)
 
-    def _npu_pair(self, base: dict, op: OpPlan, dump: Any, header: Any, right: Any, npu_dtype: str) -> CompareRow:
+    def _npu_pair(self, op: OpPlan, dump: Any, header: Any, right: Any) -> PairCells:
+        npu_dtype = _dtype_text(header)
         if right is None:
-            return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
-                              metrics=not_compared(f"[{op.name}] There is no dump file of {op.name} in the other run."))
+            return (npu_dtype, NAN_TEXT, shape_text(header.shape),
+                    not_compared(f"[{op.name}] There is no dump file of {op.name} in the other run."), NAN_TEXT)
         tensors = right.inputs if header.kind == "input" else right.outputs
         if header.index >= len(tensors):
-            return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
-                              metrics=not_compared(f"[{op.name}] {right.path} has no {header.label}."))
+            return (npu_dtype, NAN_TEXT, shape_text(header.shape),
+                    not_compared(f"[{op.name}] {right.path} has no {header.label}."), NAN_TEXT)
         other = tensors[header.index]
         x, y = without_padding(self.read_tensor(dump, header), header, self.read_tensor(right, other), other)
         x, y = as_compared(x), as_compared(y)
@@ -262,19 +260,15 @@ class GroupWorker:
         metrics = self.measure(ArraySource(x.reshape(-1)), ArraySource(y.reshape(-1)), tuple(header.shape),
                                str(dump.path), str(right.path))
         # msaccucmp shows the dump's own (device) shape in NPU-vs-NPU results
-        return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=_dtype_text(other),
-                          golden_address=str(other.address), shape=shape_text(header.shape), metrics=metrics)
+        return npu_dtype, _dtype_text(other), shape_text(header.shape), metrics, str(other.address)
 
-    def _golden_pair(
-        self, base: dict, op: OpPlan, dump: Any, header: Any, match: TensorMatch, npu_dtype: str, tensor_id: str
-    ) -> CompareRow:
+    def _golden_pair(self, op: OpPlan, dump: Any, header: Any, match: TensorMatch, tensor_id: str) -> PairCells:
         golden_path = self.golden_files.get(match.golden.key) if match.golden is not None else None
         if golden_path is None:
             reasons = [f"[{op.name}] There is no the ground truth dump file for {tensor_id}."]
             if match.problem:
                 reasons.append(f"[{op.name}] {match.problem}")
-            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
-                              metrics=not_compared(*reasons))
+            return _failed(header, *reasons)
         golden, golden_shape, golden_dtype = self.golden(golden_path)
         npu_format = format_name(header.format)
         layout = (match.golden.layout or npu_format).upper()
@@ -311,14 +305,13 @@ class GroupWorker:
                 f"can not be compared to the right dump data({y_source.size}). Please check the batch of the dump "
                 "data or the shape may be changed due to optimization."
             )
-            return CompareRow(**base, npu_dtype=NAN_TEXT, golden_dtype=NAN_TEXT, shape=shape_text(header.shape),
-                              metrics=metrics)
+            return NAN_TEXT, NAN_TEXT, shape_text(header.shape), metrics, NAN_TEXT
+        npu_dtype = _dtype_text(header)
         if x_source.size == 0:
             # msaccucmp keeps the dump shape of an empty tensor and decodes it as float64 on both sides
             shape, npu_dtype, golden_dtype = tuple(header.shape), "float64", "float64"
         metrics = self._metrics(x_source, y_source, shape, str(dump.path), golden_path)
-        return CompareRow(**base, npu_dtype=npu_dtype, golden_dtype=golden_dtype, shape=shape_text(shape),
-                          metrics=metrics)
+        return npu_dtype, golden_dtype, shape_text(shape), metrics, NAN_TEXT
 
     def _metrics(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
         """Metrics, reused when this golden was just compared with identical NPU values (output → next input);
@@ -416,6 +409,15 @@ def _dtype_text(header: Any) -> str:
                 text = NAN_TEXT
         _DTYPE_TEXTS[header.data_type] = text
     return text
+
+
+PairCells = tuple[str, str, str, TensorMetrics, str]
+"""A tensor row's NPU dtype, golden dtype, Shape, metrics and golden address (NPU vs NPU only)."""
+
+
+def _failed(header: Any, *reasons: str) -> PairCells:
+    """The cells of a tensor that could not be compared."""
+    return NAN_TEXT, NAN_TEXT, shape_text(header.shape), not_compared(*reasons), NAN_TEXT
 
 
 # --- what an executor runs in a worker process ------------------------------------------------------

@@ -15,7 +15,12 @@ Each is run `--repeat` times, alternating; medians count. `--phases` also times 
 comparison inside one process (graph, plan, compare on the local pool, summary) and prints a profile of
 the worker's hottest functions: where the time goes.
 
-Run: python3 benchmarks/bench_many_ops.py [--ops 20000] [--repeat 3] [--phases] [--reference [PATH]]
+With `--baseline CHECKOUT` the warm `vc` of another checkout of the tool (a git worktree of an earlier commit)
+runs alternately with ours on the same workspace: a change measured side by side, not against a figure of
+another day (single runs on a shared 2-core machine move by 10-20 %).
+
+Run: python3 benchmarks/bench_many_ops.py [--ops 20000] [--repeat 3] [--phases] [--baseline CHECKOUT]
+                                          [--reference [PATH]]
 """
 
 from __future__ import annotations
@@ -50,11 +55,11 @@ def plain_read(root: Path) -> tuple[float, int, int]:
     return time.perf_counter() - started, files, size
 
 
-def run_vc(root: Path, env: dict[str, str], cold: bool) -> float:
+def run_vc(root: Path, env: dict[str, str], cold: bool, cli: list[str] = CLI) -> float:
     if cold:
         shutil.rmtree(root / "temp" / "cache", ignore_errors=True)
     started = time.perf_counter()
-    proc = subprocess.run([*CLI, "--data", str(root), "vc"], capture_output=True, text=True, env=env)
+    proc = subprocess.run([*cli, "--data", str(root), "vc"], capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"vc failed ({proc.returncode}): {proc.stdout[-1500:]} {proc.stderr[-1500:]}")
@@ -139,6 +144,9 @@ def main() -> int:
     parser.add_argument("--ops", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--phases", action="store_true", help="time one comparison's phases and profile a worker")
+    parser.add_argument("--baseline", metavar="CHECKOUT",
+                        help="also time the warm vc of another checkout of the tool (a git worktree of an earlier "
+                             "commit), alternating with ours: a change measured side by side on a busy machine")
     parser.add_argument("--reference", nargs="?", const=os.environ.get("MSACCUCMP", "/tmp/msacc/msaccucmp"),
                         help="also run msaccucmp (PATH; default $MSACCUCMP or /tmp/msacc/msaccucmp)")
     args = parser.parse_args()
@@ -151,18 +159,32 @@ def main() -> int:
         read_s, files, size = plain_read(root)  # warms the page cache too
         print(f"data: {args.ops:,} ops, {files:,} files, {size / 1e6:.0f} MB, built in {built:.1f} s; "
               f"{os.cpu_count()} cores")
-        reads, colds, warms = [], [], []
+        baseline = None
+        if args.baseline:
+            package = Path(args.baseline).resolve() / "precision_tool"
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True,
+                           stdout=subprocess.DEVNULL)  # as ours is, so neither pays for compiling
+            baseline = [sys.executable, str(package / "cli.py")]
+        reads, colds, warms, befores = [], [], [], []
         for _ in range(args.repeat):
             reads.append(plain_read(root)[0])
             colds.append(run_vc(root, env, cold=True))
             warms.append(run_vc(root, env, cold=False))
+            if baseline:
+                befores.append(run_vc(root, env, cold=False, cli=baseline))
         floor = statistics.median(reads)
-        for label, times in (("plain read", reads), ("vc, cold", colds), ("vc, warm", warms)):
+        rows = [("plain read", reads), ("vc, cold", colds), ("vc, warm", warms)]
+        if baseline:
+            rows.append(("baseline", befores))  # (its warm vc, on the plan cache ours wrote)
+        for label, times in rows:
             median = statistics.median(times)
             ratio = "" if times is reads else (
                 f"   {median / floor:4.1f}x the plain read (target {TARGET:.0f}x: "
                 f"{'meets' if median <= TARGET * floor else 'MISSES'})")
             print(f"{label:<11} median {median:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times)}{ratio}")
+        if baseline:
+            print(f"baseline   {args.baseline}: warm vc {statistics.median(befores) / statistics.median(warms):.2f}x "
+                  "ours")
         if args.phases:
             phases(root)
         if args.reference:

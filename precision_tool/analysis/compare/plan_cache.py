@@ -19,6 +19,7 @@ from typing import Any
 from precision_tool.analysis.compare.graph_plan import GraphSide, GroupSide, MemberSide, graph_side
 from precision_tool.analysis.compare.matching import GoldenRef, TensorMatch
 from precision_tool.atomic import write_atomic
+from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph  # noqa: F401 (compare_runs' too)
 from precision_tool.gc_pause import without_gc
 
 CACHE_VERSION = 1
@@ -55,7 +56,7 @@ class GraphPlans:
             self._names = [graph.name for graph in model.graphs]
             self._write_cache()
             del model, all_ops, ops
-            _parsed_graph.cache_clear()  # the side is all a comparison needs: the workers fork a lighter process
+            forget_graphs()  # the side is all a comparison needs: the workers fork a lighter process
         return found
 
     def _model(self) -> Any:
@@ -88,20 +89,6 @@ class GraphPlans:
             write_atomic(self.cache_file, [text.encode("utf-8", errors="surrogateescape")])
         except OSError:
             pass  # a read-only workspace still compares, just without the cache
-
-
-def shared_graph(path: str | os.PathLike[str]) -> Any:
-    """The parsed graph of `path`, parsed once while the file stays the same: every rank of a multi-device
-    dump is planned through the same Build graph (read-only: nothing changes a parsed graph)."""
-    stat = os.stat(path)
-    return _parsed_graph(os.path.abspath(path), stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=2)
-def _parsed_graph(path: str, _mtime_ns: int, _size: int) -> Any:
-    from precision_tool.formats.ge.ge_graph import load_graph
-
-    return load_graph(path)
 
 
 def graph_plans(graph_path: str | os.PathLike[str], cache_dir: Path | None) -> GraphPlans:

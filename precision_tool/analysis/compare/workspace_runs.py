@@ -24,6 +24,7 @@ from precision_tool.analysis.compare.matching import dump_iterations, find_graph
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.ranks import ranks_text
 from precision_tool.errors import WorkspaceError
+from precision_tool.formats.ge.ge_graph import kept_graph
 from precision_tool.workspace import (
     RankDir, golden_dir_for_rank, golden_dir_for_step, has_rank_goldens, new_result_dir, rank_dirs,
     step_golden_folders,
@@ -66,6 +67,13 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
     first = True
     for graph_file in graph_files:
         names = graph_plans(graph_file, workspace.cache_dir).graph_names
+        if kept_graph(graph_file) is not None:
+            # parsed just now (no plan kept yet): the graph index's summary (ls, ni, the same-step check
+            # after the comparison) is written from this parse too, before the plan drops it (a second
+            # parse of a 20,000-op graph: about a second)
+            from precision_tool.analysis.graphs.graph_summary import index_file
+
+            index_file(workspace, graph_file, debug_id, is_build=True)
         for graph_name in names:
             folder = npu_dir if graph_name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph_name)
             if folder is None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from precision_tool.atomic import write_atomic
-from precision_tool.formats.ge.ge_graph import Model, Op, load_graph
+from precision_tool.formats.ge.ge_graph import Model, Op, kept_graph, load_graph
 from precision_tool.formats.ge.ge_text import op_spans
 from precision_tool.workspace import Workspace
 
@@ -183,8 +183,9 @@ def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool,
         return cached, None
     size, mtime_ns = _stamp(path)
     is_json = _is_json(path)
-    # a text graph gets a light parse (no descriptors): `ni` later parses just the op's own block
-    model = load_graph(path, light=not (is_json or full))
+    # a whole parse this process keeps gives the same summary; else a text graph gets a light parse (no
+    # descriptors): `ni` later parses just the op's own block
+    model = kept_graph(path) or load_graph(path, light=not (is_json or full))
     summary = summarize(model, path.read_bytes() if not is_json else None, debug_id, is_build)
     write_cache(workspace, summary, size, mtime_ns)
     return summary, model if is_json or full else None

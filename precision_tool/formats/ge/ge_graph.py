@@ -95,6 +95,43 @@ def load_graph(path: str | os.PathLike[str], light: bool = False) -> Model:
     return model
 
 
+_KEPT: dict[tuple[str, int, int], Model] = {}
+"""Whole parses by (path, mtime, size), for the parts of one command that read the same graph: every rank's
+plan and the graph index's summary (parsing a 20,000-op graph takes a second)."""
+KEPT_GRAPHS = 2
+
+
+def shared_graph(path: str | os.PathLike[str]) -> Model:
+    """The whole parse of `path`, parsed once while the file stays the same (read-only: nothing changes a
+    parsed graph)."""
+    key = _kept_key(path)
+    model = _KEPT.get(key)
+    if model is None:
+        model = load_graph(path)
+        while len(_KEPT) >= KEPT_GRAPHS:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[key] = model
+    return model
+
+
+def kept_graph(path: str | os.PathLike[str]) -> Model | None:
+    """The whole parse of `path` when shared_graph keeps one of the file as it is now; never parses."""
+    try:
+        return _KEPT.get(_kept_key(path))
+    except OSError:
+        return None
+
+
+def forget_graphs() -> None:
+    """Drop the kept parses (a comparison forks its workers lighter once its plan is made)."""
+    _KEPT.clear()
+
+
+def _kept_key(path: str | os.PathLike[str]) -> tuple[str, int, int]:
+    stat = os.stat(path)
+    return os.path.abspath(path), stat.st_mtime_ns, stat.st_size
+
+
 def _unknown(model: Model) -> str:
     found = [w for w in model.warnings if "unknown" in w]
     return found[0] if found else "none"

@@ -290,3 +290,50 @@ def test_msit_atc_json_three_passes_on_one_op(cli, tmp_path: Path) -> None:
     assert node.status == 0 and "AttrList" not in node.out
     assert "BatchNormPreprocessFusionPass + BatchNormBnInferFusionPass + HostBNFusionPass" in node.out
     assert "132 op(s)" in cli("ls", data=data).out
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_the_index_from_a_kept_whole_parse_is_the_light_parses(name: str, tmp_path: Path) -> None:
+    # a cold `vc` writes the graph index's summary from the whole parse its plan made (no second, light
+    # parse for the same-step check after it): `ls` and `ni` must read exactly what the light parse gives
+    from precision_tool.analysis.graphs.graph_summary import _to_json, summarize
+    from precision_tool.formats.ge.ge_graph import forget_graphs, kept_graph, shared_graph
+
+    path = GE / name
+    text = path.read_bytes()
+    light = _to_json(summarize(load_graph(path, light=True), text, 0, True), 1, 1)
+    forget_graphs()
+    assert kept_graph(path) is None
+    whole = shared_graph(path)
+    assert kept_graph(path) is whole
+    assert _to_json(summarize(whole, text, 0, True), 1, 1) == light
+    forget_graphs()
+    assert kept_graph(path) is None
+
+
+def test_a_cold_plan_parses_its_graph_once_for_the_index_too(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # vc's first run in a workspace: finding its runs parses the Build graph for the plan; the graph index
+    # (the same-step check after the comparison, ls, ni) then reads its summary without parsing again
+    from precision_tool.analysis.compare import workspace_runs
+    from precision_tool.analysis.graphs import graph_summary
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
+    from precision_tool.formats.ge import ge_graph
+    from precision_tool.workspace import Workspace
+
+    parses: list[bool] = []
+
+    def counted(path, light=False):  # type: ignore[no-untyped-def]
+        parses.append(light)
+        return load_graph(path, light)
+
+    monkeypatch.setattr(ge_graph, "load_graph", counted)
+    monkeypatch.setattr(graph_summary, "load_graph", counted)
+    ge_graph.forget_graphs()
+    workspace = Workspace(_workspace(tmp_path, GE / "oam_resnet50_ge_proto_00000062_Build.txt"))
+    dumps = workspace.root / "npu" / "debug_0" / "dump"
+    dumps.mkdir(parents=True)
+    workspace_runs.graph_specs(workspace, 0, dumps, workspace.root / "tf" / "dump", "x", [])
+    assert parses == [False]  # one whole parse
+    files = GraphIndex(workspace).load()
+    assert parses == [False] and len(files) == 1 and len(files[0].ops) == 170 and files[0].from_cache
+    ge_graph.forget_graphs()

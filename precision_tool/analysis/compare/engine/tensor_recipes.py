@@ -21,7 +21,7 @@ import numpy as np
 from precision_tool.analysis.compare.engine.golden_layout import to_golden_layout
 from precision_tool.analysis.compare.matching import TensorMatch
 from precision_tool.errors import PrecisionToolError
-from precision_tool.formats.npu.dump_types import _PLAIN_DTYPES
+from precision_tool.formats.npu.dump_types import plain_type_name
 
 RECIPE_ELEMENTS = 1 << 16
 """Tensors of up to this many elements follow a recipe; a bigger one is converted on its own (its index
@@ -72,7 +72,7 @@ class Recipes:
 
 def _work_out(header: Any, match: TensorMatch, npu_format: str, layout: str, convert: bool,
               golden_shape: tuple[int, ...], dump_path: Path) -> Recipe | None:
-    name = _PLAIN_DTYPES.get(header.data_type)
+    name = plain_type_name(header.data_type)
     if name is None or name in ("bool", "complex64", "complex128"):
         return None  # bits, bf16/fp8, complex: the general way decodes and widens them
     shape = header.shape

@@ -97,6 +97,7 @@ def workspace_labeller(workspace: Any) -> Labeller:
     through a graph takes them from that graph's plan (plan_cache.py), already read to plan the run."""
     from precision_tool.analysis.graphs.op_labels import labels_for_run, labels_of_ops
 
+    @without_gc  # (labels of 20,000 ops: the collector would rescan the graph's plan as they are made)
     def labels(spec: RunSpec) -> "OpLabels | None":
         if spec.name_only:
             return None
@@ -105,10 +106,10 @@ def workspace_labeller(workspace: Any) -> Labeller:
                 return None  # dumps from outside the workspace: the CSV's own names and numbers
             graph = workspace.relocate(spec.graph_path)  # a copied workspace: its own graph
             try:
-                side = graph_plans(graph, workspace.cache_dir).side(spec.graph_name)
+                ops = graph_plans(graph, workspace.cache_dir).ops(spec.graph_name)
             except (PrecisionToolError, OSError):
                 return None  # no usable graph: the CSV's own names and numbers are shown
-            return labels_of_ops(Path(graph).name, ((m.sequence, m.name) for group in side.groups for m in group.members))
+            return labels_of_ops(Path(graph).name, ops)
         return labels_for_run(workspace, spec.npu_dir, spec.graph_path, spec.graph_name)
 
     return labels

@@ -35,6 +35,9 @@ class GraphPlans:
         self._stamp = (size, mtime_ns)
         self._names: list[str] | None = None
         self._sides: dict[str, GraphSide] = {}
+        self._kept: dict[str, Any] = {}
+        """Sides as read from the cache file, made into objects when a plan asks for them (`vcs` only wants
+        each op's id and name: making 20,000 groups' objects for that cost more than reading the file)."""
         self._read_cache()
 
     @property
@@ -45,9 +48,26 @@ class GraphPlans:
         return self._names
 
     @without_gc
+    def ops(self, graph_name: str | None) -> list[tuple[int, str]]:
+        """(graph id, name) of every op the side of `graph_name` plans, in graph order (the ids result
+        summaries show)."""
+        key = _ALL_GRAPHS if graph_name is None else graph_name
+        if key in self._kept and key not in self._sides:
+            try:
+                return [(int(member[2]), str(member[0])) for group in self._kept[key]["groups"] for member in group[4]]
+            except (KeyError, TypeError, IndexError, ValueError):
+                pass  # a damaged cache: the side says (worked out again)
+        return [(m.sequence, m.name) for group in self.side(graph_name).groups for m in group.members]
+
+    @without_gc
     def side(self, graph_name: str | None) -> GraphSide:
         key = _ALL_GRAPHS if graph_name is None else graph_name
         found = self._sides.get(key)
+        if found is None and key in self._kept:
+            try:
+                found = self._sides[key] = _side_from_json(self._kept.pop(key))
+            except (KeyError, TypeError, IndexError, AttributeError, ValueError):
+                found = None  # a damaged cache: worked out again below
         if found is None:
             model = self._model()
             all_ops = [op for _, op in model.iter_ops()]
@@ -73,16 +93,17 @@ class GraphPlans:
                     CACHE_VERSION, str(self.path), *self._stamp):
                 return
             names = [str(name) for name in tree["graphs"]]
-            sides = {str(key): _side_from_json(value) for key, value in tree["sides"].items()}
+            kept = {str(key): value for key, value in tree["sides"].items()}
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return  # no cache, or a stale or damaged one: work it out again
-        self._names, self._sides = names, sides
+        self._names, self._kept = names, kept
 
     def _write_cache(self) -> None:
         if self.cache_file is None:
             return
+        sides = {**self._kept, **{k: _side_to_json(v) for k, v in self._sides.items()}}
         tree = {"version": CACHE_VERSION, "path": str(self.path), "size": self._stamp[0], "mtime_ns": self._stamp[1],
-                "graphs": self._names or [], "sides": {k: _side_to_json(v) for k, v in self._sides.items()}}
+                "graphs": self._names or [], "sides": sides}
         try:
             self.cache_file.parent.mkdir(parents=True, exist_ok=True)
             text = json.dumps(tree, separators=(",", ":"), ensure_ascii=False)

@@ -1,0 +1,55 @@
+"""The graph's side of a plan kept between runs (plan_cache.py): read lazily, the same as worked out, and a
+damaged cache worked out again, never trusted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from precision_tool.analysis.compare import plan_cache
+from precision_tool.formats.ge.ge_graph import forget_graphs
+
+GRAPH = Path(__file__).resolve().parents[2] / "fixtures" / "real" / "ge_graph" / "oam_resnet50_ge_proto_00000062_Build.txt"
+
+
+def _fresh(graph: Path, cache: Path) -> plan_cache.GraphPlans:
+    plan_cache._plans.cache_clear()  # a new process: nothing kept in memory
+    forget_graphs()
+    return plan_cache.graph_plans(graph, cache)
+
+
+def test_a_kept_side_reads_as_worked_out_and_only_when_asked(tmp_path: Path) -> None:
+    graph = tmp_path / GRAPH.name
+    shutil.copyfile(GRAPH, graph)
+    cache = tmp_path / "cache"
+    first = _fresh(graph, cache)
+    name = first.graph_names[0]
+    worked_out = first.side(name)
+    ops = [(m.sequence, m.name) for group in worked_out.groups for m in group.members]
+    assert len(ops) == 170
+
+    again = _fresh(graph, cache)
+    assert again.graph_names == [name]
+    assert again.ops(name) == ops  # the ids and names a summary shows, without making the side's objects
+    assert again._sides == {}
+    assert repr(again.side(name)) == repr(worked_out)  # made when a plan asks for it
+    assert again.ops(name) == ops
+
+
+def test_a_damaged_kept_side_is_worked_out_again(tmp_path: Path) -> None:
+    graph = tmp_path / GRAPH.name
+    shutil.copyfile(GRAPH, graph)
+    cache = tmp_path / "cache"
+    first = _fresh(graph, cache)
+    name = first.graph_names[0]
+    worked_out = first.side(name)
+    (cache_file,) = (cache / "plans").glob("*.json")
+    tree = json.loads(cache_file.read_text())
+    tree["sides"][name]["groups"][3] = ["not", "a", "group"]
+    cache_file.write_text(json.dumps(tree))
+
+    damaged = _fresh(graph, cache)
+    assert damaged.ops(name) == [(m.sequence, m.name) for group in worked_out.groups for m in group.members]
+    assert repr(damaged.side(name)) == repr(worked_out)
+    forget_graphs()

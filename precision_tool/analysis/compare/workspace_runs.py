@@ -68,12 +68,11 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
     for graph_file in graph_files:
         names = graph_plans(graph_file, workspace.cache_dir).graph_names
         if kept_graph(graph_file) is not None:
-            # parsed just now (no plan kept yet): the graph index's summary (ls, ni, the same-step check
-            # after the comparison) is written from this parse too, before the plan drops it (a second
-            # parse of a 20,000-op graph: about a second)
-            from precision_tool.analysis.graphs.graph_summary import index_file
+            # parsed just now (no plan kept yet): the graph index's summary is written from the same parse
+            # before the plan drops it (a second parse of a 20,000-op graph: about a second)
+            from precision_tool.analysis.graphs.graph_summary import index_from_kept
 
-            index_file(workspace, graph_file, debug_id, is_build=True)
+            index_from_kept(workspace, graph_file, debug_id)
         for graph_name in names:
             folder = npu_dir if graph_name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph_name)
             if folder is None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from precision_tool.atomic import write_atomic
+from precision_tool.errors import PrecisionToolError
 from precision_tool.formats.ge.ge_graph import Model, Op, kept_graph, load_graph
 from precision_tool.formats.ge.ge_text import op_spans
 from precision_tool.workspace import Workspace
@@ -189,6 +190,18 @@ def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool,
     summary = summarize(model, path.read_bytes() if not is_json else None, debug_id, is_build)
     write_cache(workspace, summary, size, mtime_ns)
     return summary, model if is_json or full else None
+
+
+def index_from_kept(workspace: Workspace, path: Path, debug_id: int, is_build: bool = True) -> None:
+    """Write the summary of `path` from the whole parse this process keeps (ge_graph.kept_graph), unless
+    there is none or a summary is cached already: a comparison that just parsed the graph for its plan
+    spares the graph index (the same-step check after it, ls, ni) a second parse of its own."""
+    if kept_graph(path) is None or _cache_path(workspace, path).exists():
+        return  # (a stale cache is found stale and redone when the index reads it)
+    try:
+        index_file(workspace, path, debug_id, is_build)
+    except (PrecisionToolError, OSError):
+        pass  # the graph index reads the file itself, and says what is wrong with it
 
 
 def _is_json(path: Path) -> bool:

@@ -17,7 +17,7 @@ from precision_tool.analysis.compare.engine.compare_engine import (
 from precision_tool.analysis.compare.stats_compare import stats_only
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_graph_compare
-from precision_tool.analysis.compare.plan_cache import graph_plans, shared_graph
+from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.compare.matching import (
     DumpIndex,
     MatchPlan,
@@ -30,6 +30,7 @@ from precision_tool.analysis.results.results import (
 )
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
+from precision_tool.formats.ge.ge_graph import shared_graph
 from precision_tool.gc_pause import without_gc
 from precision_tool.workspace import result_dirs
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from precision_tool.formats.npu.npu_dump import DumpName, folder_mapping, parse_dump_name, sanitize_op_name
+from precision_tool.formats.npu.npu_dump import DumpName, dump_name_of, sanitize_op_name
 from precision_tool.formats.tf.golden import golden_key
 from precision_tool.workspace import walk_file_names
 
@@ -183,7 +183,6 @@ def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = Fals
         if any(_is_iteration_folder(dirpath) for dirpath, _ in files):
             files = [(d, n) for d, n in files
                      if os.path.basename(os.path.normpath(d)) == str(step) and _is_iteration_folder(d)]
-    mappings: dict[str, dict[str, str]] = {}
     for dirpath, file_name in files:
         if stats:
             if file_name == "mapping.csv" or not file_name.lower().endswith(".csv"):
@@ -198,12 +197,7 @@ def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = Fals
                 index.stats_files += stats_name_of(Path(dirpath, file_name))[0] is not None
             continue
         else:
-            name = parse_dump_name(file_name)
-            if name is None:  # a numbered file: its real name is in the folder's mapping.csv
-                if dirpath not in mappings:
-                    mappings[dirpath] = folder_mapping(os.path.abspath(dirpath))
-                real = mappings[dirpath].get(file_name)
-                name = parse_dump_name(real) if real else None
+            name = dump_name_of(os.path.join(dirpath, file_name))  # (a numbered file: by its mapping.csv)
         if name is None:
             index.ignored.append(file_name)
             continue

@@ -19,7 +19,7 @@ from typing import Any
 from precision_tool.analysis.compare.graph_plan import GraphSide, GroupSide, MemberSide, graph_side
 from precision_tool.analysis.compare.matching import GoldenRef, TensorMatch
 from precision_tool.atomic import write_atomic
-from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph  # noqa: F401 (compare_runs' too)
+from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph
 from precision_tool.gc_pause import without_gc
 
 CACHE_VERSION = 1

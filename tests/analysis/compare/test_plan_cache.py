@@ -19,13 +19,18 @@ def _fresh(graph: Path, cache: Path) -> plan_cache.GraphPlans:
     return plan_cache.graph_plans(graph, cache)
 
 
-def test_a_kept_side_reads_as_worked_out_and_only_when_asked(tmp_path: Path) -> None:
+def _worked_out(tmp_path: Path) -> tuple[Path, Path, str, plan_cache.GraphSide]:
+    """(graph, cache folder, graph name, its side) after a first run that worked the side out and kept it."""
     graph = tmp_path / GRAPH.name
     shutil.copyfile(GRAPH, graph)
     cache = tmp_path / "cache"
     first = _fresh(graph, cache)
     name = first.graph_names[0]
-    worked_out = first.side(name)
+    return graph, cache, name, first.side(name)
+
+
+def test_a_kept_side_reads_as_worked_out_and_only_when_asked(tmp_path: Path) -> None:
+    graph, cache, name, worked_out = _worked_out(tmp_path)
     ops = [(m.sequence, m.name) for group in worked_out.groups for m in group.members]
     assert len(ops) == 170
 
@@ -38,12 +43,7 @@ def test_a_kept_side_reads_as_worked_out_and_only_when_asked(tmp_path: Path) -> 
 
 
 def test_a_damaged_kept_side_is_worked_out_again(tmp_path: Path) -> None:
-    graph = tmp_path / GRAPH.name
-    shutil.copyfile(GRAPH, graph)
-    cache = tmp_path / "cache"
-    first = _fresh(graph, cache)
-    name = first.graph_names[0]
-    worked_out = first.side(name)
+    graph, cache, name, worked_out = _worked_out(tmp_path)
     (cache_file,) = (cache / "plans").glob("*.json")
     tree = json.loads(cache_file.read_text())
     tree["sides"][name]["groups"][3] = ["not", "a", "group"]

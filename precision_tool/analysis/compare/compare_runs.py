@@ -26,7 +26,7 @@ from precision_tool.analysis.compare.matching import (
     plan_npu_compare,
 )
 from precision_tool.analysis.results.results import (
-    PARTIAL_SUFFIX, CompareSummary, ResultReader, read_result_csv, summarize,
+    PARTIAL_SUFFIX, CompareSummary, RowDigest, read_result_csv, summarize, summarize_digest,
 )
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
@@ -332,14 +332,19 @@ def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: 
     spec = flight.spec
     nbytes = 0
     unreadable: dict[str, str] = {}
-    reader = ResultReader(flight.csv_path)
-    if flight.compare is not None:
-        nbytes = finish_plan(flight.compare, progress=progress, label=spec.label, unreadable=unreadable,
-                             reader=reader)
-    # the rows were read as they were written; a resumed run's earlier rows are read from its CSV
-    table = reader.table() if reader.header is not None else read_result_csv(flight.csv_path)
-    summary = summarize(table, threshold, name_only=spec.name_only,
-                        labels=labels(spec) if labels is not None else None)
+    digest = RowDigest()
+    started = flight.compare
+    if started is not None:
+        nbytes = finish_plan(started, progress=progress, label=spec.label, unreadable=unreadable, digest=digest)
+    op_labels = labels(spec) if labels is not None else None
+    if started is not None and not started.resume:
+        # the workers digested the rows they wrote: the CSV is not read back
+        summary = summarize_digest(digest, flight.csv_path, threshold, name_only=spec.name_only,
+                                   labels=op_labels, npu_vs_npu=started.plan.npu_vs_npu,
+                                   overflow_column=started.columns.overflow)
+    else:  # a resumed run: its earlier rows are only in the CSV
+        summary = summarize(read_result_csv(flight.csv_path), threshold, name_only=spec.name_only,
+                            labels=op_labels)
     return CompareRun(spec, flight.csv_path, summary, flight.plan.warnings, len(flight.plan.groups),
                       time.perf_counter() - flight.started, nbytes, tuple(sorted(unreadable.items())))
 

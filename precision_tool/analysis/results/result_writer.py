@@ -12,7 +12,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT, TensorMetrics
 from precision_tool.analysis.results.results import (
@@ -89,9 +89,7 @@ class ResultWriter:
     """Streams row groups to `<final>.partial` (mode 0600); `finish()` renames it to the final name."""
 
     def __init__(self, final_path: Path, npu_vs_npu: bool, *, resume: bool = False, overflow: bool = False,
-                 sequence: bool = False, tee: Callable[[str], None] | None = None) -> None:
-        """`tee`: is given every text written (a ResultReader's feed: the rows are read as they are written)."""
-        self.tee = tee
+                 sequence: bool = False) -> None:
         self.final_path = Path(final_path)
         self.partial_path = self.final_path.with_name(self.final_path.name + PARTIAL_SUFFIX)
         self.npu_vs_npu = npu_vs_npu
@@ -107,8 +105,6 @@ class ResultWriter:
 
     def _write(self, text: str) -> None:
         self._file.write(text)
-        if self.tee is not None:
-            self.tee(text)
         now = time.monotonic()
         if now - self._flushed >= FLUSH_SECONDS:  # not per group: 20,000 groups would be 20,000 syscalls
             self._file.flush()

@@ -8,7 +8,6 @@ version read the same way.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import math
 import operator
@@ -16,14 +15,14 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT
 from precision_tool.errors import FormatError
 from precision_tool.gc_pause import without_gc
 
 if TYPE_CHECKING:
-    from precision_tool.analysis.graphs.op_labels import OpLabel, OpLabels
+    from precision_tool.analysis.graphs.op_labels import OpLabels
 
 PARTIAL_SUFFIX = ".partial"
 OVERFLOW_COLUMN = "OverFlow"
@@ -332,59 +331,95 @@ class CompareSummary:
         return self.tensors_compared + self.tensors_not_compared
 
 
-def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpResult]:
-    """Rows → ops, keeping file order (which is graph order for both tools). With `labels`, ops of the
-    Build graph are named by their graph id and graph name (see op_labels.py)."""
-    ops: list[OpResult] = []
-    current: dict[tuple[str, str], dict] = {}  # type: ignore[type-arg]
-    order: list[tuple[str, str]] = []
+SummaryCells = tuple[str, str, str, str, str, str, str, str, str]
+"""What a summary reads of one row, as written: Index, OpType, NPUDump, GroundTruth, TensorIndex,
+CosineSimilarity, MaxAbsoluteError ('' without the column), CompareFailReason, OverFlow ('' likewise)."""
+
+OpFields = tuple[str, str, str, str, tuple, tuple, tuple, tuple]  # type: ignore[type-arg]
+"""OpResult's fields, each tensor as TensorCosine's: plain tuples, which cross processes ten times faster."""
+
+
+@dataclass
+class RowDigest:
+    """What a summary needs of rows, worked out where the rows are: a worker sends it with the rows it
+    encodes, so a comparison's parent never reads its own CSV back (digest_rows; summarize_digest)."""
+
+    ops: list[OpFields] = field(default_factory=list)
+    rows: int = 0
+    compared: int = 0
+    """Rows whose cosine is a number."""
+
+    def extend(self, other: "RowDigest") -> None:
+        """`other`'s rows after these (an op's rows never span two digests: a group is encoded whole)."""
+        self.ops.extend(other.ops)
+        self.rows += other.rows
+        self.compared += other.compared
+
+
+def digest_rows(rows: Iterable[SummaryCells]) -> RowDigest:
+    """Rows → ops, keeping file order (which is graph order for both tools): the rows of one (Index, op)
+    make one op, whether they are next to each other or not."""
+    ops: list[list] = []  # type: ignore[type-arg]
+    current: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+    count = compared = 0
+    for index, op_type, npu_op, golden_op, tensor_index, cosine_text, error_text, reason, overflow in rows:
+        count += 1
+        cosine = _float(cosine_text)
+        if cosine == cosine:
+            compared += 1
+        parts = tensor_index.rsplit(":", 2)
+        kind = parts[1] if len(parts) == 3 and parts[1] in ("input", "output") else ""
+        tensor_op = parts[0] if len(parts) == 3 else npu_op
+        entry = current.get((index, tensor_op))
+        if entry is None:  # the op is named by its first row
+            entry = current[(index, tensor_op)] = [index, tensor_op if kind else npu_op, golden_op, op_type,
+                                                   [], [], [], []]
+            ops.append(entry)
+        if kind:
+            stripped = cosine_text.strip()
+            nan_data = stripped != NAN_TEXT and stripped.lower() in NAN_DATA_TEXTS
+            entry[4 if kind == "input" else 5].append((tensor_index, cosine, nan_data, _float(error_text)))
+        if reason:
+            entry[6].append(reason)
+        if overflow.upper() == "YES":
+            entry[7].append(tensor_index if kind else npu_op)
+    return RowDigest([(e[0], e[1], e[2], e[3], tuple(e[4]), tuple(e[5]), tuple(e[6]), tuple(e[7])) for e in ops],
+                     count, compared)
+
+
+def _table_cells(table: ResultTable) -> Iterator[SummaryCells]:
     for row in table.rows:
-        key = (row.index, row.tensor_op)
-        if key not in current:
-            current[key] = {"row": row, "inputs": [], "outputs": [], "reasons": []}
-            order.append(key)
-        entry = current[key]
-        cosine_text = row.metric("CosineSimilarity").strip()
-        nan_data = cosine_text != NAN_TEXT and cosine_text.lower() in NAN_DATA_TEXTS
-        if row.kind:
-            error = _float(row.metric("MaxAbsoluteError"))
-            entry["inputs" if row.kind == "input" else "outputs"].append(
-                TensorCosine(row.tensor_index, row.cosine, nan_data, error))
-        if row.reason:
-            entry["reasons"].append(row.reason)
-        if row.overflow.upper() == "YES":
-            entry.setdefault("overflowed", []).append(row.tensor_index if row.kind else row.npu_op)
-    for key in order:
-        entry = current[key]
-        row = entry["row"]
-        op = OpResult(
-            index=row.index, npu_op=row.tensor_op if row.kind else row.npu_op, golden_op=row.golden_op,
-            op_type=row.op_type, inputs=tuple(entry["inputs"]), outputs=tuple(entry["outputs"]),
-            reasons=tuple(entry["reasons"]), overflowed=tuple(entry.get("overflowed", ())),
-        )
-        label = labels.get(op.npu_op) if labels is not None else None
-        if label is not None:
-            op = _relabelled(op, label)
-        elif labels is not None:
-            # not a graph op (a group's NaN row naming several ops): its number is the CSV's, not a graph id
-            op = dataclasses.replace(op, index=f"Index {op.index}")
-        ops.append(op)
-    return ops
+        yield (row.index, row.op_type, row.npu_op, row.golden_op, row.tensor_index,
+               row.metric("CosineSimilarity"), row.metric("MaxAbsoluteError"), row.reason, row.overflow)
 
 
-def _relabelled(op: OpResult, label: "OpLabel") -> OpResult:
-    """`op` under its graph id and name; the other side keeps its name unless it is the same op (NPU vs NPU)."""
-    # built directly, not with dataclasses.replace: a 20,000-op result relabels every op and tensor
-    prefix = op.npu_op + ":"
+def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpResult]:
+    """Rows → ops (digest_rows). With `labels`, ops of the Build graph are named by their graph id and
+    graph name (see op_labels.py)."""
+    return op_results(digest_rows(_table_cells(table)).ops, labels)
 
-    def tensor(t: TensorCosine) -> TensorCosine:
-        if t.tensor_index.startswith(prefix):
-            return TensorCosine(label.name + t.tensor_index[len(op.npu_op):], t.cosine, t.nan_data, t.max_abs_error)
-        return t
 
-    return OpResult(label.index, label.name, label.name if op.golden_op == op.npu_op else op.golden_op,
-                    op.op_type, tuple(map(tensor, op.inputs)), tuple(map(tensor, op.outputs)), op.reasons,
-                    op.overflowed)
+def op_results(ops: Iterable[OpFields], labels: "OpLabels | None" = None) -> list[OpResult]:
+    """The OpResults of a digest's ops, under their graph id and name when `labels` has them."""
+    out: list[OpResult] = []
+    for index, npu_op, golden_op, op_type, inputs, outputs, reasons, overflowed in ops:
+        label = labels.get(npu_op) if labels is not None else None
+        if label is None:
+            if labels is not None:
+                # not a graph op (a group's NaN row naming several ops): its number is the CSV's, not a graph id
+                index = f"Index {index}"
+            out.append(OpResult(index, npu_op, golden_op, op_type, tuple([TensorCosine(*t) for t in inputs]),
+                                tuple([TensorCosine(*t) for t in outputs]), reasons, overflowed))
+            continue
+        # the tensors of the op itself are named after the label too
+        prefix, name = npu_op + ":", label.name
+        cut = len(npu_op)
+        out.append(OpResult(
+            label.index, name, name if golden_op == npu_op else golden_op, op_type,
+            tuple([TensorCosine(name + t[0][cut:] if t[0].startswith(prefix) else t[0], *t[1:]) for t in inputs]),
+            tuple([TensorCosine(name + t[0][cut:] if t[0].startswith(prefix) else t[0], *t[1:]) for t in outputs]),
+            reasons, overflowed))
+    return out
 
 
 @without_gc
@@ -393,8 +428,18 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
     """Abnormal ops, the first divergent op and the first failing tensor of one result (not named when the
     match was by name only: an unsound match makes a confident wrong verdict). `labels`: show ops under
     their Build-graph id and name."""
-    ops = group_ops(table, labels)
-    compared = sum(1 for r in table.rows if not math.isnan(r.cosine))
+    return summarize_digest(digest_rows(_table_cells(table)), table.path, threshold, name_only=name_only,
+                            labels=labels, npu_vs_npu=table.header.count("Address") == 2,
+                            overflow_column=OVERFLOW_COLUMN in table.header, problems=table.problems)
+
+
+@without_gc
+def summarize_digest(digest: RowDigest, path: Path, threshold: float = 0.98, *, name_only: bool = False,
+                     labels: "OpLabels | None" = None, npu_vs_npu: bool = False, overflow_column: bool = False,
+                     problems: tuple[str, ...] = ()) -> CompareSummary:
+    """summarize() of the rows `digest` was made of, written to `path` (npu_vs_npu: its header has two
+    Address columns; overflow_column: an OverFlow column)."""
+    ops = op_results(digest.ops, labels)
     abnormal = tuple(op for op in ops if op.failing_outputs(threshold))
     divergent = next((op for op in abnormal if not op.failing_inputs(threshold)), None)
     first_failure: FirstFailure | None = None
@@ -411,11 +456,11 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
             break
     outputs = [t.cosine for op in ops for t in op.outputs if not math.isnan(t.cosine)]
     return CompareSummary(
-        path=table.path, complete=table.complete, threshold=threshold, ops=tuple(ops),
-        tensors_compared=compared, tensors_not_compared=len(table.rows) - compared,
+        path=path, complete=not path.name.endswith(PARTIAL_SUFFIX), threshold=threshold, ops=tuple(ops),
+        tensors_compared=digest.compared, tensors_not_compared=digest.rows - digest.compared,
         abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
         nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
         min_output_cosine=min(outputs) if outputs else math.nan,
-        npu_vs_npu=table.header.count("Address") == 2, name_only=name_only, problems=table.problems,
-        labelled=labels is not None, overflow_column=OVERFLOW_COLUMN in table.header,
+        npu_vs_npu=npu_vs_npu, name_only=name_only, problems=problems,
+        labelled=labels is not None, overflow_column=overflow_column,
     )

@@ -17,7 +17,7 @@ from precision_tool.analysis.compare.engine.compare_worker import GroupResult, W
 from precision_tool.analysis.compare.matching import MatchPlan
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.results.result_writer import ResultWriter, prepare_resume
-from precision_tool.analysis.results.results import PARTIAL_SUFFIX, ResultReader
+from precision_tool.analysis.results.results import PARTIAL_SUFFIX, RowDigest
 from precision_tool.errors import CommandFailed
 
 Progress = Callable[[str, int, int], None]
@@ -98,24 +98,24 @@ def start_plan(plan: MatchPlan, golden_files: dict[str, str], csv_path: Path, *,
 
 
 def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label: str = "compare",
-                unreadable: dict[str, str] | None = None, reader: ResultReader | None = None) -> int:
-    """Write the rows of a started plan as its groups come back; the bytes read. `reader`: reads the rows
-    as they are written (while later groups are compared), unless the run resumes a .partial CSV, whose
-    earlier rows it would miss (then it is left empty)."""
+                unreadable: dict[str, str] | None = None, digest: RowDigest | None = None) -> int:
+    """Write the rows of a started plan as its groups come back; the bytes read. `digest`: gathers what the
+    summary needs of the rows written (a resumed run's earlier rows are not in it)."""
     csv_path, runner = started.csv_path, started.runner
     partial = csv_path.with_name(csv_path.name + PARTIAL_SUFFIX)
     writer = ResultWriter(csv_path, started.plan.npu_vs_npu, resume=started.resume,
-                          overflow=started.columns.overflow, sequence=started.columns.sequence,
-                          tee=reader.feed if reader is not None and not started.resume else None)
+                          overflow=started.columns.overflow, sequence=started.columns.sequence)
     finished, total = started.finished, started.total
     bytes_read = 0
     if progress:
         progress(label, finished, total)
     try:
         try:
-            for text, nbytes, bad_files in started.results:
+            for text, nbytes, bad_files, rows in started.results:
                 writer.write_text(text)
                 bytes_read += nbytes
+                if digest is not None and rows is not None:
+                    digest.extend(rows)
                 if unreadable is not None:
                     for name, problem in bad_files.items():
                         unreadable.setdefault(name, problem)

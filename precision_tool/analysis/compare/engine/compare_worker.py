@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from precision_tool.analysis.compare.engine.golden_layout import (
     as_compared, to_golden_layout, usual_host_layout, without_padding,
@@ -34,6 +34,7 @@ from precision_tool.analysis.results.metrics_batch import MetricsBatch, batchabl
 from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
 from precision_tool.analysis.results.result_columns import Columns, overflow_text
 from precision_tool.analysis.results.result_writer import CompareRow, encode_rows
+from precision_tool.analysis.results.results import RowDigest, SummaryCells, digest_rows
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu.dump_types import format_name
 from precision_tool.gc_pause import without_gc
@@ -433,9 +434,10 @@ class WorkerSetup:
     """Names this setup across processes (a Dask worker keeps one GroupWorker per token)."""
 
 
-GroupResult = tuple[str, int, dict[str, str]]
+GroupResult = tuple[str, int, dict[str, str], Optional[RowDigest]]
 """One group's rows as CSV text (encoded in the worker: text crosses processes faster than row objects),
-the bytes its worker read, and the files it could not read (file → problem)."""
+the bytes its worker read, the files it could not read (file → problem), and what the run's summary needs
+of the rows (so the parent never reads them back)."""
 
 from threading import local as _thread_local  # noqa: E402 (kept in this section: the executor side)
 
@@ -455,16 +457,29 @@ def worker_for(setup: WorkerSetup) -> GroupWorker:
 @without_gc  # (around the encoding too: the rows are gone before the collector runs again)
 def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> list[GroupResult]:
     """Neighbouring groups in one worker, in order: each group's CSV text, bytes read and unreadable files
-    (the bytes and files of the whole batch are counted with its first group)."""
+    (the bytes, files and row digest of the whole batch come with its first group)."""
     before = worker.bytes_read
     columns = worker.columns
-    texts = [encode_rows(rows, worker.npu_vs_npu, columns.overflow, columns.sequence)
-             for rows in worker.run_groups(groups)]
+    grouped = worker.run_groups(groups)
+    texts = [encode_rows(rows, worker.npu_vs_npu, columns.overflow, columns.sequence) for rows in grouped]
     unreadable, worker.unreadable = worker.unreadable, {}
-    results: list[GroupResult] = [(text, 0, {}) for text in texts]
+    results: list[GroupResult] = [(text, 0, {}, None) for text in texts]
     if results:
-        results[0] = (texts[0], worker.bytes_read - before, unreadable)
+        results[0] = (texts[0], worker.bytes_read - before, unreadable, digest_rows(_summary_cells(grouped, columns)))
     return results
+
+
+_COSINE, _MAX_ABS = METRIC_NAMES.index("CosineSimilarity"), METRIC_NAMES.index("MaxAbsoluteError")
+
+
+def _summary_cells(grouped: list[list[CompareRow]], columns: Columns) -> Iterator[SummaryCells]:
+    """The cells a summary reads, as encode_rows writes them."""
+    for rows in grouped:
+        for row in rows:
+            values = row.metrics.values
+            yield (str(row.index), row.op_type, row.npu_dump, row.ground_truth, row.tensor_index,
+                   values[_COSINE], values[_MAX_ABS], row.metrics.reason_text,
+                   row.overflow if columns.overflow else "")
 
 
 def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> list[GroupResult]:

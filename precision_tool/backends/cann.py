@@ -23,7 +23,7 @@ from precision_tool.analysis.compare.compare_runs import (
     absolute_spec,
     discard_empty_result_dir,
 )
-from precision_tool.analysis.results.results import read_result_csv, summarize
+from precision_tool.analysis.results.results import summarize_result_csv
 from precision_tool.errors import CommandFailed, WorkspaceError
 
 _MAX_DEPTH = 8
@@ -131,7 +131,7 @@ def _run_specs_cann(specs: Sequence[RunSpec], result_dir: Path, command: list[st
         csv_path = run_compare(command, dump_folder(Path(spec.npu_dir)), other,
                                Path(spec.graph_path) if spec.graph_path else None, result_dir,
                                result_dir / spec.csv_name)
-        summary = summarize(read_result_csv(csv_path), threshold, name_only=spec.name_only,
-                            labels=labels(spec) if labels is not None else None)
+        summary = summarize_result_csv(csv_path, threshold, name_only=spec.name_only,
+                                       labels=labels(spec) if labels is not None else None)
         runs.append(CompareRun(spec, csv_path, summary, (), len(summary.ops), time.perf_counter() - started))
     return runs

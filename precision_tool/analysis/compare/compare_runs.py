@@ -26,7 +26,7 @@ from precision_tool.analysis.compare.matching import (
     plan_npu_compare,
 )
 from precision_tool.analysis.results.results import (
-    PARTIAL_SUFFIX, CompareSummary, RowDigest, read_result_csv, summarize, summarize_digest,
+    PARTIAL_SUFFIX, CompareSummary, RowDigest, summarize_digest, summarize_result_csv,
 )
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
@@ -343,8 +343,7 @@ def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: 
                                    labels=op_labels, npu_vs_npu=started.plan.npu_vs_npu,
                                    overflow_column=started.columns.overflow)
     else:  # a resumed run: its earlier rows are only in the CSV
-        summary = summarize(read_result_csv(flight.csv_path), threshold, name_only=spec.name_only,
-                            labels=op_labels)
+        summary = summarize_result_csv(flight.csv_path, threshold, name_only=spec.name_only, labels=op_labels)
     return CompareRun(spec, flight.csv_path, summary, flight.plan.warnings, len(flight.plan.groups),
                       time.perf_counter() - flight.started, nbytes, tuple(sorted(unreadable.items())))
 

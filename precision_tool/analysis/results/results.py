@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 
 from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT
 from precision_tool.errors import FormatError
-from precision_tool.gc_pause import without_gc
+from precision_tool.gc_pause import without_gc, without_gc_keeping
 
 if TYPE_CHECKING:
     from precision_tool.analysis.graphs.op_labels import OpLabels
@@ -110,14 +110,15 @@ def _float(text: str) -> float:
 
 
 class ResultReader:
-    """Reads a result CSV's text piece by piece (a comparison's groups as they are written, so the rows are
-    read while later groups are still compared); `table()` is then what read_result_text gives for the
-    whole text. Line numbers in problems count from the first piece."""
+    """Reads a result CSV's text, whole or piece by piece; `table()` is then what read_result_text gives for
+    the whole text. Line numbers in problems count from the first piece. `cells_only`: keep only what a
+    summary reads of each row (`cells`, SummaryCells), not a TensorRecord per row (summarize_result_csv)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, cells_only: bool = False) -> None:
         self.path = path
         self.header: tuple[str, ...] | None = None
         self.rows: list[TensorRecord] = []
+        self.cells: list[SummaryCells] | None = [] if cells_only else None
         self.problems: list[str] = []
         self._lines = 0  # lines of the pieces read so far
 
@@ -172,11 +173,14 @@ class ResultReader:
               tensor_col, first("Shape"), cosine_col, first("CompareFailReason"), first(OVERFLOW_COLUMN),
               first(SEQUENCE_COLUMN)]
         self._fields = operator.itemgetter(*(len(header) if c is None else c for c in at))
+        summary_at = [*at[:5], cosine_col, first("MaxAbsoluteError"), *at[7:9]]  # (SummaryCells' order)
+        self._summary_cells = operator.itemgetter(*(len(header) if c is None else c for c in summary_at))
 
     def _read_rows(self, records: list[list[str]], lines: list[int]) -> None:
         assert self.header is not None
         rows, problems, numeric, numeric_cells = self.rows, self.problems, self._numeric, self._numeric_cells
         fields, metric_cols, width = self._fields, self._metric_cols, len(self.header)
+        cells, summary_cells = self.cells, self._summary_cells
         for line, record in zip(lines, records):
             if not record:
                 continue
@@ -191,6 +195,9 @@ class ResultReader:
                     if value.strip() and math.isnan(_float(value)) and value.strip().lower() not in ("nan", "-nan"):
                         problems.append(f"line {line}: {name} is {value!r}, not a number")
             record.append("")  # the cell of each field whose column the CSV lacks
+            if cells is not None:
+                cells.append(summary_cells(record))
+                continue
             index, op_type, npu, golden, tensor, shape, cosine, reason, overflow, sequence = fields(record)
             rows.append(TensorRecord(index, op_type, npu, golden, tensor, shape, _float(cosine), record,
                                      metric_cols, reason, overflow.strip(), sequence.strip()))
@@ -210,11 +217,14 @@ one with float(), which also takes forms this pattern does not)."""
 def read_result_csv(path: str | os.PathLike[str]) -> ResultTable:
     """Read a result CSV of ours or of any msaccucmp version (columns found by header name)."""
     path = Path(path)
+    return read_result_text(_result_text(path), path)
+
+
+def _result_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise FormatError(path, f"cannot read ({exc.strerror})") from None
-    return read_result_text(text, path)
 
 
 def result_files(folder: Path) -> list[Path]:
@@ -381,7 +391,7 @@ def digest_rows(rows: Iterable[SummaryCells]) -> RowDigest:
             entry[4 if kind == "input" else 5].append((tensor_index, cosine, nan_data, _float(error_text)))
         if reason:
             entry[6].append(reason)
-        if overflow.upper() == "YES":
+        if overflow.strip().upper() == "YES":
             entry[7].append(tensor_index if kind else npu_op)
     return RowDigest([(e[0], e[1], e[2], e[3], tuple(e[4]), tuple(e[5]), tuple(e[6]), tuple(e[7])) for e in ops],
                      count, compared)
@@ -431,6 +441,20 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
     return summarize_digest(digest_rows(_table_cells(table)), table.path, threshold, name_only=name_only,
                             labels=labels, npu_vs_npu=table.header.count("Address") == 2,
                             overflow_column=OVERFLOW_COLUMN in table.header, problems=table.problems)
+
+
+@without_gc_keeping  # (the summary lives on, acyclic: not rescanned by the collector's next pass)
+def summarize_result_csv(path: str | os.PathLike[str], threshold: float = 0.98, *, name_only: bool = False,
+                         labels: "OpLabels | None" = None) -> CompareSummary:
+    """summarize(read_result_csv(path), ...), reading only what the summary needs of each row."""
+    path = Path(path)
+    reader = ResultReader(path, cells_only=True)
+    reader.feed(_result_text(path))
+    if reader.header is None or reader.cells is None:
+        raise FormatError(path, "the file is empty; it is not a comparison result")
+    return summarize_digest(digest_rows(reader.cells), path, threshold, name_only=name_only, labels=labels,
+                            npu_vs_npu=reader.header.count("Address") == 2,
+                            overflow_column=OVERFLOW_COLUMN in reader.header, problems=tuple(reader.problems))
 
 
 @without_gc

@@ -11,7 +11,9 @@ import pytest
 
 from precision_tool.analysis.compare import network_compare as nc
 from precision_tool.analysis.results.metrics import FileSource, compare_arrays, compare_sources, leaf_ranges, tree_sum
-from precision_tool.analysis.results.results import ResultReader, read_result_csv, read_result_text, summarize
+from precision_tool.analysis.results.results import (
+    ResultReader, read_result_csv, read_result_text, summarize, summarize_result_csv,
+)
 from precision_tool.config import Settings
 from precision_tool.workspace import Workspace
 
@@ -164,6 +166,8 @@ def test_the_workers_digest_summarises_as_the_csv_read_back(variant: str, demo_w
                        labels=labeller)[0]
     again = summarize(read_result_csv(run.csv_path), 0.98, name_only=spec.name_only, labels=labeller(spec))
     assert repr(run.summary) == repr(again)
+    cells_only = summarize_result_csv(run.csv_path, 0.98, name_only=spec.name_only, labels=labeller(spec))
+    assert repr(cells_only) == repr(again)
     assert run.summary.ops and run.summary.tensors_compared
     if variant == "overflow":
         assert run.summary.overflow_column and run.summary.overflow_ops
@@ -171,6 +175,39 @@ def test_the_workers_digest_summarises_as_the_csv_read_back(variant: str, demo_w
         assert run.summary.npu_vs_npu
     else:
         assert run.summary.abnormal_ops and run.summary.labelled and run.summary.tensors_not_compared
+
+
+@pytest.mark.parametrize("text", [
+    # msaccucmp's older header (LeftOp/RightOp), no MaxAbsoluteError column
+    "Index,LeftOp,RightOp,TensorIndex,CosineSimilarity,CompareFailReason\r\n"
+    "0,a,a,a:input:0,0.999,\r\n0,a,a,a:output:0,0.5,\r\n1,b,b,NaN,NaN,no dump\r\n",
+    # a cut row, a metric that is not a number, NaN/inf data, a reason over two lines, OverFlow with spaces
+    "Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,TensorIndex,Shape,OverFlow,CosineSimilarity,"
+    "MaxAbsoluteError,KullbackLeiblerDivergence,CompareFailReason\r\n"
+    "0,Add,a,float16,1,a,float32,a:input:0,[2], NO ,0.999,0.1,0.0,\r\n"
+    "0,Add,a,float16,1,a,float32,a:output:0,[2], YES ,nan,inf,abc,\r\n"
+    '1,Mul,b,float16,1,b,float32,b:output:0,[2],NO,0.2,1.5,0.1,"two\r\nlines"\r\n'
+    "2,Mul,c,float16,1,c,float32,c:output:0\r\n"
+    "3,Mul,d,NaN,NaN,d,NaN,NaN,NaN,YES,NaN,NaN,NaN,no dump\r\n",
+    # two Address columns (NPU vs NPU), rows of one op apart
+    "Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,Address,TensorIndex,Shape,CosineSimilarity,"
+    "MaxAbsoluteError,CompareFailReason\r\n"
+    "0,Add,a,float16,1,a,float16,2,a:output:0,[2],0.97,0.2,\r\n1,Add,b,float16,1,b,float16,2,b:output:0,[2],1.0,0,\r\n"
+    "0,Add,a,float16,1,a,float16,2,a:input:0,[2],0.99,0.1,\r\n",
+])
+def test_a_summary_read_cell_by_cell_is_that_of_the_table(text: str, tmp_path: Path) -> None:
+    """summarize_result_csv (vcs, ac: no TensorRecord per row) gives what summarize(read_result_csv) gives."""
+    path = tmp_path / "result_1.csv"
+    path.write_bytes(text.encode())
+    for threshold in (0.98, 0.5):
+        whole = summarize(read_result_csv(path), threshold)
+        assert repr(summarize_result_csv(path, threshold)) == repr(whole)
+        assert whole.ops
+        if "OverFlow" in text:
+            assert whole.problems and whole.overflow_ops and whole.nan_data_outputs
+    (tmp_path / "empty.csv").write_bytes(b"")
+    with pytest.raises(Exception, match="empty"):
+        summarize_result_csv(tmp_path / "empty.csv")
 
 
 def test_first_failing_tensor_being_an_input_is_reported(tmp_path: Path) -> None:

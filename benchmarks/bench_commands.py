@@ -14,7 +14,10 @@ read (start-up included too), warm page cache. Commands:
 
 Each command and floor runs `--repeat` times, alternating; medians count, and the ratio is printed
 against the target (2x). Where a command does more than read (ac -c compares; report draws), the line
-says so.
+says so. A second line under each says where a miss comes from: the tool's own start-up (a process that
+only imports what every one-shot command loads: the shell, rich and numpy), which no command can skip
+and a bare reading process does not pay, and what the command spends beyond it, against the floor's own
+time beyond a bare `python3 -c pass`.
 
 Run: python3 benchmarks/bench_commands.py [--ops 20000] [--repeat 3]
 """
@@ -36,6 +39,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 CLI = [sys.executable, str(ROOT / "precision_tool" / "cli.py")]
 TARGET = 2.0
+STARTUP = f"import sys; sys.path.insert(0, {str(ROOT)!r}); import precision_tool.shell.main, rich.console, numpy"
+"""What every one-shot command imports before it reads anything (bench_startup.py times the shell's prompt)."""
 READER = """
 import os, sys
 for path in sys.argv[2:]:
@@ -100,6 +105,9 @@ def main() -> int:
              "reads up to REPORT_TENSOR_LIMIT outputs again and draws the page: floor is every tensor"),
         ]
         print(f"data: {args.ops:,} ops in {root}; {os.cpu_count()} cores; {args.repeat} runs each, medians")
+        bare = statistics.median(timed([sys.executable, "-c", "pass"], env) for _ in range(args.repeat))
+        startup = statistics.median(timed([sys.executable, "-c", STARTUP], env) for _ in range(args.repeat))
+        print(f"start-up: a bare python3 {bare:.2f} s; the tool's imports every command pays {startup:.2f} s")
         for label, command, floor_command, note in cases:
             ours, floors = [], []
             for _ in range(args.repeat):
@@ -109,6 +117,10 @@ def main() -> int:
             verdict = "meets" if mine <= TARGET * base else "MISSES"
             print(f"{label:<42} {mine:6.2f} s   floor {base:5.2f} s   {mine / base:5.1f}x (target {TARGET:.0f}x: "
                   f"{verdict})" + (f"   [{note}]" if note else ""))
+            if mine > TARGET * base:
+                work, reading = mine - startup, max(base - bare, 0.001)
+                print(f"{'':<42}   of which start-up {startup:.2f} s; beyond it {work:5.2f} s against the floor's "
+                      f"{reading:.2f} s of reading ({work / reading:.1f}x)")
     return 0
 
 

@@ -31,7 +31,7 @@ from precision_tool.analysis.results.results import (
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
 from precision_tool.formats.ge.ge_graph import shared_graph
-from precision_tool.gc_pause import without_gc
+from precision_tool.gc_pause import without_gc, without_gc_keeping
 from precision_tool.workspace import result_dirs
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def has_golden_files(folder: Path) -> bool:
     return holds_golden(folder)
 
 
-@without_gc
+@without_gc_keeping
 def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
              cache_dir: Path | None = None) -> tuple[MatchPlan, dict[str, str]]:
     """Build the plan of one run (reads graph and folder listings, no tensor data); `model`: the run's graph

@@ -20,7 +20,7 @@ from precision_tool.analysis.compare.graph_plan import GraphSide, GroupSide, Mem
 from precision_tool.analysis.compare.matching import GoldenRef, TensorMatch
 from precision_tool.atomic import write_atomic
 from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph
-from precision_tool.gc_pause import without_gc
+from precision_tool.gc_pause import without_gc, without_gc_keeping
 
 CACHE_VERSION = 1
 _ALL_GRAPHS = "*"  # the side of every graph of the file at once (vc -g FILE without a graph name)
@@ -59,7 +59,7 @@ class GraphPlans:
                 pass  # a damaged cache: the side says (worked out again)
         return [(m.sequence, m.name) for group in self.side(graph_name).groups for m in group.members]
 
-    @without_gc
+    @without_gc_keeping
     def side(self, graph_name: str | None) -> GraphSide:
         key = _ALL_GRAPHS if graph_name is None else graph_name
         found = self._sides.get(key)
@@ -83,7 +83,7 @@ class GraphPlans:
         return shared_graph(self.path)
 
     # --- the cache file ------------------------------------------------------------------------------
-    @without_gc
+    @without_gc_keeping
     def _read_cache(self) -> None:
         if self.cache_file is None:
             return

@@ -457,7 +457,7 @@ def summarize_result_csv(path: str | os.PathLike[str], threshold: float = 0.98, 
                             overflow_column=OVERFLOW_COLUMN in reader.header, problems=tuple(reader.problems))
 
 
-@without_gc
+@without_gc_keeping  # (the summary lives on: see summarize_result_csv)
 def summarize_digest(digest: RowDigest, path: Path, threshold: float = 0.98, *, name_only: bool = False,
                      labels: "OpLabels | None" = None, npu_vs_npu: bool = False, overflow_column: bool = False,
                      problems: tuple[str, ...] = ()) -> CompareSummary:

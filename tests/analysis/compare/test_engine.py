@@ -281,3 +281,35 @@ def test_compare_workspace_api_for_the_demo(tmp_path: Path, make_net) -> None:  
     assert runs[0].csv_path.name == f"result_{runs[0].csv_path.parent.name}.csv"
     assert runs[0].summary.first_divergent_op is not None
     assert runs[0].summary.first_divergent_op.npu_op == "relu1/Relu"
+
+
+def test_the_pool_replaces_a_worker_that_exits_and_does_not_wait_on_the_result_pipe(
+        tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    """The local pool's worker-maintenance thread wakes on a worker's exit, not on each result (CPython's
+    spins while a result waits to be read): a worker that exits is still replaced, and the pool goes on."""
+    import os
+    import time
+
+    from precision_tool.analysis.compare.compare_runs import plan_run
+    from precision_tool.analysis.compare.engine.compare_executors import PoolExecutor, SerialExecutor
+    from precision_tool.analysis.compare.engine.compare_worker import WorkerSetup
+
+    net = make_net(tmp_path / "pd", chain=12, elements=256)
+    plan, golden = plan_run(_spec(net))
+    setup = WorkerSetup(golden, False, token="t")
+    expected = [result[0] for result in SerialExecutor().results(setup, plan.groups)]
+    executor = PoolExecutor(2)
+    try:
+        assert [result[0] for result in executor.results(setup, plan.groups)] == expected
+        pool = executor._pool
+        assert pool._outqueue._reader not in pool._get_sentinels()
+        before = {p.pid for p in pool._pool}
+        pool.apply_async(os._exit, (0,))  # a worker ends in a task (not while holding the task queue's lock)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and {p.pid for p in pool._pool} >= before:
+            time.sleep(0.05)
+        assert len(pool._pool) == 2 and {p.pid for p in pool._pool} != before  # replaced
+        assert executor.keeps_workers(len(plan.groups))  # the same pool takes the next (small) plan
+        assert [result[0] for result in executor.results(setup, plan.groups)] == expected
+    finally:
+        executor.close()

@@ -11,6 +11,7 @@ together.
 
 from __future__ import annotations
 
+import functools
 import gc
 import signal
 from typing import Iterator, Protocol, Sequence
@@ -113,7 +114,8 @@ class PoolExecutor:
         # parent's whole heap page by page (copy-on-write), seconds on a 100,000-op graph.
         gc.freeze()
         try:
-            self._pool = context.Pool(self.workers, initializer=_init_pool_worker, initargs=(setup,))
+            self._pool = _quiet_pool_class()(self.workers, initializer=_init_pool_worker, initargs=(setup,),
+                                             context=context)
         finally:
             gc.unfreeze()
             _POOL_GROUPS = ()  # the forked workers have their copy; the parent keeps no second reference
@@ -124,6 +126,22 @@ class PoolExecutor:
             self._pool.terminate()
             self._pool.join()
             self._pool = None
+
+
+@functools.lru_cache(maxsize=None)
+def _quiet_pool_class() -> type:
+    from multiprocessing.pool import Pool  # (here: its import is not paid by commands that never compare)
+
+    class QuietPool(Pool):
+        """multiprocessing's Pool whose worker-maintenance thread wakes only when a worker exits or the pool
+        changes. CPython's also waits on the result pipe, so while a result waits to be read it loops
+        without sleeping, taking the GIL from the thread that reads results: 0.15 s of CPU at 20,000 ops,
+        on 2 cores taken from the workers. (A Python without this private hook keeps that loop: no harm.)"""
+
+        def _get_sentinels(self) -> list:  # type: ignore[type-arg]
+            return [self._change_notifier._reader]  # type: ignore[attr-defined]
+
+    return QuietPool
 
 
 def _flattened(batches: Iterator[list[GroupResult]]) -> Iterator[GroupResult]:

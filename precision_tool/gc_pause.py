@@ -4,8 +4,9 @@ Why: reading a 20,000-op result CSV, planning through a 100,000-op graph or pars
 faster than they die, and the collector keeps rescanning all of them as they pile up (a third to a half of
 such a phase's time). The objects are plain data without reference cycles; reference counting frees them,
 and the collector runs again when the phase ends. Nested pauses are fine: only the outermost resumes it.
-A parse leaves a long-lived graph behind: `without_gc_keeping` also freezes what survives, so the
-collector's first pass afterwards does not rescan it.
+A phase whose result lives on (a parsed graph, a plan, the results received from workers, a summary):
+`without_gc_keeping` also freezes what survives, so the collector's first pass afterwards does not rescan
+it (0.06 s for a 20,000-op plan's kept JSON alone). What is frozen is still freed by reference counting.
 """
 
 from __future__ import annotations

@@ -109,8 +109,8 @@ def test_old_leftop_rightop_csv_is_read_by_header(tmp_path: Path) -> None:
 
 
 def test_rows_read_piece_by_piece_are_those_of_the_whole_text(tmp_path: Path) -> None:
-    # vc reads its rows as the workers' groups are written (ResultReader); the summary and the problems
-    # (with their line numbers) must be those of reading the finished CSV
+    # a ResultReader fed piece by piece must give the rows and problems (with their line numbers) of
+    # reading the whole CSV at once
     text = ("Index,NPUDump,GroundTruth,TensorIndex,CosineSimilarity,MaxAbsoluteError,CompareFailReason\r\n"
             "0,a,a,a:input:0,0.999,0.1,\r\n0,a,a,a:output:0,0.5,1.2,\r\n"
             '1,b,b,b:output:0,abc,1.5,"two\r\nlines"\r\n'

@@ -117,7 +117,8 @@ class DumpIndex:
     """Dump files of a folder tree by op-name field (sanitised name); the latest timestamp wins."""
 
     by_op: dict[str, Path] = field(default_factory=dict)
-    names: dict[Path, DumpName] = field(default_factory=dict)
+    names: dict[str, DumpName] = field(default_factory=dict)
+    """op-name field → the parsed name of its file in by_op."""
     ignored: list[str] = field(default_factory=list)
     stats_files: int = 0
     """Statistics CSVs met beside the tensor dumps (not indexed: a tensor comparison says it leaves them)."""
@@ -220,7 +221,7 @@ def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = Fals
             parent = folders[dirpath] = Path(dirpath)
         path = parent / file_name  # (a child of a made Path parses only its own name)
         index.by_op[op] = path
-        index.names[path] = name
+        index.names[op] = name
     return index
 
 
@@ -244,7 +245,7 @@ def find_graph_dump_dir(dump_dir: Path, graph_name: str) -> Path | None:
 # --- without a graph ------------------------------------------------------------------------------
 def _ordered_dumps(dumps: DumpIndex) -> list[tuple[str, Path]]:
     """Dumped ops in execution order (timestamp, then name)."""
-    return sorted(dumps.by_op.items(), key=lambda item: (dumps.names[item[1]].timestamp_us, item[0]))
+    return sorted(dumps.by_op.items(), key=lambda item: (dumps.names[item[0]].timestamp_us, item[0]))
 
 
 def plan_name_compare(dumps: DumpIndex, golden_keys: Iterable[str]) -> MatchPlan:
@@ -255,7 +256,7 @@ def plan_name_compare(dumps: DumpIndex, golden_keys: Iterable[str]) -> MatchPlan
     groups = []
     matched = 0
     for number, (op_field, path) in enumerate(_ordered_dumps(dumps)):
-        name = dumps.names[path]
+        name = dumps.names[op_field]
         has_any = golden_key(op_field, 0) in keys
         matched += has_any
         outputs = tuple(TensorMatch(GoldenRef(op_field, i, guess_layout=True)) for i in range(16))
@@ -275,7 +276,7 @@ def plan_npu_compare(left: DumpIndex, right: DumpIndex) -> MatchPlan:
     for number, (op_field, path) in enumerate(_ordered_dumps(left)):
         other = right.by_op.get(op_field)
         missing += other is None
-        name = left.names[path]
+        name = left.names[op_field]
         groups.append(GroupPlan(
             number, (OpPlan(op_field, name.op_type, path, (), (), right_dump_path=other),),
             op_field, op_field if other is not None else "*",

@@ -77,16 +77,19 @@ class GraphIndex:
                 for path, is_build in self.graph_files(debug_id, graph_filter):
                     summary = self._files.get(path)
                     if summary is None:
-                        if (progress is not None and path.stat().st_size > 5_000_000
-                                and read_cached(self.workspace, path, debug_id, is_build) is None):
-                            progress(f"parsing {path.name} (once; cached under temp/cache/graphs)")
-                        try:
-                            summary, model = index_file(self.workspace, path, debug_id, is_build, full)
-                        except FormatError as exc:
-                            message = str(exc)
-                            if message not in self.failures:
-                                self.failures.append(message)
-                            continue
+                        # (the cache read once: a 20,000-op summary takes 0.1 s to read)
+                        summary, model = read_cached(self.workspace, path, debug_id, is_build), None
+                        if summary is None:
+                            if progress is not None and path.stat().st_size > 5_000_000:
+                                progress(f"parsing {path.name} (once; cached under temp/cache/graphs)")
+                            try:
+                                summary, model = index_file(self.workspace, path, debug_id, is_build, full,
+                                                            cached=False)
+                            except FormatError as exc:
+                                message = str(exc)
+                                if message not in self.failures:
+                                    self.failures.append(message)
+                                continue
                         self._files[path] = summary
                         if model is not None:
                             self._models[path] = model

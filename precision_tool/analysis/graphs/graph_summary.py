@@ -17,6 +17,7 @@ from precision_tool.atomic import write_atomic
 from precision_tool.errors import PrecisionToolError
 from precision_tool.formats.ge.ge_graph import Model, Op, kept_graph, load_graph
 from precision_tool.formats.ge.ge_text import op_spans
+from precision_tool.gc_pause import without_gc_keeping
 from precision_tool.workspace import Workspace
 
 CACHE_VERSION = 4  # 3: fusion_pass holds the UB fusion pass too; 4: list attributes as names, never a repr
@@ -151,6 +152,7 @@ def _from_json(tree: dict[str, Any], path: Path, debug_id: int, is_build: bool) 
     return GraphFile(debug_id, path, is_build, graphs, ops, tuple(tree["warnings"]), True)
 
 
+@without_gc_keeping  # (40,000 op entries at 20,000 ops, kept by the index)
 def read_cached(workspace: Workspace, path: Path, debug_id: int, is_build: bool) -> GraphFile | None:
     """The cached summary when it matches the file's path, size and mtime; None otherwise."""
     cache = _cache_path(workspace, path)
@@ -176,12 +178,13 @@ def write_cache(workspace: Workspace, summary: GraphFile, size: int, mtime_ns: i
 
 
 def index_file(workspace: Workspace, path: Path, debug_id: int, is_build: bool,
-               full: bool = False) -> tuple[GraphFile, Model | None]:
+               full: bool = False, cached: bool = True) -> tuple[GraphFile, Model | None]:
     """The summary of one graph file (from the cache, or by parsing it and writing the cache); `full`: parse
-    a text graph whole and return its model too (the caller reads every op next)."""
-    cached = read_cached(workspace, path, debug_id, is_build)
-    if cached is not None:
-        return cached, None
+    a text graph whole and return its model too (the caller reads every op next); `cached=False`: the
+    caller found no usable cache already."""
+    found = read_cached(workspace, path, debug_id, is_build) if cached else None
+    if found is not None:
+        return found, None
     size, mtime_ns = _stamp(path)
     is_json = _is_json(path)
     # a whole parse this process keeps gives the same summary; else a text graph gets a light parse (no

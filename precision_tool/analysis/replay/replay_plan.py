@@ -131,14 +131,13 @@ def output_tf_tensor(op: Op, slot: int) -> str | None:
     return None
 
 
-def _golden_path(golden: dict[str, Path], tf_tensor: str | None) -> str | None:
+def _golden_path(golden: dict[str, str], tf_tensor: str | None) -> str | None:
     from precision_tool.formats.tf.golden import golden_key
 
     if tf_tensor is None:
         return None
     name, _, slot = tf_tensor.rpartition(":")
-    path = golden.get(golden_key(name, int(slot)))
-    return str(path) if path is not None else None
+    return golden.get(golden_key(name, int(slot)))
 
 
 def dump_lookup(workspace: Workspace, debug_ids: set[int]) -> Callable[[OpEntry], list[Path]]:
@@ -161,19 +160,19 @@ def dump_lookup(workspace: Workspace, debug_ids: set[int]) -> Callable[[OpEntry]
     return lookup
 
 
-def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str, Path] | None = None,
+def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str, str] | None = None,
               graph_defs: list[Path] | None = None,
               lookup: Callable[[OpEntry], list[Path]] | None = None, step: int | None = None) -> ReplayCase:
     """The case of one op, its tensors saved into `folder` (created). Never raises for a bad workspace:
     what is missing is the case's problem. `lookup`: how to find its dumps (dump_lookup), else a walk.
     `step`: the dump iteration to replay (vc --step all's diverging step), else the op's newest dump."""
     from precision_tool.analysis.ops.op_report import find_dump_files, find_stats_files
-    from precision_tool.formats.tf.golden import scan_golden_dir
+    from precision_tool.formats.tf.golden import golden_file_paths
 
     workspace = index.workspace
     op = index.op(entry)
     golden_dir = golden_dir_for_step(workspace.golden_dir, step)  # a step's own golden folder (docs/steps.md)
-    golden = scan_golden_dir(golden_dir) if golden is None else golden
+    golden = golden_file_paths(golden_dir) if golden is None else golden
     graph_defs = golden_graph_files(workspace) if graph_defs is None else graph_defs
     mode = "native" if op.type in NATIVE_TYPES else "tf"
     base = dict(key=case_key(entry), folder=str(folder), op_name=entry.name, op_type=entry.type, op_id=entry.id,
@@ -209,7 +208,7 @@ def plan_case(index: GraphIndex, entry: OpEntry, folder: Path, golden: dict[str,
 
 
 def _save_tensors(index: GraphIndex, entry: OpEntry, op: Op, dump_path: Path, folder: Path,
-                  golden: dict[str, Path]) -> tuple[tuple[ReplayTensor, ...], tuple[ReplayTensor, ...], tuple[str, ...]]:
+                  golden: dict[str, str]) -> tuple[tuple[ReplayTensor, ...], tuple[ReplayTensor, ...], tuple[str, ...]]:
     import numpy as np
 
     from precision_tool.analysis.dumps.origin_layout import op_origin_formats, origin_layout_array

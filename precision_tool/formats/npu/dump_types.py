@@ -194,13 +194,13 @@ _UNSUPPORTED = {
 }
 
 
-@lru_cache(maxsize=None)
 def plain_type_name(data_type: int) -> str | None:
     """The numpy type a data type is stored as, element for element (its bytes read as they are); None for
     the types that need decoding (bits, bf16/fp8 and hifloat8, complex32)."""
     return _PLAIN_DTYPES.get(data_type)
 
 
+@lru_cache(maxsize=None)
 def numpy_dtype_of(data_type: int) -> "np.dtype[Any]":
     """The numpy dtype one element of `data_type` decodes to (uint1 → uint8 0/1, complex32 → complex64).
 

@@ -16,7 +16,8 @@ from typing import Iterable, Sequence
 
 from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT, TensorMetrics
 from precision_tool.analysis.results.results import (
-    OVERFLOW_COLUMN, PARTIAL_SUFFIX, SEQUENCE_COLUMN, read_result_text,
+    OVERFLOW_COLUMN, PARTIAL_SUFFIX, SEQUENCE_COLUMN, RowDigest, SummaryCells, digest_rows, read_result_text,
+    summary_cells_getter,
 )
 
 FLUSH_SECONDS = 0.2
@@ -83,6 +84,20 @@ def _encode_rows(rows: Iterable[Sequence[str]]) -> str:
 def encode_rows(rows: Iterable[CompareRow], npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> str:
     """Rows as the CSV text ResultWriter.write_text appends."""
     return _encode_rows(row.cells(npu_vs_npu, overflow, sequence) for row in rows)
+
+
+def encode_groups(groups: Sequence[Sequence[CompareRow]], npu_vs_npu: bool, overflow: bool = False,
+                  sequence: bool = False) -> tuple[list[str], RowDigest]:
+    """Each group's CSV text (encode_rows), and the digest of all their rows taken from the very cells
+    written: what reading the text back would give a summary."""
+    pick = summary_cells_getter(header_for(npu_vs_npu, overflow, sequence))
+    texts: list[str] = []
+    picked: list[SummaryCells] = []
+    for rows in groups:
+        cells = [row.cells(npu_vs_npu, overflow, sequence) for row in rows]
+        texts.append(_encode_rows(cells))
+        picked.extend(pick([*row, ""]) for row in cells)
+    return texts, digest_rows(picked)
 
 
 class ResultWriter:

@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT
 from precision_tool.errors import FormatError
@@ -173,8 +173,7 @@ class ResultReader:
               tensor_col, first("Shape"), cosine_col, first("CompareFailReason"), first(OVERFLOW_COLUMN),
               first(SEQUENCE_COLUMN)]
         self._fields = operator.itemgetter(*(len(header) if c is None else c for c in at))
-        summary_at = [*at[:5], cosine_col, first("MaxAbsoluteError"), *at[7:9]]  # (SummaryCells' order)
-        self._summary_cells = operator.itemgetter(*(len(header) if c is None else c for c in summary_at))
+        self._summary_cells = summary_cells_getter(header)
 
     def _read_rows(self, records: list[list[str]], lines: list[int]) -> None:
         assert self.header is not None
@@ -344,6 +343,8 @@ class CompareSummary:
 SummaryCells = tuple[str, str, str, str, str, str, str, str, str]
 """What a summary reads of one row, as written: Index, OpType, NPUDump, GroundTruth, TensorIndex,
 CosineSimilarity, MaxAbsoluteError ('' without the column), CompareFailReason, OverFlow ('' likewise)."""
+_SUMMARY_COLUMNS = (("Index",), ("OpType",), ("NPUDump", "LeftOp"), ("GroundTruth", "RightOp"), ("TensorIndex",),
+                    ("CosineSimilarity",), ("MaxAbsoluteError",), ("CompareFailReason",), (OVERFLOW_COLUMN,))
 
 OpFields = tuple[str, str, str, str, tuple, tuple, tuple, tuple]  # type: ignore[type-arg]
 """OpResult's fields, each tensor as TensorCosine's: plain tuples, which cross processes ten times faster."""
@@ -364,6 +365,13 @@ class RowDigest:
         self.ops.extend(other.ops)
         self.rows += other.rows
         self.compared += other.compared
+
+
+def summary_cells_getter(header: Sequence[str]) -> Callable[[list[str]], SummaryCells]:
+    """Picks a row's SummaryCells by `header`'s column names; the row must end with one extra "" (the cell
+    of each column the header lacks)."""
+    at = {name: i for i, name in reversed(list(enumerate(header)))}  # (a name's first column)
+    return operator.itemgetter(*(next((at[n] for n in names if n in at), len(header)) for names in _SUMMARY_COLUMNS))
 
 
 def digest_rows(rows: Iterable[SummaryCells]) -> RowDigest:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from precision_tool.analysis.compare.engine.golden_layout import (
     as_compared, to_golden_layout, usual_host_layout, without_padding,
@@ -33,8 +33,8 @@ from precision_tool.analysis.results.metrics import (
 from precision_tool.analysis.results.metrics_batch import MetricsBatch, batchable
 from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
 from precision_tool.analysis.results.result_columns import Columns, overflow_text
-from precision_tool.analysis.results.result_writer import CompareRow, encode_rows
-from precision_tool.analysis.results.results import RowDigest, SummaryCells, digest_rows
+from precision_tool.analysis.results.result_writer import CompareRow, encode_groups
+from precision_tool.analysis.results.results import RowDigest
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu.dump_types import format_name
 from precision_tool.gc_pause import without_gc
@@ -460,26 +460,12 @@ def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> list[GroupRes
     (the bytes, files and row digest of the whole batch come with its first group)."""
     before = worker.bytes_read
     columns = worker.columns
-    grouped = worker.run_groups(groups)
-    texts = [encode_rows(rows, worker.npu_vs_npu, columns.overflow, columns.sequence) for rows in grouped]
+    texts, digest = encode_groups(worker.run_groups(groups), worker.npu_vs_npu, columns.overflow, columns.sequence)
     unreadable, worker.unreadable = worker.unreadable, {}
     results: list[GroupResult] = [(text, 0, {}, None) for text in texts]
     if results:
-        results[0] = (texts[0], worker.bytes_read - before, unreadable, digest_rows(_summary_cells(grouped, columns)))
+        results[0] = (texts[0], worker.bytes_read - before, unreadable, digest)
     return results
-
-
-_COSINE, _MAX_ABS = METRIC_NAMES.index("CosineSimilarity"), METRIC_NAMES.index("MaxAbsoluteError")
-
-
-def _summary_cells(grouped: list[list[CompareRow]], columns: Columns) -> Iterator[SummaryCells]:
-    """The cells a summary reads, as encode_rows writes them."""
-    for rows in grouped:
-        for row in rows:
-            values = row.metrics.values
-            yield (str(row.index), row.op_type, row.npu_dump, row.ground_truth, row.tensor_index,
-                   values[_COSINE], values[_MAX_ABS], row.metrics.reason_text,
-                   row.overflow if columns.overflow else "")
 
 
 def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> list[GroupResult]:

@@ -132,8 +132,9 @@ def walk_files(folder: Path) -> Iterator[Path]:
         yield Path(dirpath, name)
 
 
-def walk_file_names(folder: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
-    """walk_files as (folder, file name) text: no Path object per file, for scans of 100,000 dumps."""
+def walk_file_names(folder: str | os.PathLike[str], folders: list[str] | None = None) -> Iterator[tuple[str, str]]:
+    """walk_files as (folder, file name) text: no Path object per file, for scans of 100,000 dumps.
+    `folders`: every folder walked is appended to it, empty ones too (what a cached listing must watch)."""
     seen: set[str] = set()
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
         real = os.path.realpath(dirpath)
@@ -141,6 +142,8 @@ def walk_file_names(folder: str | os.PathLike[str]) -> Iterator[tuple[str, str]]
             dirnames[:] = []
             continue
         seen.add(real)
+        if folders is not None:
+            folders.append(dirpath)
         dirnames.sort()
         for name in sorted(filenames):
             yield dirpath, name

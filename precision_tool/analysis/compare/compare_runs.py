@@ -17,11 +17,11 @@ from precision_tool.analysis.compare.engine.compare_engine import (
 from precision_tool.analysis.compare.stats_compare import stats_only
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_graph_compare
+from precision_tool.analysis.compare.listing_cache import cached_dump_index, cached_golden_paths
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.compare.matching import (
     DumpIndex,
     MatchPlan,
-    index_dumps,
     plan_name_compare,
     plan_npu_compare,
 )
@@ -154,7 +154,7 @@ def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
     npu_dir = Path(spec.npu_dir)
     if not npu_dir.is_dir():
         raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
-    dumps = index_dumps(npu_dir, with_graph=spec.graph_path is not None, step=spec.step)
+    dumps = cached_dump_index(npu_dir, cache_dir, with_graph=spec.graph_path is not None, step=spec.step)
     if not dumps.by_op:
         raise WorkspaceError(f"no NPU dump files in {npu_dir}; is it the dump folder of an NPU run?")
     plan, golden = _plan_with(spec, dumps, model, only, cache_dir)
@@ -170,12 +170,12 @@ def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | Non
     from precision_tool.formats.tf.golden import golden_file_paths
 
     if spec.right_dir is not None:
-        right = index_dumps(Path(spec.right_dir), step=spec.step)
+        right = cached_dump_index(Path(spec.right_dir), cache_dir, with_graph=False, step=spec.step)
         if not right.by_op:
             raise WorkspaceError(f"no NPU dump files in {spec.right_dir}")
         return plan_npu_compare(dumps, right), {}
     golden_dir = Path(spec.golden_dir or "")
-    golden = golden_file_paths(golden_dir)
+    golden = cached_golden_paths(golden_dir, cache_dir, golden_file_paths)
     if not golden:
         raise WorkspaceError(
             f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; run `tf_dump` first"

@@ -166,17 +166,18 @@ def dump_iterations(folder: Path) -> dict[int, list[Path]]:
 
 
 def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = False,
-                step: int | None = None, stats: bool = False) -> DumpIndex:
+                step: int | None = None, stats: bool = False, folders: list[str] | None = None) -> DumpIndex:
     """Index the dump files of `folder` by op (`with_graph`: the op names are matched to a graph's;
     `step`: only files of that iteration folder, so iterations are never mixed; `stats`: the statistics
-    CSVs of a dump_data="stats" run instead of tensor dumps, named by their dump name without `.csv`)."""
+    CSVs of a dump_data="stats" run instead of tensor dumps, named by their dump name without `.csv`;
+    `folders`: every folder a recursive index walked is appended to it, for listing_cache.py)."""
     index = DumpIndex()
     # (folder, file name) text, and a Path only for the file kept per op: a network's dump is tens of
     # thousands of files, and a Path each cost as much as the rest of the indexing
     best: dict[str, tuple[int, str, str, DumpName]] = {}
     files: Iterable[tuple[str, str]]
     if recursive:
-        files = walk_file_names(folder)
+        files = walk_file_names(folder, folders)
     else:
         files = ((str(folder), p.name) for p in sorted(folder.iterdir()) if p.is_file())
     if step is not None:

@@ -1,0 +1,145 @@
+"""A dump folder's index and a golden folder's listing, kept between runs while their folders are unchanged.
+
+Why: every `vc` and `ac -c` parses the name of every dump file and every golden file again (20,000 ops:
+38,000 names, 0.3-0.5 s, a fifth of a warm `vc`), although what a listing says depends only on names, and
+a folder's names cannot change without its mtime changing (creating, deleting or renaming an entry updates
+it). So the first run keeps the index in the workspace's temp/cache/listings/ with the mtime of every
+folder it walked (and the stamp of each mapping.csv, whose lines name numbered dump files), and a later
+run that finds them all unchanged reads the index instead of listing. A listing taken while a folder was
+still changing (its mtime within RACY_NS of the listing: a second change in the same clock tick would
+leave the mtime as it was) is not kept; a stale, damaged or unwritable cache only means listing again.
+JSON, never pickle: a cache is data from disk like any other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from precision_tool.analysis.compare.matching import DumpIndex, index_dumps
+from precision_tool.atomic import write_atomic
+from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName
+from precision_tool.gc_pause import without_gc
+
+CACHE_VERSION = 1
+RACY_NS = 2_000_000_000
+"""A folder changed this recently when it was listed may change again without its mtime moving."""
+
+Stamps = list[list[Any]]
+"""[folder, [its mtime_ns, device, inode], [mtime_ns, size] of its mapping.csv or None] per folder watched (a
+folder replaced by another, even one with the same mtime, has another inode)."""
+
+
+def cached_dump_index(folder: Path, cache_dir: Path | None, *, with_graph: bool, step: int | None) -> DumpIndex:
+    """index_dumps(folder, with_graph=..., step=...), from the cache while every folder under it is unchanged."""
+    if cache_dir is None:
+        return index_dumps(folder, with_graph=with_graph, step=step)
+    key = ["dumps", str(folder), with_graph, step]
+    kept = _read(cache_dir, key)
+    if kept is not None:
+        try:
+            return _index_from_json(kept)
+        except (KeyError, TypeError, ValueError, IndexError):
+            pass  # damaged: list again
+    started = time.time_ns()
+    folders: list[str] = []
+    index = index_dumps(folder, with_graph=with_graph, step=step, folders=folders)
+    _write(cache_dir, key, folders, started, lambda: _index_to_json(index))
+    return index
+
+
+def cached_golden_paths(folder: Path, cache_dir: Path | None, listing: Callable[[Path], dict[str, str]]) -> dict[str, str]:
+    """`listing(folder)` (golden key → file path), from the cache while the folder is unchanged."""
+    if cache_dir is None:
+        return listing(folder)
+    key = ["golden", str(folder)]
+    kept = _read(cache_dir, key)
+    if isinstance(kept, dict) and all(isinstance(v, str) for v in kept.values()):
+        return kept
+    started = time.time_ns()
+    paths = listing(folder)
+    _write(cache_dir, key, [str(folder)], started, lambda: paths)
+    return paths
+
+
+# --- the cache file ---------------------------------------------------------------------------------
+def _cache_file(cache_dir: Path, key: list[Any]) -> Path:
+    digest = hashlib.sha1(json.dumps(key).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return Path(cache_dir) / "listings" / f"{digest}.json"
+
+
+def _stamps(folders: list[str]) -> Stamps | None:
+    """Each folder's stamp now; None when one is gone."""
+    stamps: Stamps = []
+    for folder in folders:
+        try:
+            stat = os.stat(folder)
+        except OSError:
+            return None
+        try:
+            mapping = os.stat(os.path.join(folder, MAPPING_FILE))
+            mapping_stamp: list[int] | None = [mapping.st_mtime_ns, mapping.st_size]
+        except OSError:
+            mapping_stamp = None
+        stamps.append([folder, [stat.st_mtime_ns, stat.st_dev, stat.st_ino], mapping_stamp])
+    return stamps
+
+
+@without_gc
+def _read(cache_dir: Path, key: list[Any]) -> Any:
+    """What was kept under `key`, if every folder it watched is as it was; else None."""
+    try:
+        tree = json.loads(_cache_file(cache_dir, key).read_bytes())
+        if tree.get("version") != CACHE_VERSION or tree.get("key") != key:
+            return None
+        stamps = tree["stamps"]
+        if _stamps([str(stamp[0]) for stamp in stamps]) != stamps:
+            return None
+        return tree["listing"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None  # none kept, or damaged
+
+
+def _write(cache_dir: Path, key: list[Any], folders: list[str], started_ns: int, listing: Callable[[], Any]) -> None:
+    stamps = _stamps(folders)
+    recent = started_ns - RACY_NS
+    if stamps is None or any(stamp[1][0] >= recent or (stamp[2] and stamp[2][0] >= recent) for stamp in stamps):
+        return  # a folder was changing (or went) while it was listed: keep nothing that could be stale
+    tree = {"version": CACHE_VERSION, "key": key, "stamps": stamps, "listing": listing()}
+    path = _cache_file(cache_dir, key)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(tree, separators=(",", ":"), ensure_ascii=False)
+        write_atomic(path, [text.encode("utf-8", errors="surrogateescape")])
+    except OSError:
+        pass  # a read-only workspace still compares, just without the cache
+
+
+# --- a DumpIndex as JSON ----------------------------------------------------------------------------
+def _index_to_json(index: DumpIndex) -> dict[str, Any]:
+    folders: dict[str, int] = {}
+    ops = []
+    for op, path in index.by_op.items():
+        name = index.names[op]
+        parent = str(path.parent)
+        number = folders.setdefault(parent, len(folders))
+        ops.append([op, number, path.name, name.op_type, name.op_name, name.task_id, name.stream_id,
+                    name.timestamp_us, list(name.extra)])
+    return {"folders": list(folders), "ops": ops, "ignored": index.ignored, "stats_files": index.stats_files}
+
+
+@without_gc
+def _index_from_json(tree: dict[str, Any]) -> DumpIndex:
+    parents = [Path(str(folder)) for folder in tree["folders"]]
+    index = DumpIndex(ignored=[str(item) for item in tree["ignored"]], stats_files=int(tree["stats_files"]))
+    by_op, names = index.by_op, index.names
+    for op, number, file_name, op_type, op_name, task_id, stream_id, timestamp_us, extra in tree["ops"]:
+        op = str(op)
+        by_op[op] = parents[number] / str(file_name)
+        names[op] = DumpName(str(op_type), str(op_name), int(task_id), None if stream_id is None else int(stream_id),
+                             int(timestamp_us), tuple(int(value) for value in extra))
+    return index

@@ -1,0 +1,193 @@
+"""A dump folder's index and a golden folder's listing kept between runs (listing_cache.py): the same as
+listed, used only while every folder watched is as it was, never kept while a folder is changing, and a
+damaged or unwritable cache only means listing again."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from precision_tool.analysis.compare import listing_cache
+from precision_tool.analysis.compare.matching import index_dumps
+from precision_tool.formats.tf.golden import golden_file_paths
+
+OLD_NS = 1_600_000_000 * 10**9  # long before any listing: nothing here is "still changing"
+
+
+def _age(*folders: Path) -> None:
+    for folder in folders:
+        os.utime(folder, ns=(OLD_NS, OLD_NS))
+
+
+def _dump_tree(root: Path) -> tuple[Path, list[Path]]:
+    """A dump tree of two iteration folders, a numbered file named by mapping.csv, a file that is no dump,
+    a statistics CSV and an older dump of the same op (the latest wins)."""
+    dump = root / "dump"
+    step0, step1 = dump / "20240101" / "0" / "graph_1" / "1" / "0", dump / "20240101" / "0" / "graph_1" / "1" / "1"
+    for folder in (step0, step1, step0.parent / "2"):  # 2: empty, for now
+        folder.mkdir(parents=True)
+    for name in ("Add.net_add.1.2.1700000000000001", "Add.net_add.1.2.1700000000000000",
+                 "MatMulV2.net_dense_MatMul.3.2.1700000000000005", "not_a_dump", "notes.txt",
+                 "Conv2D.net_conv.4.2.1700000000000002.csv"):
+        (step0 / name).write_bytes(b"")
+    (step0 / "42").write_bytes(b"")
+    (step0 / "mapping.csv").write_text("42,Relu.net_a_very_long_relu_name.7.2.1700000000000009\n")
+    (step1 / "Add.net_add.1.2.1700000000000101").write_bytes(b"")
+    folders = [dump, *dump.rglob("*")]
+    folders = [f for f in folders if f.is_dir()]
+    _age(*folders, step0 / "mapping.csv")
+    return dump, folders
+
+
+def _same(a, b) -> None:  # type: ignore[no-untyped-def]
+    assert (a.by_op, a.names, a.ignored, a.stats_files) == (b.by_op, b.names, b.ignored, b.stats_files)
+
+
+@pytest.mark.parametrize("step", [None, 0, 1])
+def test_a_kept_index_reads_as_listed_and_is_used_while_nothing_changes(tmp_path: Path, step, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    dump, _ = _dump_tree(tmp_path)
+    cache = tmp_path / "cache"
+    listed = index_dumps(dump, with_graph=True, step=step)
+    assert listed.by_op and (step == 1 or "net_a_very_long_relu_name" in listed.by_op)
+    first = listing_cache.cached_dump_index(dump, cache, with_graph=True, step=step)
+    _same(first, listed)
+    assert len(list((cache / "listings").glob("*.json"))) == 1
+
+    def no_listing(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("listed again although nothing changed")
+
+    monkeypatch.setattr(listing_cache, "index_dumps", no_listing)
+    _same(listing_cache.cached_dump_index(dump, cache, with_graph=True, step=step), listed)
+
+
+def test_the_key_keeps_runs_with_and_without_a_graph_and_of_other_steps_apart(tmp_path: Path) -> None:
+    dump, _ = _dump_tree(tmp_path)
+    cache = tmp_path / "cache"
+    for with_graph in (True, False):
+        for step in (None, 0, 1):
+            _same(listing_cache.cached_dump_index(dump, cache, with_graph=with_graph, step=step),
+                  index_dumps(dump, with_graph=with_graph, step=step))
+    assert len(list((cache / "listings").glob("*.json"))) == 6
+
+
+@pytest.mark.parametrize("change", ["new file", "new folder", "empty folder filled", "removed file", "mapping rewritten",
+                                    "replaced folder"])
+def test_any_change_to_a_watched_folder_lists_again(tmp_path: Path, change: str) -> None:
+    dump, folders = _dump_tree(tmp_path)
+    cache = tmp_path / "cache"
+    listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)
+    step0 = dump / "20240101" / "0" / "graph_1" / "1" / "0"
+    if change == "new file":
+        (step0 / "Mul.net_mul.9.2.1700000000000011").write_bytes(b"")
+    elif change == "new folder":  # made and filled: its parent's mtime moved when it was made
+        (step0.parent / "3").mkdir()
+        (step0.parent / "3" / "Mul.net_mul.9.2.1700000000000011").write_bytes(b"")
+    elif change == "empty folder filled":  # its parent's mtime stays: the empty folder itself is watched
+        (step0.parent / "2" / "Mul.net_mul.9.2.1700000000000011").write_bytes(b"")
+    elif change == "removed file":
+        (step0 / "MatMulV2.net_dense_MatMul.3.2.1700000000000005").unlink()
+    elif change == "mapping rewritten":  # in place: the folder's own mtime does not move
+        (step0 / "mapping.csv").write_text("42,Relu.net_other_relu.7.2.1700000000000009\n")
+        _age(step0)
+    else:  # the same names in a folder put in its place, mtimes as they were (cp -a): another inode
+        step1 = step0.parent / "1"
+        step1.rename(tmp_path / "old_step1")
+        (tmp_path / "new_step1").mkdir()
+        (tmp_path / "new_step1" / "Sub.net_sub.1.2.1700000000000101").write_bytes(b"")
+        (tmp_path / "new_step1").rename(step1)
+        _age(step1, step0.parent)
+    _same(listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None),
+          index_dumps(dump, with_graph=True, step=None))
+
+
+def test_a_folder_still_changing_is_not_kept(tmp_path: Path) -> None:
+    dump, _ = _dump_tree(tmp_path)
+    (dump / "20240101" / "0" / "graph_1" / "1" / "0" / "Mul.net_mul.9.2.1700000000000011").write_bytes(b"")
+    cache = tmp_path / "cache"
+    _same(listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None),
+          index_dumps(dump, with_graph=True, step=None))
+    assert not list(cache.rglob("*.json"))  # a second change in the same clock tick would go unseen
+
+
+@pytest.mark.parametrize("damage", ["not json", "wrong ops", "wrong version"])
+def test_a_damaged_cache_lists_again(tmp_path: Path, damage: str) -> None:
+    dump, _ = _dump_tree(tmp_path)
+    cache = tmp_path / "cache"
+    listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)
+    (kept,) = (cache / "listings").glob("*.json")
+    tree = json.loads(kept.read_text())
+    if damage == "not json":
+        kept.write_text(kept.read_text()[:100])
+    elif damage == "wrong ops":
+        tree["listing"]["ops"][0] = ["too", "short"]
+        kept.write_text(json.dumps(tree))
+    else:
+        tree["version"] = 0
+        kept.write_text(json.dumps(tree))
+    _same(listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None),
+          index_dumps(dump, with_graph=True, step=None))
+
+
+def test_golden_listing_is_kept_while_its_folder_is_unchanged(tmp_path: Path) -> None:
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    for name in ("net_add.0.1700000000000000.npy", "net_add.0.1700000000000005.npy", "net_mul.1.17.npy", "x.txt"):
+        (golden / name).write_bytes(b"")
+    _age(golden)
+    cache = tmp_path / "cache"
+    calls = []
+
+    def listing(folder: Path) -> dict[str, str]:
+        calls.append(folder)
+        return golden_file_paths(folder)
+
+    first = listing_cache.cached_golden_paths(golden, cache, listing)
+    assert first == golden_file_paths(golden) and len(first) == 2
+    assert listing_cache.cached_golden_paths(golden, cache, listing) == first
+    assert len(calls) == 1
+    (golden / "net_new.0.1700000000000009.npy").write_bytes(b"")
+    again = listing_cache.cached_golden_paths(golden, cache, listing)
+    assert again == golden_file_paths(golden) and "net_new.0" in again
+    assert len(calls) == 2
+
+
+def test_an_unwritable_cache_still_lists(tmp_path: Path) -> None:
+    dump, _ = _dump_tree(tmp_path)
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file where the cache folder would go")
+    _same(listing_cache.cached_dump_index(dump, blocked, with_graph=True, step=None),
+          index_dumps(dump, with_graph=True, step=None))
+    assert listing_cache.cached_golden_paths(tmp_path, blocked, golden_file_paths) == {}
+
+
+def test_vc_twice_gives_the_same_csv_and_misses_a_golden_removed_between(demo_workspace: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from tests.conftest import run_demo_cli
+
+    ws = tmp_path / "ws"
+    shutil.copytree(demo_workspace, ws, symlinks=True)
+    shutil.rmtree(ws / "temp", ignore_errors=True)
+    _age(*[f for f in ws.rglob("*") if f.is_dir()])  # a workspace written long ago: its listings are kept
+
+    def result() -> str:
+        proc = run_demo_cli("--data", str(ws), "vc")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        (folder,) = (ws / "temp" / "vector_compare").iterdir()
+        (csv,) = [p for p in folder.glob("result_*.csv") if "npu_vs_npu" not in p.name]
+        text = csv.read_text()
+        shutil.rmtree(folder)
+        return text
+
+    first = result()
+    assert len(list((ws / "temp" / "cache" / "listings").glob("*.json"))) >= 2  # NPU dump and golden folder
+    assert result() == first
+    # a golden tensor removed between the runs is missed, not read from the kept listing
+    victim = sorted((ws / "tf" / "dump").glob("*.npy"))[-1]
+    victim.unlink()
+    third = result()
+    missing = "There is no the ground truth dump file"
+    assert third.count(missing) > first.count(missing)

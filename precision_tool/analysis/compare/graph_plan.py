@@ -14,6 +14,7 @@ from precision_tool.analysis.compare.matching import (
     graph_op_name,
 )
 from precision_tool.analysis.compare.quant_filter import QUANT_NAME as _QUANT_NAME
+from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
 
 # --- NPU vs golden through the graph --------------------------------------------------------------
@@ -248,13 +249,15 @@ def plan_from_side(side: GraphSide, dumps: DumpIndex) -> MatchPlan:
     """The plan of one run: the graph's side with each op's dump file (a group of several ops keeps the
     members that have one and are not inner nodes; none left: the group's one NaN row)."""
     plans: list[GroupPlan] = []
-    used: set[Path] = set()
+    used: set[str] = set()  # the dump index's keys (a key per file: hashing text, not 20,000 Paths)
+    by_op = dumps.by_op
     for number, group in enumerate(side.groups):
         op_plans = []
         for member in group.members:
-            dump = dumps.find(member.name)
+            key = sanitize_op_name(member.name)
+            dump = by_op.get(key)
             if dump is not None:
-                used.add(dump)
+                used.add(key)
             op_plans.append(member.plan(dump))
         if len(op_plans) == 1:
             kept = op_plans
@@ -265,7 +268,7 @@ def plan_from_side(side: GraphSide, dumps: DumpIndex) -> MatchPlan:
                 kept = [dataclasses.replace(op_plans[0], skip_reason=group.reason)]
         plans.append(GroupPlan(number, tuple(kept), group.npu_text, group.ground_truth_text, group.sequences))
     matched = len(used)
-    unmatched = len(set(dumps.by_op.values()) - used)
+    unmatched = len(by_op) - matched
     warnings = list(side.warnings)
     ops_with_dump = sum(1 for g in plans for p in g.ops if p.dump_path is not None)
     if side.op_count and (matched == 0 or unmatched > matched):

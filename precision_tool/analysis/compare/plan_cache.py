@@ -22,7 +22,7 @@ from precision_tool.atomic import write_atomic
 from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 _ALL_GRAPHS = "*"  # the side of every graph of the file at once (vc -g FILE without a graph name)
 
 
@@ -139,35 +139,29 @@ def _match_to_json(match: TensorMatch) -> list[Any]:
 
 
 def _side_to_json(side: GraphSide) -> dict[str, Any]:
+    table: dict[TensorMatch, int] = {}  # each distinct match once (an output's golden is each consumer's input)
     groups = []
     for group in side.groups:
         members = [[m.name, m.op_type, m.sequence, m.skip_inputs, m.skip_outputs, m.ground_truth, m.inner,
-                    [_match_to_json(t) for t in m.inputs], [_match_to_json(t) for t in m.outputs]]
+                    [table.setdefault(t, len(table)) for t in m.inputs],
+                    [table.setdefault(t, len(table)) for t in m.outputs]]
                    for m in group.members]
         groups.append([group.npu_text, group.ground_truth_text, list(group.sequences), group.reason, members])
-    return {"op_count": side.op_count, "warnings": list(side.warnings), "groups": groups}
+    return {"op_count": side.op_count, "warnings": list(side.warnings), "matches": [_match_to_json(t) for t in table],
+            "groups": groups}
+
+
+def _match_from_json(item: list[Any]) -> TensorMatch:
+    if len(item) == 1:
+        return TensorMatch(None, str(item[0]))
+    problem, name, index, layout, shape, guess = item
+    return TensorMatch(GoldenRef(str(name), int(index), layout if layout is None else str(layout),
+                                 tuple(int(d) for d in shape) if shape is not None else None, bool(guess)), str(problem))
 
 
 def _side_from_json(tree: dict[str, Any]) -> GraphSide:
-    matches: dict[tuple[Any, ...], TensorMatch] = {}  # an output's golden is also each consumer's input
-
-    def match(item: list[Any]) -> TensorMatch:
-        if len(item) == 1:
-            key: tuple[Any, ...] = (item[0],)
-        else:
-            problem, name, index, layout, shape, guess = item
-            key = (problem, name, index, layout, None if shape is None else tuple(shape), guess)
-        found = matches.get(key)
-        if found is None:
-            if len(item) == 1:
-                found = TensorMatch(None, str(item[0]))
-            else:
-                found = TensorMatch(GoldenRef(str(name), int(index), layout if layout is None else str(layout),
-                                              tuple(int(d) for d in shape) if shape is not None else None,
-                                              bool(guess)), str(problem))
-            matches[key] = found
-        return found
-
+    # by number (a dict: a damaged negative or float number is a KeyError, not another match)
+    match = dict(enumerate(_match_from_json(item) for item in tree["matches"])).__getitem__
     groups = []
     for npu_text, truth_text, sequences, reason, members in tree["groups"]:
         sides = tuple(

@@ -53,3 +53,14 @@ def test_a_damaged_kept_side_is_worked_out_again(tmp_path: Path) -> None:
     assert damaged.ops(name) == [(m.sequence, m.name) for group in worked_out.groups for m in group.members]
     assert repr(damaged.side(name)) == repr(worked_out)
     forget_graphs()
+
+
+def test_a_damaged_match_number_is_worked_out_again_not_read_as_another_match(tmp_path: Path) -> None:
+    graph, cache, name, worked_out = _worked_out(tmp_path)
+    (cache_file,) = (cache / "plans").glob("*.json")
+    tree = json.loads(cache_file.read_text())
+    members = [m for group in tree["sides"][name]["groups"] for m in group[4] if m[8]]
+    members[5][8][0] = -1  # a list would take the last match
+    cache_file.write_text(json.dumps(tree))
+
+    assert repr(_fresh(graph, cache).side(name)) == repr(worked_out)

@@ -91,13 +91,18 @@ def encode_groups(groups: Sequence[Sequence[CompareRow]], npu_vs_npu: bool, over
     """Each group's CSV text (encode_rows), and the digest of all their rows taken from the very cells
     written: what reading the text back would give a summary."""
     pick = summary_cells_getter(header_for(npu_vs_npu, overflow, sequence))
-    texts: list[str] = []
     picked: list[SummaryCells] = []
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)  # one writer for all the groups, cut apart after (a third faster than one each)
+    ends = []
     for rows in groups:
         cells = [row.cells(npu_vs_npu, overflow, sequence) for row in rows]
-        texts.append(_encode_rows(cells))
+        writer.writerows(cells)
+        ends.append(buffer.tell())  # (a StringIO's position counts characters: the text is cut by them)
         picked.extend(pick([*row, ""]) for row in cells)
-    return texts, digest_rows(picked)
+    text = buffer.getvalue()
+    starts = [0, *ends[:-1]]
+    return [text[start:end] for start, end in zip(starts, ends)], digest_rows(picked)
 
 
 class ResultWriter:

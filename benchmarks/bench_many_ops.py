@@ -16,7 +16,8 @@ comparison inside one process (graph, plan, compare on the local pool, summary) 
 the worker's hottest functions: where the time goes.
 
 With `--baseline CHECKOUT` the warm `vc` of another checkout of the tool (a git worktree of an earlier commit)
-runs alternately with ours on the same workspace: a change measured side by side, not against a figure of
+runs alternately with ours on the same files (in a workspace of its own that links to them, so that caches
+of another format never make either parse again): a change measured side by side, not against a figure of
 another day (single runs on a shared 2-core machine move by 10-20 %).
 
 Run: python3 benchmarks/bench_many_ops.py [--ops 20000] [--repeat 3] [--phases] [--baseline CHECKOUT]
@@ -75,7 +76,8 @@ def phases(root: Path) -> None:
     from precision_tool.analysis.compare.engine.compare_engine import finish_plan, start_plan
     from precision_tool.analysis.compare.plan_cache import graph_plans
     from precision_tool.analysis.compare.workspace_runs import workspace_specs
-    from precision_tool.analysis.results.results import RowDigest, summarize_digest, summarize_result_csv
+    from precision_tool.analysis.results.digest_cache import summarize_result_csv
+    from precision_tool.analysis.results.results import RowDigest, summarize_digest
     from precision_tool.workspace import Workspace
 
     workspace = Workspace(root)
@@ -170,17 +172,24 @@ def main() -> int:
             subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True,
                            stdout=subprocess.DEVNULL)  # as ours is, so neither pays for compiling
             baseline = [sys.executable, str(package / "cli.py")]
+            # its own temp/ (caches whose format differs would each make the other parse again), the same files
+            baseline_root = Path(temp) / "baseline_ws"
+            baseline_root.mkdir()
+            for entry in root.iterdir():
+                if entry.name != "temp":
+                    (baseline_root / entry.name).symlink_to(entry)
+            run_vc(baseline_root, env, cold=True, cli=baseline)  # its caches written once, untimed
         reads, colds, warms, befores = [], [], [], []
         for _ in range(args.repeat):
             reads.append(plain_read(root)[0])
             colds.append(run_vc(root, env, cold=True))
             warms.append(run_vc(root, env, cold=False))
             if baseline:
-                befores.append(run_vc(root, env, cold=False, cli=baseline))
+                befores.append(run_vc(baseline_root, env, cold=False, cli=baseline))
         floor = statistics.median(reads)
         rows = [("plain read", reads), ("vc, cold", colds), ("vc, warm", warms)]
         if baseline:
-            rows.append(("baseline", befores))  # (its warm vc, on the plan cache ours wrote)
+            rows.append(("baseline", befores))  # (its warm vc, on its own caches)
         for label, times in rows:
             median = statistics.median(times)
             ratio = "" if times is reads else (

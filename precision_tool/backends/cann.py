@@ -23,7 +23,7 @@ from precision_tool.analysis.compare.compare_runs import (
     absolute_spec,
     discard_empty_result_dir,
 )
-from precision_tool.analysis.results.results import summarize_result_csv
+from precision_tool.analysis.results.digest_cache import summarize_result_csv
 from precision_tool.errors import CommandFailed, WorkspaceError
 
 _MAX_DEPTH = 8

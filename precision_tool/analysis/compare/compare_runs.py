@@ -19,6 +19,7 @@ from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_graph_compare
 from precision_tool.analysis.compare.listing_cache import cached_dump_index, cached_golden_paths
 from precision_tool.analysis.compare.plan_cache import graph_plans
+from precision_tool.analysis.results.digest_cache import summarize_result_csv
 from precision_tool.analysis.compare.matching import (
     DumpIndex,
     MatchPlan,
@@ -26,7 +27,7 @@ from precision_tool.analysis.compare.matching import (
     plan_npu_compare,
 )
 from precision_tool.analysis.results.results import (
-    PARTIAL_SUFFIX, CompareSummary, RowDigest, summarize_digest, summarize_result_csv,
+    PARTIAL_SUFFIX, CompareSummary, RowDigest, summarize_digest,
 )
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError

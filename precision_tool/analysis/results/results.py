@@ -112,7 +112,7 @@ def _float(text: str) -> float:
 class ResultReader:
     """Reads a result CSV's text, whole or piece by piece; `table()` is then what read_result_text gives for
     the whole text. Line numbers in problems count from the first piece. `cells_only`: keep only what a
-    summary reads of each row (`cells`, SummaryCells), not a TensorRecord per row (summarize_result_csv)."""
+    summary reads of each row (`cells`, SummaryCells), not a TensorRecord per row (digest_cache.py)."""
 
     def __init__(self, path: Path, *, cells_only: bool = False) -> None:
         self.path = path
@@ -216,10 +216,10 @@ one with float(), which also takes forms this pattern does not)."""
 def read_result_csv(path: str | os.PathLike[str]) -> ResultTable:
     """Read a result CSV of ours or of any msaccucmp version (columns found by header name)."""
     path = Path(path)
-    return read_result_text(_result_text(path), path)
+    return read_result_text(result_text(path), path)
 
 
-def _result_text(path: Path) -> str:
+def result_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -452,20 +452,6 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
 
 
 @without_gc_keeping  # (the summary lives on, acyclic: not rescanned by the collector's next pass)
-def summarize_result_csv(path: str | os.PathLike[str], threshold: float = 0.98, *, name_only: bool = False,
-                         labels: "OpLabels | None" = None) -> CompareSummary:
-    """summarize(read_result_csv(path), ...), reading only what the summary needs of each row."""
-    path = Path(path)
-    reader = ResultReader(path, cells_only=True)
-    reader.feed(_result_text(path))
-    if reader.header is None or reader.cells is None:
-        raise FormatError(path, "the file is empty; it is not a comparison result")
-    return summarize_digest(digest_rows(reader.cells), path, threshold, name_only=name_only, labels=labels,
-                            npu_vs_npu=reader.header.count("Address") == 2,
-                            overflow_column=OVERFLOW_COLUMN in reader.header, problems=tuple(reader.problems))
-
-
-@without_gc_keeping  # (the summary lives on: see summarize_result_csv)
 def summarize_digest(digest: RowDigest, path: Path, threshold: float = 0.98, *, name_only: bool = False,
                      labels: "OpLabels | None" = None, npu_vs_npu: bool = False, overflow_column: bool = False,
                      problems: tuple[str, ...] = ()) -> CompareSummary:

@@ -11,8 +11,9 @@ import pytest
 
 from precision_tool.analysis.compare import network_compare as nc
 from precision_tool.analysis.results.metrics import FileSource, compare_arrays, compare_sources, leaf_ranges, tree_sum
+from precision_tool.analysis.results.digest_cache import summarize_result_csv
 from precision_tool.analysis.results.results import (
-    ResultReader, read_result_csv, read_result_text, summarize, summarize_result_csv,
+    ResultReader, read_result_csv, read_result_text, summarize,
 )
 from precision_tool.config import Settings
 from precision_tool.workspace import Workspace
@@ -168,6 +169,11 @@ def test_the_workers_digest_summarises_as_the_csv_read_back(variant: str, demo_w
     assert repr(run.summary) == repr(again)
     cells_only = summarize_result_csv(run.csv_path, 0.98, name_only=spec.name_only, labels=labeller(spec))
     assert repr(cells_only) == repr(again)
+    for _ in range(2):  # the digest read, then the one kept (vcs, ac)
+        kept = summarize_result_csv(run.csv_path, 0.98, name_only=spec.name_only, labels=labeller(spec),
+                                    cache_dir=tmp_path / "cache")
+        assert repr(kept) == repr(again)
+    assert list((tmp_path / "cache" / "digests").glob("*.json"))
     assert run.summary.ops and run.summary.tensors_compared
     if variant == "overflow":
         assert run.summary.overflow_column and run.summary.overflow_ops
@@ -202,6 +208,8 @@ def test_a_summary_read_cell_by_cell_is_that_of_the_table(text: str, tmp_path: P
     for threshold in (0.98, 0.5):
         whole = summarize(read_result_csv(path), threshold)
         assert repr(summarize_result_csv(path, threshold)) == repr(whole)
+        for _ in range(2):  # the digest read, then the one kept: its problems too
+            assert repr(summarize_result_csv(path, threshold, cache_dir=tmp_path / "cache")) == repr(whole)
         assert whole.ops
         if "OverFlow" in text:
             assert whole.problems and whole.overflow_ops and whole.nan_data_outputs

@@ -28,11 +28,13 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
     """The results `vcs` (or `ac`) shows: `path` (a CSV, a result folder, or a folder of result folders:
     its newest), else the workspace's newest result folder. Ops are named as in the Build graph."""
     from precision_tool.analysis.compare.compare_runs import result_spec, workspace_labeller
-    from precision_tool.analysis.results.results import summarize_result_csv
+    from precision_tool.analysis.results.digest_cache import summarize_result_csv
     from precision_tool.analysis.compare.stats_compare import is_stats_result, read_stats_result, summarize_stats
 
     files = chosen_results(ctx, path)
     labeller = workspace_labeller(ctx.workspace)
+    # digests kept in the workspace's cache (none for a CSV read with no workspace around it)
+    cache_dir = ctx.workspace.cache_dir if ctx.workspace.root.is_dir() else None
     shown = []
     for f in files:
         spec = result_spec(f)
@@ -43,7 +45,8 @@ def summaries(ctx: Context, path: str | None, threshold: float) -> list[Shown]:
             npu_vs_npu = spec.npu_vs_npu if spec is not None else any(r.ground_truth == r.tensor_index for r in rows)
             shown.append(Shown(label, summarize_stats(rows, f), rows, npu_vs_npu, spec))
             continue
-        summary = summarize_result_csv(f, threshold, name_only=spec is not None and spec.name_only, labels=labels)
+        summary = summarize_result_csv(f, threshold, name_only=spec is not None and spec.name_only, labels=labels,
+                                       cache_dir=cache_dir)
         shown.append(Shown(label, summary, npu_vs_npu=spec is not None and spec.npu_vs_npu, spec=spec))
     return shown
 

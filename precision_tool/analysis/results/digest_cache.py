@@ -1,0 +1,119 @@
+"""What a summary needs of a result CSV (its RowDigest), kept between commands while the CSV is unchanged.
+
+Why: `vcs` and `ac` summarise the newest result again on every call, and at 20,000 ops parsing the CSV's
+43,000 rows is most of their time (0.3 s of 0.8), although nothing in it changed. So the first summary of
+a CSV keeps the digest it read in the workspace's temp/cache/digests/, stamped with the CSV's path, size
+and a hash of its bytes, and the next summary of the same bytes reads the digest (JSON, a fifth of the
+parse) and summarises it exactly as the CSV would be (tests/analysis/results/test_digest_cache.py). An
+edited or moved CSV, or a damaged or unwritable cache, reads the CSV as before. JSON, never pickle: a
+cache is data from disk. (`vc` itself summarises from its workers' digests and never reads its CSV.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from precision_tool.analysis.results.results import (
+    OVERFLOW_COLUMN, CompareSummary, ResultReader, RowDigest, digest_rows, result_text, summarize_digest,
+)
+from precision_tool.atomic import write_atomic
+from precision_tool.errors import FormatError
+from precision_tool.gc_pause import without_gc_keeping
+
+if TYPE_CHECKING:
+    from precision_tool.analysis.graphs.op_labels import OpLabels
+
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CsvDigest:
+    """A result CSV as a summary reads it: its rows' digest, the two header facts, its malformed rows."""
+
+    digest: RowDigest
+    npu_vs_npu: bool
+    """The header has two Address columns."""
+    overflow_column: bool
+    problems: tuple[str, ...] = ()
+
+
+def summarize_result_csv(path: str | os.PathLike[str], threshold: float = 0.98, *, name_only: bool = False,
+                         labels: "OpLabels | None" = None, cache_dir: Path | None = None) -> CompareSummary:
+    """summarize(read_result_csv(path), ...), reading only what the summary needs of each row; with
+    `cache_dir`, from the digest kept there while the CSV is unchanged (and kept after a read)."""
+    path = Path(path)
+    kept = kept_digest(cache_dir, path) if cache_dir is not None else None
+    if kept is None:
+        before = _stamp(path)
+        kept = read_csv_digest(path)
+        if cache_dir is not None and before is not None and _stamp(path) == before:
+            keep_digest(cache_dir, path, kept)  # (not when the CSV changed while it was read)
+    return summarize_digest(kept.digest, path, threshold, name_only=name_only, labels=labels,
+                            npu_vs_npu=kept.npu_vs_npu, overflow_column=kept.overflow_column, problems=kept.problems)
+
+
+@without_gc_keeping  # (the digest lives on, acyclic: not rescanned by the collector's next pass)
+def read_csv_digest(path: Path) -> CsvDigest:
+    """The CSV's digest, from the few cells of each row a summary reads (no TensorRecord per row)."""
+    reader = ResultReader(path, cells_only=True)
+    reader.feed(result_text(path))
+    if reader.header is None or reader.cells is None:
+        raise FormatError(path, "the file is empty; it is not a comparison result")
+    return CsvDigest(digest_rows(reader.cells), reader.header.count("Address") == 2, OVERFLOW_COLUMN in reader.header,
+                     tuple(reader.problems))
+
+
+def keep_digest(cache_dir: Path, csv_path: Path, kept: CsvDigest) -> None:
+    """Keep `kept` as the digest of `csv_path` as it is now (a read-only workspace keeps nothing)."""
+    stamp = _stamp(csv_path)
+    if stamp is None:
+        return
+    digest = kept.digest
+    tree = {"version": CACHE_VERSION, "csv": os.path.abspath(csv_path), "stamp": stamp, "npu_vs_npu": kept.npu_vs_npu,
+            "overflow_column": kept.overflow_column, "problems": list(kept.problems), "rows": digest.rows,
+            "compared": digest.compared, "ops": digest.ops}
+    try:
+        text = json.dumps(tree, separators=(",", ":"), ensure_ascii=False)  # (NaN cosines as NaN, read back)
+        target = _cache_file(cache_dir, csv_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(target, [text.encode("utf-8", errors="surrogateescape")])
+    except (OSError, ValueError):
+        pass
+
+
+@without_gc_keeping
+def kept_digest(cache_dir: Path, csv_path: Path) -> CsvDigest | None:
+    """The digest kept for `csv_path`, if the CSV is still as it was when it was kept; else None."""
+    try:
+        tree = json.loads(_cache_file(cache_dir, csv_path).read_bytes())
+        if (tree["version"], tree["csv"], tree["stamp"]) != (CACHE_VERSION, os.path.abspath(csv_path), _stamp(csv_path)):
+            return None
+        # as digest_rows made them (values as written: the stamp says the CSV is the one they came from;
+        # converting each of 60,000 values again would cost twice the load)
+        ops = [(index, npu_op, golden_op, op_type, tuple(map(tuple, inputs)), tuple(map(tuple, outputs)),
+                tuple(reasons), tuple(overflowed))
+               for index, npu_op, golden_op, op_type, inputs, outputs, reasons, overflowed in tree["ops"]]
+        return CsvDigest(RowDigest(ops, int(tree["rows"]), int(tree["compared"])), bool(tree["npu_vs_npu"]),
+                         bool(tree["overflow_column"]), tuple(str(p) for p in tree["problems"]))
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return None  # none kept, or damaged: the CSV is read
+
+
+def _stamp(path: Path) -> list[Any] | None:
+    """The CSV's size and a hash of its bytes: any edit shows, even one within the mtime's clock tick (hashing
+    the 6 MB of 20,000 ops costs a hundredth of parsing them)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    return [len(data), hashlib.sha1(data).hexdigest()]
+
+
+def _cache_file(cache_dir: Path, csv_path: Path) -> Path:
+    digest = hashlib.sha1(os.path.abspath(csv_path).encode("utf-8", "surrogateescape")).hexdigest()[:20]
+    return Path(cache_dir) / "digests" / f"{digest}.json"

@@ -1,0 +1,127 @@
+"""What a summary needs of a result CSV kept between commands (digest_cache.py): read back only while the
+CSV is the one it came from, summarised exactly as the CSV is, and a damaged or unwritable cache only means
+reading the CSV again."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from precision_tool.analysis.results import digest_cache
+from precision_tool.analysis.results.results import read_result_csv, summarize
+
+CSV = ("Index,OpType,NPUDump,DataType,Address,GroundTruth,DataType,TensorIndex,Shape,CosineSimilarity,"
+       "MaxAbsoluteError,CompareFailReason\r\n"
+       "0,Add,a,float16,1,a,float32,a:input:0,[2],0.999,0.1,\r\n"
+       "0,Add,a,float16,1,a,float32,a:output:0,[2],0.5,1.5,\r\n"
+       "1,Mul,b,float16,1,b,float32,b:output:0,[2],nan,inf,\r\n"
+       "2,Mul,c,NaN,NaN,c,NaN,NaN,NaN,NaN,NaN,no dump\r\n")
+
+
+def _summaries(path: Path, cache: Path) -> tuple[str, str]:
+    return repr(digest_cache.summarize_result_csv(path, 0.98, cache_dir=cache)), repr(summarize(read_result_csv(path)))
+
+
+def _kept_only(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def no_read(path: Path):  # type: ignore[no-untyped-def]
+        raise AssertionError(f"{path} read again although its digest was kept")
+
+    monkeypatch.setattr(digest_cache, "read_csv_digest", no_read)
+
+
+def test_the_kept_digest_is_used_while_the_csv_is_unchanged(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    path, cache = tmp_path / "result_1.csv", tmp_path / "cache"
+    path.write_bytes(CSV.encode())
+    first, whole = _summaries(path, cache)
+    assert first == whole
+    _kept_only(monkeypatch)
+    assert repr(digest_cache.summarize_result_csv(path, 0.98, cache_dir=cache)) == whole
+
+
+@pytest.mark.parametrize("change", ["row added", "same size edited", "replaced by a copy", "moved"])
+def test_a_changed_csv_is_read_again(tmp_path: Path, change: str) -> None:
+    path, cache = tmp_path / "result_1.csv", tmp_path / "cache"
+    path.write_bytes(CSV.encode())
+    digest_cache.summarize_result_csv(path, 0.98, cache_dir=cache)
+    stat = os.stat(path)
+    if change == "row added":
+        path.write_bytes((CSV + "3,Sub,d,float16,1,d,float32,d:output:0,[2],0.1,9.0,\r\n").encode())
+    elif change == "same size edited":  # another cosine, the same bytes long, the same mtime and inode
+        path.write_bytes(CSV.replace("0.999", "0.001").encode())
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    elif change == "replaced by a copy":  # another file (inode) with the old size and mtime
+        other = tmp_path / "other.csv"
+        other.write_bytes(CSV.replace("0.5,", "0.9,").encode())
+        os.utime(other, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        other.replace(path)
+    else:
+        moved = tmp_path / "moved"
+        moved.mkdir()
+        path = Path(shutil.move(str(path), moved / path.name))
+    kept, whole = _summaries(path, cache)
+    assert kept == whole
+
+
+@pytest.mark.parametrize("damage", ["not json", "wrong ops", "another csv"])
+def test_a_damaged_kept_digest_reads_the_csv(tmp_path: Path, damage: str) -> None:
+    path, cache = tmp_path / "result_1.csv", tmp_path / "cache"
+    path.write_bytes(CSV.encode())
+    digest_cache.summarize_result_csv(path, 0.98, cache_dir=cache)
+    (kept,) = (cache / "digests").glob("*.json")
+    tree = json.loads(kept.read_text())
+    if damage == "not json":
+        kept.write_text(kept.read_text()[:40])
+    elif damage == "wrong ops":
+        tree["ops"][0] = ["short"]
+        kept.write_text(json.dumps(tree))
+    else:
+        tree["csv"] = str(tmp_path / "result_2.csv")
+        kept.write_text(json.dumps(tree))
+    first, whole = _summaries(path, cache)
+    assert first == whole
+
+
+def test_an_unwritable_cache_still_summarises(tmp_path: Path) -> None:
+    path, blocked = tmp_path / "result_1.csv", tmp_path / "cache"
+    path.write_bytes(CSV.encode())
+    blocked.write_text("a file where the cache folder would go")
+    first, whole = _summaries(path, blocked)
+    assert first == whole
+
+
+def test_vcs_keeps_the_digest_and_shows_an_edited_csv_as_it_now_is(demo_workspace: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_demo_cli
+
+    ws = tmp_path / "ws"
+    shutil.copytree(demo_workspace, ws, symlinks=True)
+    shutil.rmtree(ws / "temp" / "cache", ignore_errors=True)
+
+    def vcs() -> str:
+        proc = run_demo_cli("--data", str(ws), "vcs", "-l", "3")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout
+
+    first = vcs()
+    assert list((ws / "temp" / "cache" / "digests").glob("*.json"))
+    assert vcs() == first  # from the kept digests
+    newest = max((ws / "temp" / "vector_compare").iterdir(), key=lambda p: p.name)
+    (csv,) = [p for p in newest.glob("result_*.csv") if "npu_vs_npu" not in p.name]
+    lines = csv.read_text().splitlines(keepends=True)
+    csv.write_text("".join(lines[:3]))  # a user cut the result down to two rows
+    assert vcs() != first
+
+
+def test_vcs_of_a_csv_with_no_workspace_around_it_makes_no_folder(tmp_path: Path) -> None:
+    from tests.conftest import run_demo_cli
+
+    path = tmp_path / "result_1.csv"
+    path.write_bytes(CSV.encode())
+    missing = tmp_path / "no_workspace"
+    proc = run_demo_cli("--data", str(missing), "vcs", "-f", str(path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 ops (2 abnormal)" in proc.stdout
+    assert not missing.exists()

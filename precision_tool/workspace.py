@@ -132,11 +132,14 @@ def walk_files(folder: Path) -> Iterator[Path]:
         yield Path(dirpath, name)
 
 
-def walk_file_names(folder: str | os.PathLike[str], folders: list[str] | None = None) -> Iterator[tuple[str, str]]:
+def walk_file_names(folder: str | os.PathLike[str],
+                    folders: list[str | None] | None = None) -> Iterator[tuple[str, str]]:
     """walk_files as (folder, file name) text: no Path object per file, for scans of 100,000 dumps.
-    `folders`: every folder walked is appended to it, empty ones too (what a cached listing must watch)."""
+    `folders`: every folder walked is appended to it, empty ones too, and None for each folder that could
+    not be listed (what a cached listing must watch, and when it must not be kept)."""
     seen: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+    unlisted = None if folders is None else (lambda _error: folders.append(None))
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=unlisted, followlinks=True):
         real = os.path.realpath(dirpath)
         if real in seen:  # a symlink loop
             dirnames[:] = []

@@ -46,9 +46,10 @@ def cached_dump_index(folder: Path, cache_dir: Path | None, *, with_graph: bool,
         except (KeyError, TypeError, ValueError, IndexError):
             pass  # damaged: list again
     started = time.time_ns()
-    folders: list[str] = []
+    folders: list[str | None] = []
     index = index_dumps(folder, with_graph=with_graph, step=step, folders=folders)
-    _write(cache_dir, key, folders, started, lambda: _index_to_json(index))
+    if None not in folders:  # (a folder that could not be listed may be readable next time, unchanged)
+        _write(cache_dir, key, [f for f in folders if f is not None], started, lambda: _index_to_json(index))
     return index
 
 

@@ -166,11 +166,12 @@ def dump_iterations(folder: Path) -> dict[int, list[Path]]:
 
 
 def index_dumps(folder: Path, *, recursive: bool = True, with_graph: bool = False,
-                step: int | None = None, stats: bool = False, folders: list[str] | None = None) -> DumpIndex:
+                step: int | None = None, stats: bool = False, folders: list[str | None] | None = None) -> DumpIndex:
     """Index the dump files of `folder` by op (`with_graph`: the op names are matched to a graph's;
     `step`: only files of that iteration folder, so iterations are never mixed; `stats`: the statistics
     CSVs of a dump_data="stats" run instead of tensor dumps, named by their dump name without `.csv`;
-    `folders`: every folder a recursive index walked is appended to it, for listing_cache.py)."""
+    `folders`: every folder a recursive index walked is appended to it (None: one it could not list), for
+    listing_cache.py)."""
     index = DumpIndex()
     # (folder, file name) text, and a Path only for the file kept per op: a network's dump is tens of
     # thousands of files, and a Path each cost as much as the rest of the indexing

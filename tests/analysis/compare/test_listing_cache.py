@@ -191,3 +191,25 @@ def test_vc_twice_gives_the_same_csv_and_misses_a_golden_removed_between(demo_wo
     third = result()
     missing = "There is no the ground truth dump file"
     assert third.count(missing) > first.count(missing)
+
+
+def test_a_folder_that_could_not_be_listed_is_not_kept(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A folder os.walk cannot list (no read permission) is skipped by the index; once readable it would
+    still be skipped if that index were kept, its parent's mtime being unchanged: so it is not kept."""
+    dump, _ = _dump_tree(tmp_path)
+    blocked = str(dump / "20240101" / "0" / "graph_1" / "1" / "1")
+    real_scandir = os.scandir
+
+    def scandir(path=".") -> object:  # type: ignore[no-untyped-def]
+        if os.fspath(path) == blocked:
+            raise PermissionError(13, "Permission denied", blocked)
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    cache = tmp_path / "cache"
+    index = listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)
+    assert index.by_op["net_add"].parent.name == "0"  # the newer dump in the unlisted folder is not seen
+    assert not list(cache.rglob("*.json"))
+    monkeypatch.setattr(os, "scandir", real_scandir)
+    index = listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)
+    assert index.by_op["net_add"].parent.name == "1"

@@ -41,10 +41,12 @@ class GraphIndex:
         self._lock = threading.RLock()
         self._files: dict[Path, GraphFile] = {}
         self._models: dict[Path, Model] = {}
-        self._names: list[str] | None = None
-        self._spellings: list[str] = []
-        self._aliases: tuple[dict[str, set[str]], dict[str, set[str]]] = ({}, {})
         self._by_name: dict[str, list[OpEntry]] | None = None
+        # made from _by_name when first asked for (an exact name, the usual `ni`, needs none of them:
+        # 0.1 s of every `ni` at 20,000 ops)
+        self._names: list[str] | None = None
+        self._spellings: list[str] | None = None
+        self._aliases: tuple[dict[str, set[str]], dict[str, set[str]]] | None = None
         self._consumers: dict[tuple[Path, str, str], list[tuple[str, int, int]]] | None = None
         self._owners: dict[tuple[Path, str], OpEntry] | None = None
         self.failures: list[str] = []
@@ -93,7 +95,8 @@ class GraphIndex:
                         self._files[path] = summary
                         if model is not None:
                             self._models[path] = model
-                        self._names = self._by_name = self._consumers = self._owners = None
+                        self._by_name = self._consumers = self._owners = None
+                        self._names = self._spellings = self._aliases = None
                     result.append(summary)
         return result
 
@@ -144,32 +147,39 @@ class GraphIndex:
                     names.append(path.name)
         return names
 
-    def _build_names(self) -> None:
+    def _build_names(self) -> dict[str, list[OpEntry]]:
         with self._lock:
             if self._by_name is None:
                 by_name: dict[str, list[OpEntry]] = {}
                 for summary in self._files.values():
                     for entry in summary.ops:
                         by_name.setdefault(entry.name, []).append(entry)
-                self._aliases = _aliases(by_name)
                 self._by_name = by_name
-                self._names = sorted(by_name)
-                self._spellings = sorted(set(self._names).union(*(set(a) for a in self._aliases)))
+                self._names = self._spellings = self._aliases = None
+            return self._by_name
+
+    def _build_spellings(self) -> tuple[list[str], list[str], tuple[dict[str, set[str]], dict[str, set[str]]]]:
+        """(sorted names, sorted spellings `ni` accepts, aliases)."""
+        by_name = self._build_names()
+        with self._lock:
+            if self._names is None or self._spellings is None or self._aliases is None:
+                aliases = _aliases(by_name)
+                names = sorted(by_name)
+                self._spellings = sorted(set(names).union(*(set(a) for a in aliases)))
+                self._names, self._aliases = names, aliases
+            return self._names, self._spellings, self._aliases
 
     def names(self) -> list[str]:
         """Every op name of the loaded graphs, sorted."""
-        self._build_names()
-        return list(self._names or [])
+        return list(self._build_spellings()[0])
 
     def names_set(self) -> Any:
         """The op names of the loaded graphs, for fast `in` tests."""
-        self._build_names()
-        return (self._by_name or {}).keys()
+        return self._build_names().keys()
 
     def aliases(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
         """(dump-file spelling → op names, fused-away TF name → op names), see `_aliases`."""
-        self._build_names()
-        return self._aliases
+        return self._build_spellings()[2]
 
     def find(self, name: str, graph_filter: str | None = None) -> list[OpEntry]:
         """Every op with exactly this name (one per debug id and graph)."""
@@ -185,8 +195,7 @@ class GraphIndex:
     def complete(self, prefix: str, limit: int = 200) -> list[str]:
         """Names starting with `prefix` (a binary search: fast on 100,000 names), including the other
         spellings `ni` accepts: dump-file names and the TF names of ops fused away."""
-        self._build_names()
-        names = self._spellings
+        names = self._build_spellings()[1]
         start = bisect.bisect_left(names, prefix)
         out = []
         for name in names[start:start + limit]:
@@ -198,7 +207,7 @@ class GraphIndex:
     def ready_for_completion(self) -> bool:
         """True when names can be listed without parsing (loaded, or every summary is cached)."""
         with self._lock:
-            if self._names is not None:
+            if self._spellings is not None:
                 return True
         for debug_id in self.workspace.debug_ids():
             for path, is_build in self.graph_files(debug_id):
@@ -214,7 +223,7 @@ class GraphIndex:
 
             def run() -> None:
                 self.load()
-                self._build_names()
+                self._build_spellings()
 
             self._warming = threading.Thread(target=run, name="graph-index", daemon=True)
             self._warming.start()

@@ -147,6 +147,20 @@ def test_completion_offers_every_accepted_spelling(make_workspace, tf_ge_model: 
     assert "conv1/Relu" in completer.suggestions("ni conv1/")
 
 
+def test_an_exact_name_is_found_without_making_the_other_spellings(make_workspace, tf_ge_model: Model) -> None:
+    """The other spellings (dump-file names, TF names fused away) are made only when a name is not an op's
+    own: most `ni` calls name an op exactly, and making them took 0.1 s of every `ni` at 20,000 ops."""
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
+    from precision_tool.analysis.ops.op_lookup import resolve
+
+    index = GraphIndex(Workspace(make_workspace({0: tf_ge_model})))
+    index.load()
+    assert resolve(index, "conv1/Relu").names == ("conv1/Relu",)
+    assert index._spellings is None and index._aliases is None
+    assert resolve(index, "conv1_Relu").names == ("conv1/Relu",)  # a dump-file spelling: now they are made
+    assert index._aliases is not None and "conv1_Relu" in index.complete("conv1_R")
+
+
 def _blocks(out: str) -> list[tuple[str, str]]:
     """(op, its text) for each op block `ni` printed (a block starts at its heading)."""
     starts = [(m.start(), m.group(1)) for m in HEADING.finditer(out)]

@@ -152,6 +152,21 @@ def walk_file_names(folder: str | os.PathLike[str],
             yield dirpath, name
 
 
+def keep_newest(folder: Path, count: int) -> None:
+    """Delete all but the `count` most recently written files of a cache folder (a cache kept per result or
+    per dump folder would otherwise grow with every run); a file that cannot be deleted stays."""
+    try:
+        with os.scandir(folder) as entries:
+            files = [(entry.stat().st_mtime_ns, entry.path) for entry in entries if entry.is_file()]
+    except OSError:
+        return
+    for _, path in sorted(files, reverse=True)[count:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
 def absolute_path(path: str | os.PathLike[str]) -> Path:
     """`path` made absolute from the current folder. A workspace's root is made absolute once, when it is
     opened: child processes (replay, train, the demo, Dask workers) run in other folders and must be handed

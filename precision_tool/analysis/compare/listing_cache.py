@@ -24,8 +24,12 @@ from precision_tool.analysis.compare.matching import DumpIndex, index_dumps
 from precision_tool.atomic import write_atomic
 from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName
 from precision_tool.gc_pause import without_gc
+from precision_tool.workspace import keep_newest
 
 CACHE_VERSION = 1
+KEEP = 32
+"""Listings kept (the most recently written): one per dump folder compared (3.4 MB at 20,000 ops) and golden
+folder."""
 RACY_NS = 2_000_000_000
 """A folder changed this recently when it was listed may change again without its mtime moving."""
 
@@ -117,7 +121,8 @@ def _write(cache_dir: Path, key: list[Any], folders: list[str], started_ns: int,
         text = json.dumps(tree, separators=(",", ":"), ensure_ascii=False)
         write_atomic(path, [text.encode("utf-8", errors="surrogateescape")])
     except OSError:
-        pass  # a read-only workspace still compares, just without the cache
+        return  # a read-only workspace still compares, just without the cache
+    keep_newest(path.parent, KEEP)
 
 
 # --- a DumpIndex as JSON ----------------------------------------------------------------------------

@@ -24,11 +24,14 @@ from precision_tool.analysis.results.results import (
 from precision_tool.atomic import write_atomic
 from precision_tool.errors import FormatError
 from precision_tool.gc_pause import without_gc_keeping
+from precision_tool.workspace import keep_newest
 
 if TYPE_CHECKING:
     from precision_tool.analysis.graphs.op_labels import OpLabels
 
 CACHE_VERSION = 1
+KEEP = 16
+"""Digests kept (the most recently written): about 5 MB each at 20,000 ops, and `vcs` mostly reads the newest."""
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,8 @@ def keep_digest(cache_dir: Path, csv_path: Path, kept: CsvDigest) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(target, [text.encode("utf-8", errors="surrogateescape")])
     except (OSError, ValueError):
-        pass
+        return
+    keep_newest(target.parent, KEEP)
 
 
 @without_gc_keeping

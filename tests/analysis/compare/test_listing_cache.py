@@ -213,3 +213,15 @@ def test_a_folder_that_could_not_be_listed_is_not_kept(tmp_path: Path, monkeypat
     monkeypatch.setattr(os, "scandir", real_scandir)
     index = listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)
     assert index.by_op["net_add"].parent.name == "1"
+
+
+def test_only_the_newest_listings_are_kept(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(listing_cache, "KEEP", 1)
+    dump, _ = _dump_tree(tmp_path)
+    cache = tmp_path / "cache"
+    listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)
+    (first,) = (cache / "listings").glob("*.json")
+    os.utime(first, ns=(OLD_NS, OLD_NS))  # written before the next one, whatever the clock tick
+    listing_cache.cached_dump_index(dump, cache, with_graph=False, step=None)
+    (kept,) = (cache / "listings").glob("*.json")
+    assert kept != first

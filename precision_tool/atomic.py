@@ -1,4 +1,5 @@
-"""Atomic file writes: readers never see half a file, and a failure leaves nothing behind."""
+"""Atomic file writes: readers never see half a file, and a failure leaves nothing behind; and the pruning of
+cache folders (keep_newest)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,18 @@ def write_atomic(path: Path, chunks: Iterable[bytes | bytearray | memoryview]) -
 
 def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, [text.encode("utf-8")])
+
+
+def keep_newest(folder: Path, count: int) -> None:
+    """Delete all but the `count` most recently written files of a cache folder (a cache kept per result or
+    per dump folder would otherwise grow with every run); a file that cannot be deleted stays."""
+    try:
+        with os.scandir(folder) as entries:
+            files = [(entry.stat().st_mtime_ns, entry.path) for entry in entries if entry.is_file()]
+    except OSError:
+        return
+    for _, path in sorted(files, reverse=True)[count:]:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass

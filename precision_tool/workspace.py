@@ -134,12 +134,10 @@ def walk_files(folder: Path) -> Iterator[Path]:
 
 def walk_file_names(folder: str | os.PathLike[str],
                     folders: list[str | None] | None = None) -> Iterator[tuple[str, str]]:
-    """walk_files as (folder, file name) text: no Path object per file, for scans of 100,000 dumps.
-    `folders`: every folder walked is appended to it, empty ones too, and None for each folder that could
-    not be listed (what a cached listing must watch, and when it must not be kept)."""
+    """walk_files as text (no Path per file); `folders` gets each folder walked (None: one not listable)."""
     seen: set[str] = set()
-    unlisted = None if folders is None else (lambda _error: folders.append(None))
-    for dirpath, dirnames, filenames in os.walk(folder, onerror=unlisted, followlinks=True):
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True,
+                                                onerror=None if folders is None else lambda _: folders.append(None)):
         real = os.path.realpath(dirpath)
         if real in seen:  # a symlink loop
             dirnames[:] = []
@@ -150,21 +148,6 @@ def walk_file_names(folder: str | os.PathLike[str],
         dirnames.sort()
         for name in sorted(filenames):
             yield dirpath, name
-
-
-def keep_newest(folder: Path, count: int) -> None:
-    """Delete all but the `count` most recently written files of a cache folder (a cache kept per result or
-    per dump folder would otherwise grow with every run); a file that cannot be deleted stays."""
-    try:
-        with os.scandir(folder) as entries:
-            files = [(entry.stat().st_mtime_ns, entry.path) for entry in entries if entry.is_file()]
-    except OSError:
-        return
-    for _, path in sorted(files, reverse=True)[count:]:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
 
 
 def absolute_path(path: str | os.PathLike[str]) -> Path:

@@ -21,10 +21,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from precision_tool.analysis.compare.matching import DumpIndex, index_dumps
-from precision_tool.atomic import write_atomic
+from precision_tool.atomic import keep_newest, write_atomic
 from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName
 from precision_tool.gc_pause import without_gc
-from precision_tool.workspace import keep_newest
 
 CACHE_VERSION = 1
 KEEP = 32
@@ -57,7 +56,8 @@ def cached_dump_index(folder: Path, cache_dir: Path | None, *, with_graph: bool,
     return index
 
 
-def cached_golden_paths(folder: Path, cache_dir: Path | None, listing: Callable[[Path], dict[str, str]]) -> dict[str, str]:
+def cached_golden_paths(folder: Path, cache_dir: Path | None,
+                        listing: Callable[[Path], dict[str, str]]) -> dict[str, str]:
     """`listing(folder)` (golden key → file path), from the cache while the folder is unchanged."""
     if cache_dir is None:
         return listing(folder)

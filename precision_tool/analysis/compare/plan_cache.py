@@ -155,8 +155,9 @@ def _match_from_json(item: list[Any]) -> TensorMatch:
     if len(item) == 1:
         return TensorMatch(None, str(item[0]))
     problem, name, index, layout, shape, guess = item
-    return TensorMatch(GoldenRef(str(name), int(index), layout if layout is None else str(layout),
-                                 tuple(int(d) for d in shape) if shape is not None else None, bool(guess)), str(problem))
+    origin_shape = tuple(int(d) for d in shape) if shape is not None else None
+    return TensorMatch(GoldenRef(str(name), int(index), layout if layout is None else str(layout), origin_shape,
+                                 bool(guess)), str(problem))
 
 
 def _side_from_json(tree: dict[str, Any]) -> GraphSide:

@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any
 from precision_tool.analysis.results.results import (
     OVERFLOW_COLUMN, CompareSummary, ResultReader, RowDigest, digest_rows, result_text, summarize_digest,
 )
-from precision_tool.atomic import write_atomic
+from precision_tool.atomic import keep_newest, write_atomic
 from precision_tool.errors import FormatError
 from precision_tool.gc_pause import without_gc_keeping
-from precision_tool.workspace import keep_newest
 
 if TYPE_CHECKING:
     from precision_tool.analysis.graphs.op_labels import OpLabels
@@ -95,7 +94,8 @@ def kept_digest(cache_dir: Path, csv_path: Path) -> CsvDigest | None:
     """The digest kept for `csv_path`, if the CSV is still as it was when it was kept; else None."""
     try:
         tree = json.loads(_cache_file(cache_dir, csv_path).read_bytes())
-        if (tree["version"], tree["csv"], tree["stamp"]) != (CACHE_VERSION, os.path.abspath(csv_path), _stamp(csv_path)):
+        wanted = (CACHE_VERSION, os.path.abspath(csv_path), _stamp(csv_path))
+        if (tree["version"], tree["csv"], tree["stamp"]) != wanted:
             return None
         # as digest_rows made them (values as written: the stamp says the CSV is the one they came from;
         # converting each of 60,000 values again would cost twice the load)

@@ -41,16 +41,21 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_atomic(path, [text.encode("utf-8")])
 
 
-def keep_newest(folder: Path, count: int) -> None:
-    """Delete all but the `count` most recently written files of a cache folder (a cache kept per result or
-    per dump folder would otherwise grow with every run); a file that cannot be deleted stays."""
+def keep_newest(folder: Path, max_bytes: int) -> None:
+    """Delete the oldest files of a cache folder (by the time they were written) beyond `max_bytes` in all; the
+    newest always stays. A cache kept per result or per dump folder would otherwise grow with every run; a
+    file that cannot be deleted stays."""
     try:
         with os.scandir(folder) as entries:
-            files = [(entry.stat().st_mtime_ns, entry.path) for entry in entries if entry.is_file()]
+            files = [(stat.st_mtime_ns, stat.st_size, entry.path) for entry in entries if entry.is_file()
+                     for stat in (entry.stat(),)]
     except OSError:
         return
-    for _, path in sorted(files, reverse=True)[count:]:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+    total = 0
+    for number, (_, size, path) in enumerate(sorted(files, reverse=True)):
+        total += size
+        if number and total > max_bytes:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass

@@ -26,9 +26,9 @@ from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName
 from precision_tool.gc_pause import without_gc
 
 CACHE_VERSION = 1
-KEEP = 32
-"""Listings kept (the most recently written): one per dump folder compared (3.4 MB at 20,000 ops) and golden
-folder."""
+KEEP_BYTES = 200 << 20
+"""The newest listings are kept up to this size in all: one per dump folder and golden folder compared (3.4 MB
+for 20,000 ops; a 64-rank dump is 128 small ones)."""
 RACY_NS = 2_000_000_000
 """A folder changed this recently when it was listed may change again without its mtime moving."""
 
@@ -122,7 +122,7 @@ def _write(cache_dir: Path, key: list[Any], folders: list[str], started_ns: int,
         write_atomic(path, [text.encode("utf-8", errors="surrogateescape")])
     except OSError:
         return  # a read-only workspace still compares, just without the cache
-    keep_newest(path.parent, KEEP)
+    keep_newest(path.parent, KEEP_BYTES)
 
 
 # --- a DumpIndex as JSON ----------------------------------------------------------------------------

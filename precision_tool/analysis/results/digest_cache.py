@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from precision_tool.analysis.graphs.op_labels import OpLabels
 
 CACHE_VERSION = 1
-KEEP = 16
-"""Digests kept (the most recently written): about 5 MB each at 20,000 ops, and `vcs` mostly reads the newest."""
+KEEP_BYTES = 100 << 20
+"""The newest digests are kept up to this size in all: 5 MB each at 20,000 ops, and `vcs` mostly reads the
+newest."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def keep_digest(cache_dir: Path, csv_path: Path, kept: CsvDigest) -> None:
         write_atomic(target, [text.encode("utf-8", errors="surrogateescape")])
     except (OSError, ValueError):
         return
-    keep_newest(target.parent, KEEP)
+    keep_newest(target.parent, KEEP_BYTES)
 
 
 @without_gc_keeping

@@ -216,7 +216,7 @@ def test_a_folder_that_could_not_be_listed_is_not_kept(tmp_path: Path, monkeypat
 
 
 def test_only_the_newest_listings_are_kept(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(listing_cache, "KEEP", 1)
+    monkeypatch.setattr(listing_cache, "KEEP_BYTES", 1)  # only the newest
     dump, _ = _dump_tree(tmp_path)
     cache = tmp_path / "cache"
     listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)

@@ -128,17 +128,17 @@ def test_vcs_of_a_csv_with_no_workspace_around_it_makes_no_folder(tmp_path: Path
 
 
 def test_only_the_newest_digests_are_kept(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """One digest per result CSV summarised (5 MB at 20,000 ops): the oldest go, so the cache stays bounded."""
-    monkeypatch.setattr(digest_cache, "KEEP", 2)
+    """One digest per result CSV summarised (5 MB at 20,000 ops): beyond KEEP_BYTES in all the oldest go, so
+    the cache stays bounded."""
     cache = tmp_path / "cache"
     paths = []
     for number in range(4):
         path = tmp_path / f"result_{number}.csv"
         path.write_bytes(CSV.encode())
         digest_cache.summarize_result_csv(path, 0.98, cache_dir=cache)
-        kept = sorted((cache / "digests").glob("*.json"), key=os.path.getmtime)
-        os.utime(kept[-1], ns=(10**18 + number, 10**18 + number))  # written in this order, whatever the clock tick
+        written = digest_cache._cache_file(cache, path)
+        os.utime(written, ns=(10**18 + number, 10**18 + number))  # written in this order, whatever the clock tick
+        monkeypatch.setattr(digest_cache, "KEEP_BYTES", 2 * written.stat().st_size)  # room for two
         paths.append(path)
     kept = list((cache / "digests").glob("*.json"))
-    assert len(kept) == 2
     assert {p.name for p in kept} == {digest_cache._cache_file(cache, p).name for p in paths[2:]}

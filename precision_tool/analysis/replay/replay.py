@@ -87,7 +87,8 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     Workspace.ensure_dir(folder, "replay folder")
     started = time.perf_counter()
     # (text: no Path per file; kept with vc's listing while the folder is unchanged)
-    golden = cached_golden_paths(golden_dir_for_step(workspace.golden_dir, step), workspace.cache_dir, golden_file_paths)
+    golden = cached_golden_paths(golden_dir_for_step(workspace.golden_dir, step), workspace.cache_dir,
+                                 golden_file_paths)
     graph_defs = golden_graph_files(workspace)
     for entry in entries:  # a case folder holds one replay: never an earlier run's results
         shutil.rmtree(folder / case_key(entry), ignore_errors=True)

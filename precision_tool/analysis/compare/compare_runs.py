@@ -168,15 +168,13 @@ def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
 
 def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | None,
                cache_dir: Path | None) -> tuple[MatchPlan, dict[str, str]]:
-    from precision_tool.formats.tf.golden import golden_file_paths
-
     if spec.right_dir is not None:
         right = cached_dump_index(Path(spec.right_dir), cache_dir, with_graph=False, step=spec.step)
         if not right.by_op:
             raise WorkspaceError(f"no NPU dump files in {spec.right_dir}")
         return plan_npu_compare(dumps, right), {}
     golden_dir = Path(spec.golden_dir or "")
-    golden = cached_golden_paths(golden_dir, cache_dir, golden_file_paths)
+    golden = cached_golden_paths(golden_dir, cache_dir)
     if not golden:
         raise WorkspaceError(
             f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; run `tf_dump` first"

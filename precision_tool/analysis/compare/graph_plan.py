@@ -14,7 +14,6 @@ from precision_tool.analysis.compare.matching import (
     graph_op_name,
 )
 from precision_tool.analysis.compare.quant_filter import QUANT_NAME as _QUANT_NAME
-from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
 
 # --- NPU vs golden through the graph --------------------------------------------------------------
@@ -254,7 +253,7 @@ def plan_from_side(side: GraphSide, dumps: DumpIndex) -> MatchPlan:
     for number, group in enumerate(side.groups):
         op_plans = []
         for member in group.members:
-            key = sanitize_op_name(member.name)
+            key = dumps.key(member.name)
             dump = by_op.get(key)
             if dump is not None:
                 used.add(key)

@@ -56,17 +56,18 @@ def cached_dump_index(folder: Path, cache_dir: Path | None, *, with_graph: bool,
     return index
 
 
-def cached_golden_paths(folder: Path, cache_dir: Path | None,
-                        listing: Callable[[Path], dict[str, str]]) -> dict[str, str]:
-    """`listing(folder)` (golden key → file path), from the cache while the folder is unchanged."""
+def cached_golden_paths(folder: Path, cache_dir: Path | None) -> dict[str, str]:
+    """golden_file_paths(folder) (golden key → file path), from the cache while the folder is unchanged."""
+    from precision_tool.formats.tf.golden import golden_file_paths
+
     if cache_dir is None:
-        return listing(folder)
+        return golden_file_paths(folder)
     key = ["golden", str(folder)]
     kept = _read(cache_dir, key)
     if isinstance(kept, dict) and all(isinstance(v, str) for v in kept.values()):
         return kept
     started = time.time_ns()
-    paths = listing(folder)
+    paths = golden_file_paths(folder)
     _write(cache_dir, key, [str(folder)], started, lambda: paths)
     return paths
 

@@ -123,8 +123,13 @@ class DumpIndex:
     stats_files: int = 0
     """Statistics CSVs met beside the tensor dumps (not indexed: a tensor comparison says it leaves them)."""
 
+    @staticmethod
+    def key(op_name: str) -> str:
+        """The op-name field a graph op's dump files carry (by_op's key)."""
+        return sanitize_op_name(op_name)
+
     def find(self, op_name: str) -> Path | None:
-        return self.by_op.get(sanitize_op_name(op_name))
+        return self.by_op.get(self.key(op_name))
 
 
 _LXSLICE = re.compile(r"_lxslice[0-9]+")

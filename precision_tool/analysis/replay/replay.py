@@ -80,15 +80,13 @@ def replay_ops(index: GraphIndex, entries: Sequence[OpEntry], folder: Path, sett
     the newest dump. Planning and judging stay in this process: forked, BERT's 4,173 ops took longer (the
     cases and verdicts pickled back cost more than the work)."""
     from precision_tool.analysis.compare.listing_cache import cached_golden_paths
-    from precision_tool.formats.tf.golden import golden_file_paths
 
     workspace = index.workspace
     folder = absolute_path(folder)  # the child runs in the workspace: a relative folder would land below it
     Workspace.ensure_dir(folder, "replay folder")
     started = time.perf_counter()
     # (text: no Path per file; kept with vc's listing while the folder is unchanged)
-    golden = cached_golden_paths(golden_dir_for_step(workspace.golden_dir, step), workspace.cache_dir,
-                                 golden_file_paths)
+    golden = cached_golden_paths(golden_dir_for_step(workspace.golden_dir, step), workspace.cache_dir)
     graph_defs = golden_graph_files(workspace)
     for entry in entries:  # a case folder holds one replay: never an earlier run's results
         shutil.rmtree(folder / case_key(entry), ignore_errors=True)

@@ -3,7 +3,7 @@
 Why: `vcs` and `ac` summarise the newest result again on every call, and at 20,000 ops parsing the CSV's
 43,000 rows is most of their time (0.3 s of 0.8), although nothing in it changed. So the first summary of
 a CSV keeps the digest it read in the workspace's temp/cache/digests/, stamped with the CSV's path, size
-and a hash of its bytes, and the next summary of the same bytes reads the digest (JSON, a fifth of the
+and SHA-1 (any edit shows, even one within the mtime's clock tick; hashing costs a hundredth of parsing), and the next summary of the same bytes reads the digest (JSON, a fifth of the
 parse) and summarises it exactly as the CSV would be (tests/analysis/results/test_digest_cache.py). An
 edited or moved CSV, or a damaged or unwritable cache, reads the CSV as before. JSON, never pickle: a
 cache is data from disk. (`vc` itself summarises from its workers' digests and never reads its CSV.)
@@ -50,32 +50,37 @@ def summarize_result_csv(path: str | os.PathLike[str], threshold: float = 0.98, 
     """summarize(read_result_csv(path), ...), reading only what the summary needs of each row; with
     `cache_dir`, from the digest kept there while the CSV is unchanged (and kept after a read)."""
     path = Path(path)
-    kept = kept_digest(cache_dir, path) if cache_dir is not None else None
-    if kept is None:
-        before = _stamp(path)
+    if cache_dir is None:
         kept = read_csv_digest(path)
-        if cache_dir is not None and before is not None and _stamp(path) == before:
-            keep_digest(cache_dir, path, kept)  # (not when the CSV changed while it was read)
+    else:
+        try:
+            data = path.read_bytes()  # read once: hashed for the stamp and, when nothing is kept, parsed
+        except OSError as exc:
+            raise FormatError(path, f"cannot read ({exc.strerror})") from None
+        stamp = [len(data), hashlib.sha1(data).hexdigest()]
+        kept = kept_digest(cache_dir, path, stamp)
+        if kept is None:
+            kept = read_csv_digest(path, data)
+            keep_digest(cache_dir, path, kept, stamp)  # (the stamp of the very bytes parsed)
     return summarize_digest(kept.digest, path, threshold, name_only=name_only, labels=labels,
                             npu_vs_npu=kept.npu_vs_npu, overflow_column=kept.overflow_column, problems=kept.problems)
 
 
 @without_gc_keeping  # (the digest lives on, acyclic: not rescanned by the collector's next pass)
-def read_csv_digest(path: Path) -> CsvDigest:
-    """The CSV's digest, from the few cells of each row a summary reads (no TensorRecord per row)."""
+def read_csv_digest(path: Path, data: bytes | None = None) -> CsvDigest:
+    """The CSV's digest, from the few cells of each row a summary reads (no TensorRecord per row); `data`: its
+    bytes, when read already."""
     reader = ResultReader(path, cells_only=True)
-    reader.feed(result_text(path))
+    reader.feed(result_text(path, data))
     if reader.header is None or reader.cells is None:
         raise FormatError(path, "the file is empty; it is not a comparison result")
     return CsvDigest(digest_rows(reader.cells), reader.header.count("Address") == 2, OVERFLOW_COLUMN in reader.header,
                      tuple(reader.problems))
 
 
-def keep_digest(cache_dir: Path, csv_path: Path, kept: CsvDigest) -> None:
-    """Keep `kept` as the digest of `csv_path` as it is now (a read-only workspace keeps nothing)."""
-    stamp = _stamp(csv_path)
-    if stamp is None:
-        return
+def keep_digest(cache_dir: Path, csv_path: Path, kept: CsvDigest, stamp: list[Any]) -> None:
+    """Keep `kept` as the digest of `csv_path` whose bytes have `stamp` (size, SHA-1); a read-only workspace
+    keeps nothing."""
     digest = kept.digest
     tree = {"version": CACHE_VERSION, "csv": os.path.abspath(csv_path), "stamp": stamp, "npu_vs_npu": kept.npu_vs_npu,
             "overflow_column": kept.overflow_column, "problems": list(kept.problems), "rows": digest.rows,
@@ -91,11 +96,12 @@ def keep_digest(cache_dir: Path, csv_path: Path, kept: CsvDigest) -> None:
 
 
 @without_gc_keeping
-def kept_digest(cache_dir: Path, csv_path: Path) -> CsvDigest | None:
-    """The digest kept for `csv_path`, if the CSV is still as it was when it was kept; else None."""
+def kept_digest(cache_dir: Path, csv_path: Path, stamp: list[Any]) -> CsvDigest | None:
+    """The digest kept for `csv_path`, if its bytes (`stamp`: size, SHA-1) are those it was kept for; else
+    None."""
     try:
         tree = json.loads(_cache_file(cache_dir, csv_path).read_bytes())
-        wanted = (CACHE_VERSION, os.path.abspath(csv_path), _stamp(csv_path))
+        wanted = (CACHE_VERSION, os.path.abspath(csv_path), stamp)
         if (tree["version"], tree["csv"], tree["stamp"]) != wanted:
             return None
         # as digest_rows made them (values as written: the stamp says the CSV is the one they came from;
@@ -107,16 +113,6 @@ def kept_digest(cache_dir: Path, csv_path: Path) -> CsvDigest | None:
                          bool(tree["overflow_column"]), tuple(str(p) for p in tree["problems"]))
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None  # none kept, or damaged: the CSV is read
-
-
-def _stamp(path: Path) -> list[Any] | None:
-    """The CSV's size and a hash of its bytes: any edit shows, even one within the mtime's clock tick (hashing
-    the 6 MB of 20,000 ops costs a hundredth of parsing them)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
-    return [len(data), hashlib.sha1(data).hexdigest()]
 
 
 def _cache_file(cache_dir: Path, csv_path: Path) -> Path:

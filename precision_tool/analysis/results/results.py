@@ -219,11 +219,15 @@ def read_result_csv(path: str | os.PathLike[str]) -> ResultTable:
     return read_result_text(result_text(path), path)
 
 
-def result_text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise FormatError(path, f"cannot read ({exc.strerror})") from None
+def result_text(path: Path, data: bytes | None = None) -> str:
+    """The CSV's text as a text-mode read gives it (universal newlines, undecodable bytes replaced); `data`:
+    its bytes when the caller read them already (digest_cache.py hashes the same bytes)."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise FormatError(path, f"cannot read ({exc.strerror})") from None
+    return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace").read()
 
 
 def result_files(folder: Path) -> list[Path]:

@@ -12,6 +12,7 @@ import pytest
 
 from precision_tool.analysis.compare import listing_cache
 from precision_tool.analysis.compare.matching import index_dumps
+from precision_tool.formats.tf import golden as golden_module
 from precision_tool.formats.tf.golden import golden_file_paths
 
 OLD_NS = 1_600_000_000 * 10**9  # long before any listing: nothing here is "still changing"
@@ -131,7 +132,7 @@ def test_a_damaged_cache_lists_again(tmp_path: Path, damage: str) -> None:
           index_dumps(dump, with_graph=True, step=None))
 
 
-def test_golden_listing_is_kept_while_its_folder_is_unchanged(tmp_path: Path) -> None:
+def test_golden_listing_is_kept_while_its_folder_is_unchanged(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     golden = tmp_path / "golden"
     golden.mkdir()
     for name in ("net_add.0.1700000000000000.npy", "net_add.0.1700000000000005.npy", "net_mul.1.17.npy", "x.txt"):
@@ -144,12 +145,14 @@ def test_golden_listing_is_kept_while_its_folder_is_unchanged(tmp_path: Path) ->
         calls.append(folder)
         return golden_file_paths(folder)
 
-    first = listing_cache.cached_golden_paths(golden, cache, listing)
+    monkeypatch.setattr(golden_module, "golden_file_paths", listing)  # (counted: read from the cache or not)
+
+    first = listing_cache.cached_golden_paths(golden, cache)
     assert first == golden_file_paths(golden) and len(first) == 2
-    assert listing_cache.cached_golden_paths(golden, cache, listing) == first
+    assert listing_cache.cached_golden_paths(golden, cache) == first
     assert len(calls) == 1
     (golden / "net_new.0.1700000000000009.npy").write_bytes(b"")
-    again = listing_cache.cached_golden_paths(golden, cache, listing)
+    again = listing_cache.cached_golden_paths(golden, cache)
     assert again == golden_file_paths(golden) and "net_new.0" in again
     assert len(calls) == 2
 
@@ -160,7 +163,7 @@ def test_an_unwritable_cache_still_lists(tmp_path: Path) -> None:
     blocked.write_text("a file where the cache folder would go")
     _same(listing_cache.cached_dump_index(dump, blocked, with_graph=True, step=None),
           index_dumps(dump, with_graph=True, step=None))
-    assert listing_cache.cached_golden_paths(tmp_path, blocked, golden_file_paths) == {}
+    assert listing_cache.cached_golden_paths(tmp_path, blocked) == {}
 
 
 def test_vc_twice_gives_the_same_csv_and_misses_a_golden_removed_between(demo_workspace: Path, tmp_path: Path) -> None:

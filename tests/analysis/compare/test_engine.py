@@ -300,7 +300,7 @@ def test_the_pool_replaces_a_worker_that_exits_and_does_not_wait_on_the_result_p
 
     from precision_tool.analysis.compare.compare_runs import plan_run
     from precision_tool.analysis.compare.engine.compare_executors import PoolExecutor, SerialExecutor
-    from precision_tool.analysis.compare.engine.compare_worker import WorkerSetup
+    from precision_tool.analysis.compare.engine.worker_tasks import WorkerSetup
 
     net = make_net(tmp_path / "pd", chain=12, elements=256)
     plan, golden = plan_run(_spec(net))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor, local_executor
-from precision_tool.analysis.compare.engine.compare_worker import GroupResult, WorkerSetup
+from precision_tool.analysis.compare.engine.worker_tasks import GroupResult, WorkerSetup
 from precision_tool.analysis.compare.matching import MatchPlan
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.results.result_writer import ResultWriter, prepare_resume

@@ -16,9 +16,8 @@ import gc
 import signal
 from typing import Iterator, Protocol, Sequence
 
-from precision_tool.analysis.compare.engine.compare_worker import (
-    GroupResult, GroupWorker, WorkerSetup, run_batch, worker_for,
-)
+from precision_tool.analysis.compare.engine.compare_worker import GroupWorker
+from precision_tool.analysis.compare.engine.worker_tasks import GroupResult, WorkerSetup, run_batch, worker_for
 from precision_tool.analysis.compare.matching import GroupPlan
 
 

@@ -3,15 +3,15 @@
 A GroupWorker holds what a worker process keeps between groups (the golden index, the last golden files
 read, the metrics of recent outputs) and turns a batch of GroupPlans into their CSV rows: small pairs wait
 in a MetricsBatch and are measured together when the batch's rows are complete (metrics_batch.py). The
-executors (compare_executors.py, dask_executor.py) decide where workers run; this module never knows.
+executors (compare_executors.py, dask_executor.py) decide where workers run, through worker_tasks.py; this
+module never knows.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from precision_tool.analysis.compare.engine.golden_layout import (
     as_compared, to_golden_layout, usual_host_layout, without_padding,
@@ -33,8 +33,7 @@ from precision_tool.analysis.results.metrics import (
 from precision_tool.analysis.results.metrics_batch import MetricsBatch, batchable
 from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
 from precision_tool.analysis.results.result_columns import Columns, overflow_text
-from precision_tool.analysis.results.result_writer import CompareRow, encode_groups
-from precision_tool.analysis.results.results import RowDigest
+from precision_tool.analysis.results.result_writer import CompareRow
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu.dump_types import format_name
 from precision_tool.gc_pause import without_gc
@@ -419,55 +418,3 @@ PairCells = tuple[str, str, str, TensorMetrics, str]
 def _failed(header: Any, *reasons: str) -> PairCells:
     """The cells of a tensor that could not be compared."""
     return NAN_TEXT, NAN_TEXT, shape_text(header.shape), not_compared(*reasons), NAN_TEXT
-
-
-# --- what an executor runs in a worker process ------------------------------------------------------
-@dataclass(frozen=True)
-class WorkerSetup:
-    """Everything a worker needs besides the groups themselves; sent to each worker once (picklable: paths
-    and flags, never arrays)."""
-
-    golden_files: dict[str, str]
-    npu_vs_npu: bool
-    columns: Columns = Columns()
-    token: str = ""
-    """Names this setup across processes (a Dask worker keeps one GroupWorker per token)."""
-
-
-GroupResult = tuple[str, int, dict[str, str], Optional[RowDigest]]
-"""One group's rows as CSV text (encoded in the worker: text crosses processes faster than row objects),
-the bytes its worker read, the files it could not read (file → problem), and what the run's summary needs
-of the rows (so the parent never reads them back)."""
-
-from threading import local as _thread_local  # noqa: E402 (kept in this section: the executor side)
-
-_CURRENT = _thread_local()
-"""Per thread (a Dask worker runs several tasks at once in threads; a GroupWorker's caches are not shared)."""
-
-
-def worker_for(setup: WorkerSetup) -> GroupWorker:
-    """This thread's worker for `setup`: made on first use and kept while groups of the same setup (same
-    token) arrive, so its caches carry from one group to its neighbour."""
-    current = getattr(_CURRENT, "worker", None)
-    if current is None or not setup.token or current[0] != setup.token:
-        current = _CURRENT.worker = (setup.token, GroupWorker(setup.golden_files, setup.npu_vs_npu, setup.columns))
-    return current[1]
-
-
-@without_gc  # (around the encoding too: the rows are gone before the collector runs again)
-def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> list[GroupResult]:
-    """Neighbouring groups in one worker, in order: each group's CSV text, bytes read and unreadable files
-    (the bytes, files and row digest of the whole batch come with its first group)."""
-    before = worker.bytes_read
-    columns = worker.columns
-    texts, digest = encode_groups(worker.run_groups(groups), worker.npu_vs_npu, columns.overflow, columns.sequence)
-    unreadable, worker.unreadable = worker.unreadable, {}
-    results: list[GroupResult] = [(text, 0, {}, None) for text in texts]
-    if results:
-        results[0] = (texts[0], worker.bytes_read - before, unreadable, digest)
-    return results
-
-
-def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> list[GroupResult]:
-    """A batch of neighbouring groups in one worker process, in order (a Dask task)."""
-    return run_batch(worker_for(setup), groups)

@@ -2,7 +2,7 @@
 
 `connect(address)` opens a client for the whole command and yields a DaskExecutor, the GroupExecutor of a
 cluster (compare_executors.py has the local ones). Each task is a batch of neighbouring groups, run by
-compare_worker.run_groups in a worker process that reads the dump and golden files itself from a
+worker_tasks.run_groups in a worker process that reads the dump and golden files itself from a
 filesystem it shares with this machine: tasks carry paths, never arrays. The WorkerSetup (the golden
 index) is one task per run whose result every worker fetches once (a lost copy is made again); each
 worker thread keeps one GroupWorker per setup token.
@@ -24,7 +24,7 @@ import os
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from precision_tool.analysis.compare.engine.compare_worker import GroupResult, WorkerSetup
+from precision_tool.analysis.compare.engine.worker_tasks import GroupResult, WorkerSetup
 from precision_tool.analysis.compare.matching import GroupPlan
 from precision_tool.errors import PrecisionToolError
 
@@ -186,7 +186,7 @@ class DaskExecutor:
 
     # --- GroupExecutor -------------------------------------------------------------------------------
     def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
-        from precision_tool.analysis.compare.engine.compare_worker import run_groups
+        from precision_tool.analysis.compare.engine.worker_tasks import run_groups
 
         distributed = _distributed()
         groups = list(groups)

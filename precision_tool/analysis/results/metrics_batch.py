@@ -69,6 +69,11 @@ class MetricsBatch:
         self.elements += x.size
         return len(self._pairs) - 1
 
+    def add_flat(self, x: np.ndarray, y: np.ndarray, scalar: bool, npu_file: str, golden_file: str) -> None:
+        """`add` of flat arrays whose NPU shape's scalar rule (metrics.is_scalar_shape) is already known."""
+        self._pairs.append((x, y, scalar, npu_file, golden_file))
+        self.elements += x.size
+
     def compute(self) -> list[TensorMetrics]:
         """The metrics of every queued pair, then an empty batch."""
         pairs, self._pairs, self.elements = self._pairs, [], 0

@@ -85,3 +85,45 @@ def test_kinds_the_general_way_must_handle_get_no_recipe(tmp_path: Path) -> None
     short = TensorHeader("output", 0, int(DataType.FLOAT16), int(Format.NC1HWC0), tuple(device.shape), host_shape,
                          device.nbytes - 2, 0)  # a block too small for its shape
     assert recipes.get(short, match, "NC1HWC0", "NCHW", True, host_shape, tmp_path / "dump") is None
+
+
+def _worker_texts(net, monkeypatch, shortcut: bool) -> tuple[list[str], int]:  # type: ignore[no-untyped-def]
+    """The CSV text of every group of `net`, as one worker writes it; and how many kinds took the shortcut."""
+    from precision_tool.analysis.compare import network_compare as nc
+    from precision_tool.analysis.compare.engine.compare_worker import GroupWorker
+    from precision_tool.analysis.compare.engine.worker_tasks import run_batch
+
+    spec = nc.RunSpec("case", str(net.dump_dir), "result.csv", golden_dir=str(net.golden_dir),
+                      graph_path=str(net.graph_txt))
+    plan, golden = nc.plan_run(spec)
+    worker = GroupWorker(golden, plan.npu_vs_npu)
+    with monkeypatch.context() as patch:
+        if not shortcut:
+            patch.setattr(GroupWorker, "_small_pair", lambda self, *args: None)
+        texts = [result[0] for result in run_batch(worker, plan.groups)]
+    return texts, sum(kind is not None for kind in worker._kinds.values())
+
+
+def test_the_kind_shortcut_writes_what_the_general_way_writes(tmp_path: Path, monkeypatch, make_net) -> None:  # type: ignore[no-untyped-def]
+    """_small_pair decides once per kind what _golden_pair decides per tensor: every device layout, dtype,
+    scalar, NaN, all-zero, bool, bf16 and missing golden of the test network, and a chain of tiny ops whose
+    inputs repeat the outputs before them, give the same rows either way."""
+    net = make_net(tmp_path / "pd", chain=30, elements=64)
+    fast, shortcuts = _worker_texts(net, monkeypatch, shortcut=True)
+    general, _ = _worker_texts(net, monkeypatch, shortcut=False)
+    assert shortcuts >= 5  # the NC1HWC0, FRACTAL_Z, FRACTAL_NZ, ND and chain kinds at least
+    assert fast == general
+
+
+@pytest.mark.filterwarnings("ignore:Casting complex values to real")  # (metrics.py's own rule for complex)
+def test_a_golden_that_breaks_its_kind_takes_the_general_way(tmp_path: Path, monkeypatch, make_net) -> None:  # type: ignore[no-untyped-def]
+    """Two tensors of one NPU kind whose goldens differ in size or are not numbers: each gets the row the
+    general way writes (a shape mismatch, complex metrics), not the first one's decision."""
+    net = make_net(tmp_path / "pd", chain=6, elements=64)
+    goldens = sorted(net.golden_dir.glob("chain_op_*.npy"))
+    np.save(goldens[2], np.ones(65, np.float32))  # one element more: a shape mismatch row
+    np.save(goldens[4], np.ones(64, np.complex64))  # not a real number: metrics.py's own rules
+    fast, _ = _worker_texts(net, monkeypatch, shortcut=True)
+    general, _ = _worker_texts(net, monkeypatch, shortcut=False)
+    assert fast == general
+    assert any("Due to the different shapes" in text for text in fast)

@@ -73,6 +73,12 @@ class GroupWorker:
         self._whole: dict[int, bytes] = {}
         """id(DumpFile) → the whole file, for the dumps of the op being compared that were read whole."""
         self.recipes = Recipes()
+        self._kinds: dict[tuple[Any, ...], Any] = {}
+        """_small_pair's decisions by kind of tensor (None: the kind takes the general way)."""
+        self._batched = type(self).measure is GroupWorker.measure  # (a subclass sees every pair: report_tensors.py)
+        import numpy as np
+
+        self._ndarray = np.ndarray
 
     def note_unreadable(self, exc: PrecisionToolError, fallback: Any) -> None:
         if isinstance(exc, FormatError):
@@ -270,13 +276,12 @@ class GroupWorker:
                 reasons.append(f"[{op.name}] {match.problem}")
             return _failed(header, *reasons)
         golden, golden_shape, golden_dtype = self.golden(golden_path)
-        npu_format = format_name(header.format)
-        layout = (match.golden.layout or npu_format).upper()
-        if match.golden.guess_layout:
-            layout = usual_host_layout(npu_format, len(golden_shape))
-        # msaccucmp converts unless the target is ND from a plain layout, or the NPU shape is scalar-like
-        convert = not (layout == "ND" and npu_format not in ("FRACTAL_NZ", "NDC1HWC0")) \
-            and not is_scalar_shape(header.shape)
+        whole = self._whole.get(id(dump))
+        if whole is not None and self._batched and golden.__class__ is self._ndarray:
+            cells = self._small_pair(dump, header, match, golden, golden_shape, golden_dtype, whole, golden_path)
+            if cells is not None:
+                return cells
+        npu_format, layout, convert = _conversion(header, match.golden, golden_shape)
         if not convert and header.element_count > LEAF_ELEMENTS and header.data_type not in (27,):
             # big and flat: stream from the file, never hold it
             from precision_tool.formats.npu.dump_types import numpy_dtype_of
@@ -285,7 +290,6 @@ class GroupWorker:
                                        header.element_count)
             shape: tuple[int, ...] = (header.element_count,)
         else:
-            whole = self._whole.get(id(dump))
             recipe = None if whole is None else \
                 self.recipes.get(header, match, npu_format, layout, convert, golden_shape, dump.path)
             if recipe is not None:  # a small tensor of a kind already worked out (tensor_recipes.py)
@@ -312,6 +316,45 @@ class GroupWorker:
             shape, npu_dtype, golden_dtype = tuple(header.shape), "float64", "float64"
         metrics = self._metrics(x_source, y_source, shape, str(dump.path), golden_path)
         return npu_dtype, golden_dtype, shape_text(shape), metrics, NAN_TEXT
+
+    def _small_pair(self, dump: Any, header: Any, match: TensorMatch, golden: Any, golden_shape: tuple[int, ...],
+                    golden_dtype: str, whole: bytes, golden_path: str) -> PairCells | None:
+        """_golden_pair's answer for a small tensor read whole, queued for the batch; None: take the general
+        way. Everything but the bytes is decided once per kind of tensor (`_kind`), not per tensor: at 20,000
+        small ops those decisions cost more than the tensor's own reading."""
+        ref = match.golden
+        key = (header.data_type, header.format, header.shape, header.original_shape, header.size,
+               header.sub_format, ref.layout, ref.origin_shape, ref.guess_layout, golden_shape)
+        kind = self._kinds.get(key, _UNSEEN)
+        if kind is _UNSEEN:
+            if len(self._kinds) >= KEPT_KINDS:
+                self._kinds.clear()
+            kind = self._kinds[key] = self._kind(dump, header, match, golden, golden_shape)
+        if kind is None or golden.dtype.kind not in "iuf":
+            return None
+        recipe, npu_dtype, shape_cells, scalar = kind
+        self.bytes_read += header.size
+        self.batch.add_flat(recipe.values(whole, header.offset), golden.reshape(-1), scalar, str(dump.path),
+                            golden_path)
+        metrics = PendingMetrics(NOT_YET)
+        self._pending.append(metrics)  # (as _metrics queues a tiny pair: the batch is measured at the end)
+        return npu_dtype, golden_dtype, shape_cells, metrics, NAN_TEXT
+
+    def _kind(self, dump: Any, header: Any, match: TensorMatch, golden: Any,
+              golden_shape: tuple[int, ...]) -> tuple[Any, str, str, bool] | None:
+        """What every small tensor of this kind gets in _golden_pair (the same steps, taken once): its recipe,
+        dtype text, compared shape and scalar rule; None when the kind takes the general way (no recipe,
+        sizes that differ, a pair too big for the batch)."""
+        npu_format, layout, convert = _conversion(header, match.golden, golden_shape)
+        if not convert and header.element_count > LEAF_ELEMENTS:
+            return None
+        recipe = self.recipes.get(header, match, npu_format, layout, convert, golden_shape, dump.path)
+        if recipe is None:
+            return None
+        size = recipe.count if recipe.index is None else recipe.index.size
+        if not 0 < size <= TINY_PAIR or size != golden.size or recipe.dtype.kind not in "iuf":
+            return None
+        return recipe, _dtype_text(header), shape_text(recipe.shape), is_scalar_shape(recipe.shape)
 
     def _metrics(self, x: Any, y: Any, shape: tuple[int, ...], npu_file: str, golden_file: str) -> TensorMetrics:
         """Metrics, reused when this golden was just compared with identical NPU values (output → next input);
@@ -356,6 +399,9 @@ class GroupWorker:
 
 
 NOT_YET = (NAN_TEXT,) * len(METRIC_NAMES)
+_UNSEEN = object()
+KEPT_KINDS = 1024
+"""Kinds of small tensor remembered at once (a network has tens; forgotten all at once past this)."""
 
 
 class PendingMetrics(TensorMetrics):
@@ -409,6 +455,17 @@ def _dtype_text(header: Any) -> str:
                 text = NAN_TEXT
         _DTYPE_TEXTS[header.data_type] = text
     return text
+
+
+def _conversion(header: Any, golden: Any, golden_shape: tuple[int, ...]) -> tuple[str, str, bool]:
+    """(NPU format, golden layout, whether the NPU tensor is converted to that layout) as msaccucmp decides:
+    it converts unless the target is ND from a plain layout, or the NPU shape is scalar-like."""
+    npu_format = format_name(header.format)
+    layout = (golden.layout or npu_format).upper()
+    if golden.guess_layout:
+        layout = usual_host_layout(npu_format, len(golden_shape))
+    convert = not (layout == "ND" and npu_format not in ("FRACTAL_NZ", "NDC1HWC0")) and not is_scalar_shape(header.shape)
+    return npu_format, layout, convert
 
 
 PairCells = tuple[str, str, str, TensorMetrics, str]

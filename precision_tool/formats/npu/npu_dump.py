@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 NANO_MAGIC = 0x5A5A5A5A
 MAPPING_FILE = "mapping.csv"
 _MAX_HEADER_BYTES = 1 << 30
+FIRST_READ = 1 << 16
+"""Bytes read first when a small file is wanted whole: a shorter answer is the whole file, so most dumps of a
+network of small tensors need no stat (golden.py reads its small files the same way)."""
 _MAX_RANK = 32  # numpy stops at 64; no NPU layout has more than 6 dimensions
 
 
@@ -328,15 +331,21 @@ def _read_header_bytes(path: str | os.PathLike[str], whole_below: int = 0) -> tu
     except OSError as exc:
         raise FormatError(path, f"cannot open ({exc.strerror})") from None
     try:
-        file_size = os.fstat(fd).st_size
+        first = os.pread(fd, FIRST_READ, 0) if whole_below else b""
+        if len(first) < FIRST_READ and whole_below:  # all of it (a short read of a file ends only at its end)
+            file_size = len(first)
+            head = first
+            whole = first if file_size <= whole_below else None
+        else:
+            file_size = os.fstat(fd).st_size
+            if file_size <= whole_below:
+                head = whole = os.pread(fd, file_size, 0)
+                if len(whole) != file_size:
+                    raise FormatError(path, f"the file changed while it was read ({len(whole)} of {file_size} bytes came)")
+            else:
+                head = first or os.pread(fd, 12, 0)
         if file_size == 0:
             raise FormatError(path, "the file is empty; it is not an NPU dump (was the dump interrupted?)")
-        if file_size <= whole_below:
-            head = whole = os.pread(fd, file_size, 0)
-            if len(whole) != file_size:
-                raise FormatError(path, f"the file changed while it was read ({len(whole)} of {file_size} bytes came)")
-        else:
-            head = os.pread(fd, 12, 0)
         if len(head) < 8:
             raise FormatError(path, f"only {file_size} bytes, shorter than the 8-byte header length; not an NPU dump")
         is_nano = len(head) >= 12 and struct.unpack_from("<I", head, 8)[0] == NANO_MAGIC

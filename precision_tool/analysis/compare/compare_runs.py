@@ -27,7 +27,7 @@ from precision_tool.analysis.compare.matching import (
     plan_npu_compare,
 )
 from precision_tool.analysis.results.results import (
-    PARTIAL_SUFFIX, CompareSummary, RowDigest, summarize_digest,
+    PARTIAL_SUFFIX, CompareSummary, OpResult, RowDigest, op_results, summarize_digest,
 )
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
@@ -331,20 +331,35 @@ def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: 
     spec = flight.spec
     nbytes = 0
     unreadable: dict[str, str] = {}
-    digest = RowDigest()
+    op_labels = labels(spec) if labels is not None else None  # (made while the workers compare the first groups)
+    digest = _LabelledDigest(op_labels)
     started = flight.compare
     if started is not None:
         nbytes = finish_plan(started, progress=progress, label=spec.label, unreadable=unreadable, digest=digest)
-    op_labels = labels(spec) if labels is not None else None
     if started is not None and not started.resume:
         # the workers digested the rows they wrote: the CSV is not read back
         summary = summarize_digest(digest, flight.csv_path, threshold, name_only=spec.name_only,
                                    labels=op_labels, npu_vs_npu=started.plan.npu_vs_npu,
-                                   overflow_column=started.columns.overflow)
+                                   overflow_column=started.columns.overflow, ops=digest.results)
     else:  # a resumed run: its earlier rows are only in the CSV
         summary = summarize_result_csv(flight.csv_path, threshold, name_only=spec.name_only, labels=op_labels)
     return CompareRun(spec, flight.csv_path, summary, flight.plan.warnings, len(flight.plan.groups),
                       time.perf_counter() - flight.started, nbytes, tuple(sorted(unreadable.items())))
+
+
+class _LabelledDigest(RowDigest):
+    """A run's digest whose ops become OpResults under their labels as each batch of rows arrives: the parent
+    does while the workers compare what it would do after them (0.1-0.2 s at 20,000 ops)."""
+
+    def __init__(self, labels: "OpLabels | None") -> None:
+        super().__init__()
+        self.labels = labels
+        self.results: list[OpResult] = []
+
+    def extend(self, other: RowDigest) -> None:
+        self.results.extend(op_results(other.ops, self.labels))
+        self.rows += other.rows
+        self.compared += other.compared
 
 
 def _stats_run(spec: RunSpec, csv_path: Path, started: float,

@@ -458,10 +458,10 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
 @without_gc_keeping  # (the summary lives on, acyclic: not rescanned by the collector's next pass)
 def summarize_digest(digest: RowDigest, path: Path, threshold: float = 0.98, *, name_only: bool = False,
                      labels: "OpLabels | None" = None, npu_vs_npu: bool = False, overflow_column: bool = False,
-                     problems: tuple[str, ...] = ()) -> CompareSummary:
+                     problems: tuple[str, ...] = (), ops: list[OpResult] | None = None) -> CompareSummary:
     """summarize() of the rows `digest` was made of, written to `path` (npu_vs_npu: its header has two
-    Address columns; overflow_column: an OverFlow column)."""
-    ops = op_results(digest.ops, labels)
+    Address columns; overflow_column: an OverFlow column). `ops`: op_results(digest.ops, labels), already made."""
+    ops = op_results(digest.ops, labels) if ops is None else ops
     abnormal = tuple(op for op in ops if op.failing_outputs(threshold))
     divergent = next((op for op in abnormal if not op.failing_inputs(threshold)), None)
     first_failure: FirstFailure | None = None

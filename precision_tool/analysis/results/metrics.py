@@ -99,7 +99,7 @@ class TensorSource(Protocol):
     def read(self, start: int, stop: int) -> np.ndarray: ...
 
 
-@dataclass(frozen=True)
+@dataclass  # not frozen: made once per golden tensor, and a frozen one costs four times as much to make
 class ArraySource:
     """A tensor already in memory."""
 

@@ -297,11 +297,9 @@ def _dump_file(path: Path, name: DumpName | None, file_size: int, header_length:
     if offset < file_size:
         warnings.append(f"{file_size - offset} bytes after the last data block are ignored")
     attrs = tuple((a.name, a.value) for a in message.attr) if message.attr else ()
-    return DumpFile(
-        path=path, name=name, op_name=message.op_name, version=message.version,
-        dump_time=int(message.dump_time), inputs=tuple(inputs), outputs=tuple(outputs),
-        warnings=tuple(warnings), file_size=file_size, attrs=attrs,
-    )
+    # positional: made per dump file, where keywords cost a third more
+    return DumpFile(path, name, message.op_name, message.version, message.dump_time, tuple(inputs), tuple(outputs),
+                    tuple(warnings), file_size, attrs)
 
 
 def count_dump_tensors(path: str | os.PathLike[str]) -> tuple[int, int]:
@@ -404,17 +402,25 @@ def _tensor_header(
     path: Path, kind: str, index: int, item: Any, offset: int,
     origin_name: str | None, origin_output_index: int | None,
 ) -> TensorHeader:
-    data_type = int(item.data_type)
-    if data_type not in DataType._value2member_map_:
-        raise FormatError(path, f"{kind} {index} has unknown data type number {data_type}; the file is damaged or newer than this tool")
-    raw_format = int(item.format)
-    fmt = raw_format & 0xFF
-    if not is_known_format(fmt):
-        raise FormatError(path, f"{kind} {index} has unknown format number {fmt}; the file is damaged or newer than this tool")
+    data_type = item.data_type  # (protobuf's integers: no int() needed)
+    raw_format = item.format
+    if (data_type, raw_format) not in _KNOWN_KINDS:  # checked once per pair (a network has a handful)
+        if data_type not in DataType._value2member_map_:
+            raise FormatError(path, f"{kind} {index} has unknown data type number {data_type}; the file is damaged "
+                                    "or newer than this tool")
+        if not is_known_format(raw_format & 0xFF):
+            raise FormatError(path, f"{kind} {index} has unknown format number {raw_format & 0xFF}; the file is "
+                                    "damaged or newer than this tool")
+        if len(_KNOWN_KINDS) < 4096:
+            _KNOWN_KINDS.add((data_type, raw_format))
     # positional: a dataclass made per tensor, where keywords cost a third more
-    return TensorHeader(kind, index, data_type, fmt, tuple(item.shape.dim), tuple(item.original_shape.dim),
-                        int(item.size), offset, int(item.address), int(item.sub_format), origin_name,
-                        origin_output_index, raw_format)
+    return TensorHeader(kind, index, data_type, raw_format & 0xFF, tuple(item.shape.dim),
+                        tuple(item.original_shape.dim), item.size, offset, item.address, item.sub_format,
+                        origin_name, origin_output_index, raw_format)
+
+
+_KNOWN_KINDS: set[tuple[int, int]] = set()
+"""(data type, raw format) pairs already found known."""
 
 
 def read_tensor(dump: DumpFile, tensor: TensorHeader, data: bytes | None = None) -> "np.ndarray":

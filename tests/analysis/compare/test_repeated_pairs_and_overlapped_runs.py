@@ -94,3 +94,45 @@ def test_a_run_that_cannot_be_planned_still_lets_the_run_in_flight_finish(tmp_pa
         raise AssertionError("a run without its dump folder must fail")
     assert (out / "a.csv").is_file() and (out / "b.csv").is_file()  # b was in flight when "gone" failed
     assert not list(out.glob("*.partial"))
+
+
+def test_an_output_read_again_as_the_next_input_gives_msaccucmps_rows(make_case, reference_tool: Path,  # type: ignore[no-untyped-def]
+                                                                        monkeypatch) -> None:
+    """A small tensor's bytes met again with the same golden (an output dumped again as its consumer's input)
+    take the first pair's metrics: queued or already measured (a later batch), and measured again when the
+    first pair's reasons name its own file (all-zero data). The rows are msaccucmp's, and those the general
+    way writes, batch by batch."""
+    from precision_tool.analysis.compare import network_compare as nc
+    from precision_tool.analysis.compare.engine.worker_tasks import run_batch
+    from precision_tool.formats.npu.npu_dump_write import TensorSpec
+
+    make, nd_desc, _, _ = make_case
+    rng = np.random.default_rng(11)
+    case = make()
+    previous, previous_npu = None, None
+    for k in range(6):
+        name = f"op{k}"
+        golden = rng.standard_normal(48).astype(np.float32)
+        npu = np.zeros(48, np.float16) if k == 2 else golden.astype(np.float16)  # op2's NPU output all zero
+        case.golden(name, 0, golden)
+        case.op(name, "Add", [f"{previous}:0"] if previous else [], outputs=[nd_desc((48,))], original=[name])
+        case.dump("Add", name, [TensorSpec(previous_npu)] if previous else [], [TensorSpec(npu)])
+        previous, previous_npu = name, npu
+    # the same bytes once more, dumped as int16: another kind of tensor, so measured on their own
+    case.op("as_int", "Cast", [f"{previous}:0"], outputs=[nd_desc((48,))], original=["as_int"])
+    case.golden("as_int", 0, rng.standard_normal(48).astype(np.float32))
+    case.dump("Cast", "as_int", [TensorSpec(previous_npu.view(np.int16))], [TensorSpec(previous_npu)])
+    ours = case.run_ours()
+    assert ours == case.run_reference(reference_tool)
+    assert sum("All the data is zero" in row[-1] for row in ours) == 2  # op2's output and op3's input, each its own file
+    spec = nc.RunSpec("case", str(case.dump_dir), "r.csv", golden_dir=str(case.golden_dir), graph_path=str(case.graph_txt))
+    plan, golden_files = nc.plan_run(spec)
+    texts = {}
+    for shortcut in (True, False):
+        worker = GroupWorker(golden_files, False)
+        with monkeypatch.context() as patch:
+            if not shortcut:
+                patch.setattr(GroupWorker, "_small_pair", lambda self, *args: None)
+            # two batches: op3's input meets op2's output measured already, op1's meets op0's still queued
+            texts[shortcut] = [r[0] for part in (plan.groups[:3], plan.groups[3:]) for r in run_batch(worker, part)]
+    assert texts[True] == texts[False]

@@ -75,6 +75,9 @@ class GroupWorker:
         self.recipes = Recipes()
         self._kinds: dict[tuple[Any, ...], Any] = {}
         """_small_pair's decisions by kind of tensor (None: the kind takes the general way)."""
+        self._twins: dict[tuple[str, bytes], tuple[Any, PendingMetrics, str]] = {}
+        """(golden file, a small tensor's stored bytes) → its kind, metrics and NPU file, for the last
+        KEPT_TWINS pairs _small_pair queued."""
         self._batched = type(self).measure is GroupWorker.measure  # (a subclass sees every pair: report_tensors.py)
         import numpy as np
 
@@ -116,7 +119,11 @@ class GroupWorker:
         except PrecisionToolError as exc:
             self.note_unreadable(exc, path)
             raise
-        if source.size <= LEAF_ELEMENTS:
+        if source.__class__ is ArraySource:  # (read whole already)
+            array = source.array.reshape(shape)
+            self.bytes_read += array.nbytes
+            entry = (array, shape, dtype)
+        elif source.size <= LEAF_ELEMENTS:
             array = source.read(0, source.size).reshape(shape)
             self.bytes_read += array.nbytes
             entry = (array, shape, dtype)
@@ -334,10 +341,26 @@ class GroupWorker:
             return None
         recipe, npu_dtype, shape_cells, scalar = kind
         self.bytes_read += header.size
-        self.batch.add_flat(recipe.values(whole, header.offset), golden.reshape(-1), scalar, str(dump.path),
-                            golden_path)
+        npu_file = str(dump.path)
+        # an output read again as the next op's input: the same bytes, kind and golden give the same metrics
+        stored = whole[header.offset:header.offset + header.size]
+        twin = self._twins.get((golden_path, stored))
+        if twin is not None and twin[0] is kind:
+            earlier, earlier_file = twin[1], twin[2]
+            if earlier.values is NOT_YET:  # still queued: filled from it when the batch is measured
+                metrics: TensorMetrics = CopiedMetrics(NOT_YET, source=earlier, source_file=earlier_file, pair=(
+                    ArraySource(recipe.values(whole, header.offset)), ArraySource(golden.reshape(-1)), recipe.shape,
+                    npu_file, golden_path))
+                self._copies.append(metrics)  # type: ignore[arg-type]
+                return npu_dtype, golden_dtype, shape_cells, metrics, NAN_TEXT
+            if not any(earlier_file in reason for reason in earlier.reasons):
+                return npu_dtype, golden_dtype, shape_cells, earlier, NAN_TEXT
+        self.batch.add_flat(recipe.values(whole, header.offset), golden.reshape(-1), scalar, npu_file, golden_path)
         metrics = PendingMetrics(NOT_YET)
         self._pending.append(metrics)  # (as _metrics queues a tiny pair: the batch is measured at the end)
+        self._twins[(golden_path, stored)] = (kind, metrics, npu_file)
+        if len(self._twins) > KEPT_TWINS:
+            del self._twins[next(iter(self._twins))]
         return npu_dtype, golden_dtype, shape_cells, metrics, NAN_TEXT
 
     def _kind(self, dump: Any, header: Any, match: TensorMatch, golden: Any,
@@ -401,6 +424,9 @@ class GroupWorker:
 NOT_YET = (NAN_TEXT,) * len(METRIC_NAMES)
 _UNSEEN = object()
 KEPT_KINDS = 1024
+KEPT_TWINS = 64
+"""Small pairs remembered for an identical pair read again (an op's output is its consumers' input: the
+next ops, mostly; 64 pairs of at most TINY_PAIR elements hold at most 4 MB)."""
 """Kinds of small tensor remembered at once (a network has tens; forgotten all at once past this)."""
 
 

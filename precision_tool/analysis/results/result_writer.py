@@ -91,13 +91,10 @@ def csv_line(cells: Sequence[str]) -> str:
     (tests/analysis/results/test_result_writer_quoting.py holds it to the writer on hostile cells)."""
     if len(cells) == 1 and not cells[0]:
         return '""\r\n'  # (the writer's one quoted empty cell: a bare CRLF would read back as no row at all)
-    return ",".join([_quoted(cell) for cell in cells]) + "\r\n"
-
-
-def _quoted(cell: str) -> str:
-    if "," in cell or '"' in cell or "\n" in cell or "\r" in cell:
-        return '"' + cell.replace('"', '""') + '"'
-    return cell
+    # (the test inline: a function call per cell costs a fifth of the row)
+    return ",".join([
+        ('"' + cell.replace('"', '""') + '"') if ("," in cell or '"' in cell or "\n" in cell or "\r" in cell) else cell
+        for cell in cells]) + "\r\n"
 
 
 def encode_rows(rows: Iterable[CompareRow], npu_vs_npu: bool, overflow: bool = False, sequence: bool = False) -> str:

@@ -148,5 +148,5 @@ def _index_from_json(tree: dict[str, Any]) -> DumpIndex:
         op = str(op)
         by_op[op] = parents[number] / str(file_name)
         names[op] = DumpName(str(op_type), str(op_name), int(task_id), None if stream_id is None else int(stream_id),
-                             int(timestamp_us), tuple(int(value) for value in extra))
+                             int(timestamp_us), tuple(map(int, extra)) if extra else ())
     return index

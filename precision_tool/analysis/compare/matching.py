@@ -24,8 +24,8 @@ DEQUANT_NAME_ENDINGS = ("_dequant_layer", "AscendDequant", "_dequant")
 """An op whose name ends so (or of type AscendDequant) has its inputs skipped, as in msaccucmp."""
 
 
-@dataclass(frozen=True)
-class GoldenRef:
+@dataclass(unsafe_hash=True)  # hashable (a plan keeps each distinct one once); never changed after it is made,
+class GoldenRef:  # but not frozen: a plan makes one per golden tensor, and a frozen one costs four times as much
     """Where one NPU tensor's golden counterpart is expected."""
 
     op_name: str
@@ -43,7 +43,7 @@ class GoldenRef:
         return golden_key(self.op_name, self.index)
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # as GoldenRef: hashable, never changed, not frozen (made per tensor)
 class TensorMatch:
     """The golden of one NPU tensor, or why there is none."""
 

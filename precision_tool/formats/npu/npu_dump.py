@@ -34,8 +34,8 @@ _MAX_RANK = 32  # numpy stops at 64; no NPU layout has more than 6 dimensions
 
 
 # --- file names ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DumpName:
+@dataclass(unsafe_hash=True)  # hashable and never changed, but not frozen: made per dump file (a frozen one costs
+class DumpName:  # four times as much to make)
     """What a dump file's name says. `extra` holds FFTS+ names' four trailing fields, else ()."""
 
     op_type: str

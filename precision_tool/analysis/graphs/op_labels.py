@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from precision_tool.errors import PrecisionToolError
 
 
-@dataclass(frozen=True)
+@dataclass(unsafe_hash=True)  # hashable and never changed, not frozen: a run makes one per op (20,000 and more)
 class OpLabel:
     index: str
     """The op's id in the Build graph (`ni` shows it as Id)."""
@@ -69,14 +69,15 @@ def labels_of_ops(source: str, ops: Iterable[tuple[int, str]]) -> OpLabels:
     from precision_tool.formats.npu.npu_dump import sanitize_op_name
 
     labels = OpLabels(source)
+    by_name = labels.by_name
     clashes: set[str] = set()
     for op_id, name in ops:
         label = OpLabel(str(op_id), name)
-        for key in {name, sanitize_op_name(name)}:
-            seen = labels.by_name.get(key)
-            if seen is not None and seen != label:
+        spelled = sanitize_op_name(name)
+        for key in (name, spelled) if spelled != name else (name,):
+            seen = by_name.setdefault(key, label)
+            if seen is not label and seen != label:
                 clashes.add(key)
-            labels.by_name.setdefault(key, label)
     for key in clashes:
         del labels.by_name[key]
     return labels

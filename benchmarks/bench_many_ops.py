@@ -11,9 +11,11 @@ workspace (default 20,000 ops: 38,185 files, 60 MB with the graph), then, side b
 - with `--reference`, msaccucmp's `compare` on the same dump, golden folder and graph (as atc JSON): about
   18 minutes at 20,000 ops on 2 cores; the rows are checked identical.
 
-Each is run `--repeat` times, alternating; medians count. `--phases` also times the phases of one
-comparison inside one process (graph, plan, compare on the local pool, summary) and prints a profile of
-the worker's hottest functions: where the time goes.
+Each is run `--repeat` times, alternating; medians count. The speed of a shared machine moves from minute
+to minute, so each warm `vc` is also set against the plain read run just before it, and the median of those
+round-by-round ratios is printed with its verdict beside the ratio of the medians. `--phases` also times
+the phases of one comparison inside one process (graph, plan, compare on the local pool, summary) and
+prints a profile of the worker's hottest functions: where the time goes.
 
 With `--baseline CHECKOUT` the warm `vc` of another checkout of the tool (a git worktree of an earlier commit)
 runs alternately with ours on the same files (in a workspace of its own that links to them, so that caches
@@ -181,8 +183,8 @@ def main() -> int:
             run_vc(baseline_root, env, cold=True, cli=baseline)  # its caches written once, untimed
         reads, colds, warms, befores = [], [], [], []
         for _ in range(args.repeat):
-            reads.append(plain_read(root)[0])
             colds.append(run_vc(root, env, cold=True))
+            reads.append(plain_read(root)[0])  # (just before the warm vc: the two are side by side in time)
             warms.append(run_vc(root, env, cold=False))
             if baseline:
                 befores.append(run_vc(baseline_root, env, cold=False, cli=baseline))
@@ -196,6 +198,11 @@ def main() -> int:
                 f"   {median / floor:4.1f}x the plain read (target {TARGET:.0f}x: "
                 f"{'meets' if median <= TARGET * floor else 'MISSES'})")
             print(f"{label:<11} median {median:6.2f} s  runs {', '.join(f'{t:.2f}' for t in times)}{ratio}")
+        # the machine's speed moves from minute to minute: each warm vc against the plain read just before it
+        pairs = [warm / read for warm, read in zip(warms, reads)]
+        median = statistics.median(pairs)
+        print(f"vc, warm / the plain read before it, round by round: median {median:.1f}x (target {TARGET:.0f}x: "
+              f"{'meets' if median <= TARGET else 'MISSES'})  rounds {', '.join(f'{r:.1f}' for r in pairs)}")
         if baseline:
             print(f"baseline   {args.baseline}: warm vc {statistics.median(befores) / statistics.median(warms):.2f}x "
                   "ours")

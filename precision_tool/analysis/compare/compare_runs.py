@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from dataclasses import dataclass
@@ -331,11 +332,11 @@ def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: 
     spec = flight.spec
     nbytes = 0
     unreadable: dict[str, str] = {}
-    op_labels = labels(spec) if labels is not None else None  # (made while the workers compare the first groups)
-    digest = _LabelledDigest(op_labels)
+    digest = _LabelledDigest(lambda: labels(spec) if labels is not None else None)
     started = flight.compare
     if started is not None:
         nbytes = finish_plan(started, progress=progress, label=spec.label, unreadable=unreadable, digest=digest)
+    op_labels = digest.labels
     if started is not None and not started.resume:
         # the workers digested the rows they wrote: the CSV is not read back
         summary = summarize_digest(digest, flight.csv_path, threshold, name_only=spec.name_only,
@@ -349,12 +350,17 @@ def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: 
 
 class _LabelledDigest(RowDigest):
     """A run's digest whose ops become OpResults under their labels as each batch of rows arrives: the parent
-    does while the workers compare what it would do after them (0.1-0.2 s at 20,000 ops)."""
+    does while the workers compare what it would do after them (0.1-0.2 s at 20,000 ops). The labels are
+    made with the first rows, inside finish_plan: Ctrl-C then still leaves the rows so far in the .partial."""
 
-    def __init__(self, labels: "OpLabels | None") -> None:
+    def __init__(self, make_labels: Callable[[], "OpLabels | None"]) -> None:
         super().__init__()
-        self.labels = labels
+        self._make_labels = make_labels
         self.results: list[OpResult] = []
+
+    @functools.cached_property
+    def labels(self) -> "OpLabels | None":
+        return self._make_labels()
 
     def extend(self, other: RowDigest) -> None:
         self.results.extend(op_results(other.ops, self.labels))

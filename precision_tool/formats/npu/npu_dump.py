@@ -339,7 +339,8 @@ def _read_header_bytes(path: str | os.PathLike[str], whole_below: int = 0) -> tu
             if file_size <= whole_below:
                 head = whole = os.pread(fd, file_size, 0)
                 if len(whole) != file_size:
-                    raise FormatError(path, f"the file changed while it was read ({len(whole)} of {file_size} bytes came)")
+                    raise FormatError(path, f"the file changed while it was read ({len(whole)} of {file_size} "
+                                            "bytes came)")
             else:
                 head = first or os.pread(fd, 12, 0)
         if file_size == 0:

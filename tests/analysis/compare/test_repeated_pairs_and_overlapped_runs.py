@@ -124,8 +124,10 @@ def test_an_output_read_again_as_the_next_input_gives_msaccucmps_rows(make_case,
     case.dump("Cast", "as_int", [TensorSpec(previous_npu.view(np.int16))], [TensorSpec(previous_npu)])
     ours = case.run_ours()
     assert ours == case.run_reference(reference_tool)
-    assert sum("All the data is zero" in row[-1] for row in ours) == 2  # op2's output and op3's input, each its own file
-    spec = nc.RunSpec("case", str(case.dump_dir), "r.csv", golden_dir=str(case.golden_dir), graph_path=str(case.graph_txt))
+    # op2's output and op3's input, each naming its own file
+    assert sum("All the data is zero" in row[-1] for row in ours) == 2
+    spec = nc.RunSpec("case", str(case.dump_dir), "r.csv", golden_dir=str(case.golden_dir),
+                      graph_path=str(case.graph_txt))
     plan, golden_files = nc.plan_run(spec)
     texts = {}
     for shortcut in (True, False):

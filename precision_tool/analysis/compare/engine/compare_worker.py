@@ -424,10 +424,10 @@ class GroupWorker:
 NOT_YET = (NAN_TEXT,) * len(METRIC_NAMES)
 _UNSEEN = object()
 KEPT_KINDS = 1024
+"""Kinds of small tensor remembered at once (a network has tens; forgotten all at once past this)."""
 KEPT_TWINS = 64
 """Small pairs remembered for an identical pair read again (an op's output is its consumers' input: the
-next ops, mostly; 64 pairs of at most TINY_PAIR elements hold at most 4 MB)."""
-"""Kinds of small tensor remembered at once (a network has tens; forgotten all at once past this)."""
+next ops, mostly). Their bytes come from files read whole, mostly a few KB each."""
 
 
 class PendingMetrics(TensorMetrics):
@@ -490,7 +490,8 @@ def _conversion(header: Any, golden: Any, golden_shape: tuple[int, ...]) -> tupl
     layout = (golden.layout or npu_format).upper()
     if golden.guess_layout:
         layout = usual_host_layout(npu_format, len(golden_shape))
-    convert = not (layout == "ND" and npu_format not in ("FRACTAL_NZ", "NDC1HWC0")) and not is_scalar_shape(header.shape)
+    convert = not (layout == "ND" and npu_format not in ("FRACTAL_NZ", "NDC1HWC0")) \
+        and not is_scalar_shape(header.shape)
     return npu_format, layout, convert
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from precision_tool.analysis.results.metrics import (
     EPS,
+    METRIC_NAMES,
     NAN_TEXT,
     STD_ZERO_BELOW,
     TensorMetrics,
@@ -225,3 +226,24 @@ def _kl_floor(values: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarr
         out[flat] = values[flat]
     # against an array of the floor, as metrics_sweeps does: half the time of against the scalar
     return np.maximum(out, SCRATCH.floor(out.size).reshape(out.shape), out=out)
+
+
+NOT_YET = (NAN_TEXT,) * len(METRIC_NAMES)
+"""The cells of metrics not yet measured."""
+
+
+class PendingMetrics(TensorMetrics):
+    """A row's metrics while its pair waits in the batch; `fill` gives it the batch's answer before the row
+    leaves the worker (filled in place, so the row need not be rebuilt)."""
+
+    def fill(self, metrics: TensorMetrics) -> None:
+        self.values, self.reasons = metrics.values, metrics.reasons
+
+
+class CopiedMetrics(PendingMetrics):
+    """The metrics of a pair whose NPU bytes and golden file are those of a pair still queued: it takes that
+    pair's answer when the batch is measured (an output is read again as the next op's input)."""
+
+    def __init__(self, values: tuple[str, ...], *, source: PendingMetrics, source_file: str, pair: tuple) -> None:
+        super().__init__(values)
+        self.source, self.source_file, self.pair = source, source_file, pair

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from precision_tool.analysis.compare import network_compare as nc
-from precision_tool.analysis.compare.engine.compare_worker import TINY_PAIR, CopiedMetrics, GroupWorker, PendingMetrics
+from precision_tool.analysis.compare.engine.compare_worker import TINY_PAIR, GroupWorker
+from precision_tool.analysis.results.metrics_batch import CopiedMetrics, PendingMetrics
 from precision_tool.analysis.results.metrics import ArraySource, compare_arrays
 from precision_tool.errors import WorkspaceError
 

@@ -21,7 +21,6 @@ from precision_tool.analysis.compare.engine.tensor_recipes import Recipes
 from precision_tool.analysis.compare.matching import GroupPlan, OpPlan, TensorMatch
 from precision_tool.analysis.results.metrics import (
     LEAF_ELEMENTS,
-    METRIC_NAMES,
     NAN_TEXT,
     ArraySource,
     FileSource,
@@ -30,7 +29,9 @@ from precision_tool.analysis.results.metrics import (
     is_scalar_shape,
     not_compared,
 )
-from precision_tool.analysis.results.metrics_batch import MetricsBatch, batchable
+from precision_tool.analysis.results.metrics_batch import (
+    NOT_YET, CopiedMetrics, MetricsBatch, PendingMetrics, batchable,
+)
 from precision_tool.analysis.results.metrics_sweeps import keep_freed_memory
 from precision_tool.analysis.results.result_columns import Columns, overflow_text
 from precision_tool.analysis.results.result_writer import CompareRow
@@ -421,30 +422,12 @@ class GroupWorker:
         return compare_sources(x, y, shape=shape, npu_file=npu_file, golden_file=golden_file)
 
 
-NOT_YET = (NAN_TEXT,) * len(METRIC_NAMES)
 _UNSEEN = object()
 KEPT_KINDS = 1024
 """Kinds of small tensor remembered at once (a network has tens; forgotten all at once past this)."""
 KEPT_TWINS = 64
 """Small pairs remembered for an identical pair read again (an op's output is its consumers' input: the
 next ops, mostly). Their bytes come from files read whole, mostly a few KB each."""
-
-
-class PendingMetrics(TensorMetrics):
-    """A row's metrics while its pair waits in the batch; `fill` gives it the batch's answer before the row
-    leaves the worker (filled in place, so the row need not be rebuilt)."""
-
-    def fill(self, metrics: TensorMetrics) -> None:
-        self.values, self.reasons = metrics.values, metrics.reasons
-
-
-class CopiedMetrics(PendingMetrics):
-    """The metrics of a pair whose NPU bytes and golden file are those of a pair still queued: it takes that
-    pair's answer when the batch is measured (an output is read again as the next op's input)."""
-
-    def __init__(self, values: tuple[str, ...], *, source: PendingMetrics, source_file: str, pair: tuple) -> None:
-        super().__init__(values)
-        self.source, self.source_file, self.pair = source, source_file, pair
 
 
 def _same_bytes(a: Any, b: Any) -> bool:

@@ -35,11 +35,13 @@ LAYERS_ALLOWED = {
 # Between the folders of formats/ and analysis/: who may read whom (formats/* may be read by any of
 # analysis/; the base by everyone). The comparison engine never reads replay or the report; the
 # report's data reads everything below it.
-FORMATS = {"formats.ge", "formats.npu", "formats.tf", "formats.run_config", "formats.loss_record"}
+FORMATS = {"formats.ge", "formats.npu", "formats.tf", "formats.run_config", "formats.loss_record",
+           "formats.small_files"}
 ANALYSIS_ALLOWED = {
+    "formats.small_files": set(),
     "formats.ge": set(),
-    "formats.npu": set(),
-    "formats.tf": set(),
+    "formats.npu": {"formats.small_files"},  # (how dumps and golden files are read: one rule for both)
+    "formats.tf": {"formats.small_files"},
     "formats.run_config": set(),
     "formats.loss_record": set(),
     "analysis.graphs": set(),

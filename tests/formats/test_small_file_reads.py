@@ -1,6 +1,6 @@
-"""A small dump or golden file wanted whole is read in one call without a stat (formats.npu.npu_dump and
-formats.tf.golden read FIRST_READ bytes first): at every size around that first read, and when the file is
-bigger than what the caller wants whole, the answer is the one the stat-first way gives."""
+"""A small dump or golden file wanted whole is read in one call without a stat (formats/small_files.py reads
+FIRST_READ bytes first, for npu_dump and golden alike): at every size around that first read, and when the
+file is bigger than what the caller wants whole, the answer is the one the stat-first way gives."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 
 from precision_tool.errors import FormatError
 from precision_tool.formats.npu.dump_types import Format
-from precision_tool.formats.npu.npu_dump import FIRST_READ, read_dump_start
+from precision_tool.formats.npu.npu_dump import read_dump_start
 from precision_tool.formats.npu.npu_dump_write import TensorSpec, write_dump
+from precision_tool.formats.small_files import FIRST_READ
 from precision_tool.formats.tf.golden import read_npy_start
 
 

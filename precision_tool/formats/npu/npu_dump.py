@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from precision_tool.errors import FormatError
+from precision_tool.formats.small_files import read_start
 from precision_tool.formats.npu.dump_types import (
     DataType, data_type_name, is_known_format, numpy_dtype_of, stored_bytes,
 )
@@ -27,9 +28,6 @@ if TYPE_CHECKING:
 NANO_MAGIC = 0x5A5A5A5A
 MAPPING_FILE = "mapping.csv"
 _MAX_HEADER_BYTES = 1 << 30
-FIRST_READ = 1 << 16
-"""Bytes read first when a small file is wanted whole: a shorter answer is the whole file, so most dumps of a
-network of small tensors need no stat (golden.py reads its small files the same way)."""
 _MAX_RANK = 32  # numpy stops at 64; no NPU layout has more than 6 dimensions
 
 
@@ -323,26 +321,14 @@ def count_dump_tensors(path: str | os.PathLike[str]) -> tuple[int, int]:
 def _read_header_bytes(path: str | os.PathLike[str], whole_below: int = 0) -> tuple[int, int, bytes, bool, bytes | None]:
     """(file size, header length, header bytes, is nano, the whole file when it has at most `whole_below`
     bytes), checking the 8-byte length against the file."""
-    whole = None
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
         raise FormatError(path, f"cannot open ({exc.strerror})") from None
     try:
-        first = os.pread(fd, FIRST_READ, 0) if whole_below else b""
-        if len(first) < FIRST_READ and whole_below:  # all of it (a short read of a file ends only at its end)
-            file_size = len(first)
-            head = first
-            whole = first if file_size <= whole_below else None
-        else:
-            file_size = os.fstat(fd).st_size
-            if file_size <= whole_below:
-                head = whole = os.pread(fd, file_size, 0)
-                if len(whole) != file_size:
-                    raise FormatError(path, f"the file changed while it was read ({len(whole)} of {file_size} "
-                                            "bytes came)")
-            else:
-                head = first or os.pread(fd, 12, 0)
+        file_size, head, whole = read_start(fd, whole_below)
+        if whole is not None and len(whole) != file_size:
+            raise FormatError(path, f"the file changed while it was read ({len(whole)} of {file_size} bytes came)")
         if file_size == 0:
             raise FormatError(path, "the file is empty; it is not an NPU dump (was the dump interrupted?)")
         if len(head) < 8:

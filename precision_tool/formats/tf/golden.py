@@ -129,7 +129,6 @@ def holds_golden(folder: str | os.PathLike[str]) -> bool:
 NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGIC = b"PK\x03\x04"
 _MAX_HEADER = 1 << 16  # numpy writes at most a few hundred bytes; its own reader stops at 10,000 by default
-_FIRST_READ = 1 << 16  # read first when a small file is wanted whole: a shorter answer is all of it, no stat needed
 _MAX_RANK = 32
 _MAX_HEADER_TEXT = 10_000  # numpy's own reader's default limit
 _MAX_NESTING = 32  # a structured dtype nests a few levels; thousands would exhaust the parser's stack
@@ -149,8 +148,8 @@ def read_npy_start(path: str | os.PathLike[str], whole_below: int = 0) -> tuple[
     """read_npy_header's five answers and, for a file of at most `whole_below` bytes, the whole file (read in
     one call with the header, so a network of small tensors costs one read per golden file); else None."""
     from precision_tool.errors import FormatError
+    from precision_tool.formats.small_files import read_start
 
-    whole = None
     try:
         # os-level calls: a golden file of a big network is read in microseconds, and open()'s file object
         # would cost as much again
@@ -158,17 +157,7 @@ def read_npy_start(path: str | os.PathLike[str], whole_below: int = 0) -> tuple[
     except OSError as exc:
         raise FormatError(path, f"cannot read ({exc.strerror or exc})") from None
     try:
-        first = os.pread(fd, _FIRST_READ, 0) if whole_below else b""
-        if len(first) < _FIRST_READ and whole_below:  # all of it (a short read of a file ends only at its end)
-            size = len(first)
-            head = first
-            whole = first if size <= whole_below else None
-        else:
-            size = os.fstat(fd).st_size
-            if size <= whole_below:
-                head = whole = os.pread(fd, size, 0)
-            else:
-                head = first or os.pread(fd, 12, 0)
+        size, head, whole = read_start(fd, whole_below)
         if head[:4] == _ZIP_MAGIC:
             raise FormatError(path, "an .npz archive (several arrays), not a .npy file; unpack one array "
                                     "with numpy (np.load(f)[name]) and save it with np.save")

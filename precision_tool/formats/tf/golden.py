@@ -13,6 +13,9 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
+from precision_tool.errors import FormatError
+from precision_tool.formats.small_files import read_start
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -147,9 +150,6 @@ def read_npy_start(path: str | os.PathLike[str], whole_below: int = 0) -> tuple[
         "np.dtype", tuple[int, ...], bool, int, int, bytes | None]:
     """read_npy_header's five answers and, for a file of at most `whole_below` bytes, the whole file (read in
     one call with the header, so a network of small tensors costs one read per golden file); else None."""
-    from precision_tool.errors import FormatError
-    from precision_tool.formats.small_files import read_start
-
     try:
         # os-level calls: a golden file of a big network is read in microseconds, and open()'s file object
         # would cost as much again
@@ -236,16 +236,13 @@ def _plain_header(text: str) -> tuple["np.dtype", tuple[int, ...], bool] | None:
 
 def _parse_npy_header(path: str | os.PathLike[str], text: str) -> tuple["np.dtype", tuple[int, ...], bool]:
     """The header dict, read as data (no eval), with the checks numpy's loader would need pickle for."""
-    import ast
-
-    import numpy as np
-
-    from precision_tool.errors import FormatError
-
     text = text.strip()
     plain = _plain_header(text)
     if plain is not None:
         return plain
+    import ast
+
+    import numpy as np
     if len(text) > _MAX_HEADER_TEXT or _nesting(text) > _MAX_NESTING:  # what could exhaust the parser's stack
         raise FormatError(path, "the .npy header is not the short dict numpy writes (too long or too deeply "
                                 "nested); the file is damaged")

@@ -37,6 +37,7 @@ from precision_tool.analysis.results.result_columns import Columns, overflow_tex
 from precision_tool.analysis.results.result_writer import CompareRow
 from precision_tool.errors import FormatError, PrecisionToolError
 from precision_tool.formats.npu.dump_types import format_name
+from precision_tool.formats.npu.npu_dump import read_dump_start, read_tensor
 from precision_tool.gc_pause import without_gc
 from precision_tool.shapes import shape_text
 
@@ -92,8 +93,6 @@ class GroupWorker:
 
     def read_dump(self, path: Path) -> Any:
         """A dump's header, its bytes kept for read_tensor when the file is small."""
-        from precision_tool.formats.npu.npu_dump import read_dump_start
-
         dump, whole = read_dump_start(path, whole_below=SMALL_FILE, parse_name=False)
         if whole is not None:
             self._whole[id(dump)] = whole
@@ -101,8 +100,6 @@ class GroupWorker:
 
     def read_tensor(self, dump: Any, header: Any) -> Any:
         """The tensor's data; a file that cannot be read is noted (and the error passed on)."""
-        from precision_tool.formats.npu.npu_dump import read_tensor
-
         try:
             return read_tensor(dump, header, self._whole.get(id(dump)))
         except PrecisionToolError as exc:

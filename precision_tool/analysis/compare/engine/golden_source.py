@@ -6,8 +6,11 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from precision_tool.analysis.results.metrics import ArraySource, FileSource
 from precision_tool.errors import FormatError
+from precision_tool.formats.tf.golden import read_npy_start
 
 _NUMERIC_DTYPES: dict[Any, str] = {}
 """Golden dtypes already found numeric (the checks cost more than the read of a small file), with their
@@ -19,10 +22,6 @@ def npy_source(path: str | Path, whole_below: int = 0) -> tuple[Any, tuple[int, 
     the file's length (formats.golden.read_npy_start), so a damaged or hostile header is one FormatError
     naming the golden file. A file of at most `whole_below` bytes comes back as an ArraySource, read in the
     same call as its header; a bigger one as a FileSource, read later piece by piece."""
-    import numpy as np
-
-    from precision_tool.formats.tf.golden import read_npy_start
-
     dtype, shape, fortran, offset, _size, whole = read_npy_start(path, whole_below)
     if dtype not in _NUMERIC_DTYPES:
         if dtype.hasobject:

@@ -157,7 +157,7 @@ def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
     if not npu_dir.is_dir():
         raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
     dumps = cached_dump_index(npu_dir, cache_dir, with_graph=spec.graph_path is not None, step=spec.step)
-    if not dumps.by_op:
+    if not dumps.plan_paths():  # (not by_op: an index read back from the cache keeps its paths as text)
         raise WorkspaceError(f"no NPU dump files in {npu_dir}; is it the dump folder of an NPU run?")
     plan, golden = _plan_with(spec, dumps, model, only, cache_dir)
     if dumps.stats_files:  # a folder of both kinds: the tensors are compared, say what is not

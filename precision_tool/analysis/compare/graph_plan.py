@@ -249,7 +249,7 @@ def plan_from_side(side: GraphSide, dumps: DumpIndex) -> MatchPlan:
     members that have one and are not inner nodes; none left: the group's one NaN row)."""
     plans: list[GroupPlan] = []
     used: set[str] = set()  # the dump index's keys (a key per file: hashing text, not 20,000 Paths)
-    by_op = dumps.by_op
+    by_op = dumps.plan_paths()
     for number, group in enumerate(side.groups):
         op_plans = []
         for member in group.members:

@@ -141,12 +141,30 @@ def _index_to_json(index: DumpIndex) -> dict[str, Any]:
 
 @without_gc
 def _index_from_json(tree: dict[str, Any]) -> DumpIndex:
-    parents = [Path(str(folder)) for folder in tree["folders"]]
-    index = DumpIndex(ignored=[str(item) for item in tree["ignored"]], stats_files=int(tree["stats_files"]))
-    by_op, names = index.by_op, index.names
+    parents = [os.path.join(str(folder), "") for folder in tree["folders"]]
+    paths: dict[str, str] = {}
+    names: dict[str, DumpName] = {}
     for op, number, file_name, op_type, op_name, task_id, stream_id, timestamp_us, extra in tree["ops"]:
         op = str(op)
-        by_op[op] = parents[number] / str(file_name)
+        paths[op] = parents[number] + str(file_name)
         names[op] = DumpName(str(op_type), str(op_name), int(task_id), None if stream_id is None else int(stream_id),
                              int(timestamp_us), tuple(map(int, extra)) if extra else ())
-    return index
+    return _KeptIndex(paths, names, [str(item) for item in tree["ignored"]], int(tree["stats_files"]))
+
+
+class _KeptIndex(DumpIndex):
+    """A DumpIndex read back from the cache, whose paths stay text until by_op is asked for: a graph run's
+    plan takes the text (plan_paths), and 20,000 Paths cost as much as the rest of reading the index."""
+
+    def __init__(self, paths: dict[str, str], names: dict[str, DumpName], ignored: list[str],
+                 stats_files: int) -> None:  # (by_op is left out: __getattr__ makes it on first use)
+        self.names, self.ignored, self.stats_files, self._paths = names, ignored, stats_files, paths
+
+    def __getattr__(self, name: str) -> Any:  # (only for attributes the instance does not have)
+        if name != "by_op" or "_paths" not in self.__dict__:
+            raise AttributeError(name)
+        self.by_op = {op: Path(path) for op, path in self._paths.items()}
+        return self.by_op
+
+    def plan_paths(self) -> dict[str, Path | str]:  # type: ignore[override]
+        return self.__dict__.get("by_op") or self._paths

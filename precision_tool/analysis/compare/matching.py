@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from precision_tool.formats.npu.npu_dump import DumpName, dump_name_of, sanitize_op_name
 from precision_tool.formats.tf.golden import golden_key
@@ -58,7 +58,8 @@ class OpPlan:
 
     name: str
     op_type: str
-    dump_path: Path | None
+    dump_path: Path | str | None
+    """The op's dump file (as text in a plan made from an index kept between runs: DumpIndex.plan_paths)."""
     inputs: tuple[TensorMatch, ...]
     outputs: tuple[TensorMatch, ...]
     right_dump_path: Path | None = None
@@ -130,6 +131,11 @@ class DumpIndex:
 
     def find(self, op_name: str) -> Path | None:
         return self.by_op.get(self.key(op_name))
+
+    def plan_paths(self) -> Mapping[str, Path | str]:
+        """by_op for a plan, whose ops may hold their path as text (listing_cache's index keeps text: a Path
+        per op costs as much as the rest of reading the index back)."""
+        return self.by_op
 
 
 _LXSLICE = re.compile(r"_lxslice[0-9]+")

@@ -195,7 +195,7 @@ class TensorHeader:
 class DumpFile:
     """A dump file's header: what it holds and where, without the tensor bytes."""
 
-    path: Path
+    path: Path  # (or text, from read_dump_start given text: the comparison's workers only print it)
     name: DumpName | None
     op_name: str
     version: str
@@ -247,16 +247,16 @@ def _parse_header(path: str | os.PathLike[str], data: bytes) -> Any:
 
 def read_dump_header(path: str | os.PathLike[str], name: DumpName | None = None) -> DumpFile:
     """Read a dump file's header (no tensor data). FormatError on anything that does not add up."""
-    return read_dump_start(path, name)[0]
+    return read_dump_start(path if isinstance(path, Path) else Path(path), name)[0]
 
 
 def read_dump_start(path: str | os.PathLike[str], name: DumpName | None = None,
                     whole_below: int = 0, parse_name: bool = True) -> tuple[DumpFile, bytes | None]:
     """The dump's header and, for a file of at most `whole_below` bytes, the whole file, read in one call
     with the header (`read_tensor(dump, tensor, data)` then slices it: one read per small dump); else None.
-    `parse_name=False`: the DumpFile's name is left None unless given (the comparison never asks for it)."""
-    if not isinstance(path, Path):
-        path = Path(path)
+    `parse_name=False`: the DumpFile's name is left None unless given (the comparison never asks for it).
+    The DumpFile keeps `path` as given (text from a plan: a Path per dump would cost the comparison more than
+    the header's parse); read_dump_header always gives a Path."""
     file_size, header_length, header_bytes, is_nano, whole = _read_header_bytes(path, whole_below)
     if name is None and parse_name:
         name = dump_name_of(path)

@@ -21,12 +21,7 @@ from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_grap
 from precision_tool.analysis.compare.listing_cache import cached_dump_index, cached_golden_paths
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.results.digest_cache import summarize_result_csv
-from precision_tool.analysis.compare.matching import (
-    DumpIndex,
-    MatchPlan,
-    plan_name_compare,
-    plan_npu_compare,
-)
+from precision_tool.analysis.compare.matching import DumpIndex, MatchPlan, plan_name_compare, plan_npu_compare
 from precision_tool.analysis.results.results import (
     PARTIAL_SUFFIX, CompareSummary, OpResult, RowDigest, op_results, summarize_digest,
 )
@@ -150,8 +145,8 @@ def has_golden_files(folder: Path) -> bool:
 def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
              cache_dir: Path | None = None) -> tuple[MatchPlan, dict[str, str]]:
     """Build the plan of one run (reads graph and folder listings, no tensor data); `model`: the run's graph
-    when the caller has parsed it already; `only`: plan just the graph ops of these names (the report reads
-    a few outputs again); `cache_dir`: where the graph's side of the plan is kept between runs
+    when the caller has parsed it already; `only`: just the groups of the graph ops of these names (the report
+    reads a few outputs again); `cache_dir`: where the graph's side of the plan is kept between runs
     (plan_cache.py)."""
     npu_dir = Path(spec.npu_dir)
     if not npu_dir.is_dir():
@@ -177,13 +172,14 @@ def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | Non
     golden_dir = Path(spec.golden_dir or "")
     golden = cached_golden_paths(golden_dir, cache_dir)
     if not golden:
-        raise WorkspaceError(
-            f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; run `tf_dump` first"
-        )
+        raise WorkspaceError(f"no golden .npy tensors (<op>.<slot>.<timestamp>.npy) in {golden_dir}; "
+                             "run `tf_dump` first")
     if spec.graph_path is None:
         return plan_name_compare(dumps, golden), golden
-    if model is None and only is None:
-        return plan_from_side(graph_plans(spec.graph_path, cache_dir).side(spec.graph_name), dumps), golden
+    if model is None and (only is None or cache_dir is not None):  # (`only`: the groups of those ops, no parse)
+        plan = plan_from_side(graph_plans(spec.graph_path, cache_dir).side(spec.graph_name), dumps)
+        return (plan if only is None else dataclasses.replace(plan, groups=tuple(
+            g for g in plan.groups if any(op.name in only for op in g.ops)))), golden
     model = model if model is not None else shared_graph(spec.graph_path)
     all_ops = [op for _, op in model.iter_ops()]
     graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]

@@ -261,6 +261,15 @@ class GraphIndex:
         return sum(1 for op in summary.ops if op.graph == graph)
 
     # --- details ----------------------------------------------------------------------------------
+    def summary(self, path: Path) -> GraphFile | None:
+        """The summary of one graph file as load() read it; None when it could not be read."""
+        self.load()
+        return self._files.get(path)
+
+    def has_model(self, path: Path) -> bool:
+        """True when this process has parsed the whole file already (model() costs nothing then)."""
+        return path in self._models
+
     def model(self, path: Path) -> Model:
         """The whole parsed model of one file (parsed once per process)."""
         with self._lock:

@@ -61,7 +61,8 @@ class GraphFile:
     from_cache: bool
 
 
-def _cache_path(workspace: Workspace, path: Path) -> Path:
+def summary_cache_path(workspace: Workspace, path: Path) -> Path:
+    """Where the summary of the graph file `path` is kept (op_descs.py keeps its descriptions beside it)."""
     digest = hashlib.sha1(str(path.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:20]
     return workspace.cache_dir / "graphs" / f"{digest}.json"
 
@@ -155,7 +156,7 @@ def _from_json(tree: dict[str, Any], path: Path, debug_id: int, is_build: bool) 
 @without_gc_keeping  # (40,000 op entries at 20,000 ops, kept by the index)
 def read_cached(workspace: Workspace, path: Path, debug_id: int, is_build: bool) -> GraphFile | None:
     """The cached summary when it matches the file's path, size and mtime; None otherwise."""
-    cache = _cache_path(workspace, path)
+    cache = summary_cache_path(workspace, path)
     try:
         size, mtime_ns = _stamp(path)
         tree = json.loads(cache.read_text(encoding="utf-8"))
@@ -168,7 +169,7 @@ def read_cached(workspace: Workspace, path: Path, debug_id: int, is_build: bool)
 
 
 def write_cache(workspace: Workspace, summary: GraphFile, size: int, mtime_ns: int) -> None:
-    cache = _cache_path(workspace, summary.path)
+    cache = summary_cache_path(workspace, summary.path)
     try:
         Workspace.ensure_dir(cache.parent)
         text = json.dumps(_to_json(summary, size, mtime_ns), separators=(",", ":"))
@@ -199,7 +200,7 @@ def index_from_kept(workspace: Workspace, path: Path, debug_id: int, is_build: b
     """Write the summary of `path` from the whole parse this process keeps (ge_graph.kept_graph), unless
     there is none or a summary is cached already: a comparison that just parsed the graph for its plan
     spares the graph index (the same-step check after it, ls, ni) a second parse of its own."""
-    if kept_graph(path) is None or _cache_path(workspace, path).exists():
+    if kept_graph(path) is None or summary_cache_path(workspace, path).exists():
         return  # (a stale cache is found stale and redone when the index reads it)
     try:
         index_file(workspace, path, debug_id, is_build)

@@ -14,9 +14,8 @@ from typing import Any, Sequence
 from precision_tool.analysis.report.report_runs import (
     OpFacts,
     RunReport,
-    build_graph_ops,
     chosen_outputs,
-    op_facts,
+    graph_facts,
     output_points,
     read_output_stats,
 )
@@ -138,10 +137,11 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
                 ops: dict[str, OpFacts], background: Any) -> tuple[RunReport, Any]:
     """One run of the page, and the pending read of its outputs' statistics (a future, or None): started in
     `background` (another process) as soon as the CSV says which outputs, so the tensors are read on the
-    other core while this one parses the graph and summarises."""
+    other core while this one reads the ops' kept descriptions (or parses the graph) and summarises."""
     from precision_tool.analysis.compare.compare_runs import result_spec
     from precision_tool.analysis.checks.graph_checks import other_run_of
-    from precision_tool.analysis.results.results import read_result_csv, summarize
+    from precision_tool.analysis.results.digest_cache import summarize_result_csv
+    from precision_tool.analysis.results.results import read_result_csv
     from precision_tool.analysis.compare.stats_compare import is_stats_result, read_stats_result, summarize_stats
 
     spec = result_spec(path)
@@ -156,7 +156,7 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
     threshold = settings.COSINE_THRESHOLD
     points, skipped = output_points(table.rows, labels, threshold)
     debug_id = workspace.run_of(workspace.relocate(spec.npu_dir)) if spec is not None else None
-    graph_ops, graph_file, model = build_graph_ops(index, debug_id)
+    facts, graph_file, model = graph_facts(index, debug_id, {point.op for point in points})
     pending = None
     note = "no tensor statistics: the CSV has no run.json beside it saying which files it compared"
     if spec is not None:
@@ -165,14 +165,16 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
         if len(wanted) < len(points):
             note = (f"statistics for {len(wanted)} of {len(points)} outputs (REPORT_TENSOR_LIMIT: the abnormal ones "
                     "first); `ni OP` shows any op's")
-        if graph_file is not None:
+        if graph_file is not None and model is not None:
             _PARSED[str(graph_file.resolve())] = model  # the forked process inherits it: no second parse
-        pending = background.submit(_read_stats, _relocated(spec, workspace), wanted)
-    summary = summarize(table, threshold, name_only=spec is not None and spec.name_only, labels=labels)
+        pending = background.submit(_read_stats, _relocated(spec, workspace), wanted, workspace.cache_dir)
+    # (from the digest kept of this CSV while it is unchanged: the summary `table` gives, with no pass over rows)
+    summary = summarize_result_csv(path, threshold, name_only=spec is not None and spec.name_only, labels=labels,
+                                   cache_dir=workspace.cache_dir)
     for point in points:
-        op = graph_ops.get(point.op)
-        if op is not None and point.op not in ops:
-            ops[point.op] = op_facts(op)
+        found = facts.get(point.op)
+        if found is not None and point.op not in ops:
+            ops[point.op] = found
     npu_vs_npu = spec is not None and spec.npu_vs_npu
     return RunReport(label, path, npu_vs_npu, summary, tuple(points), skipped, stats_note=note,
                      graph_file=graph_file, debug_id=debug_id, spec=spec,
@@ -183,11 +185,11 @@ _PARSED: dict[str, Any] = {}
 """Build graphs parsed for the report being collected, by resolved path (emptied when it is done)."""
 
 
-def _read_stats(spec: Any, wanted: set[str]) -> tuple[dict[str, Any], str | None]:
+def _read_stats(spec: Any, wanted: set[str], cache_dir: Path) -> tuple[dict[str, Any], str | None]:
     """In the background process: the run's graph as the parent parsed it (inherited through fork) when it
-    is the run's own graph, else read_output_stats parses it."""
+    is the run's own graph, else the run's kept plan (or read_output_stats parses it)."""
     model = _PARSED.get(str(Path(spec.graph_path).resolve())) if spec.graph_path is not None else None
-    return read_output_stats(spec, model, wanted)
+    return read_output_stats(spec, model, wanted, cache_dir)
 
 
 def _with_stats(run: RunReport, pending: Any) -> RunReport:
@@ -306,11 +308,15 @@ def collect_report(workspace: Any, settings: Any, files: Sequence[Path], *, dept
     """The report of the result CSVs `files` (one result folder's, usually) on `workspace`."""
     from precision_tool.analysis.compare.compare_runs import workspace_labeller
     from precision_tool.analysis.graphs.graph_index import index_for
+    from precision_tool.analysis.graphs.op_descs import descs_kept
     from precision_tool.analysis.replay.replay import read_replay
     from precision_tool.analysis.report.step_panel import speaking_runs, step_panel
 
     index = index_for(workspace)
-    index.load(full=True)  # every op of the Build graphs is read next: one whole parse, not a light one first
+    # every op of the Build graphs is read next: their kept descriptions, else one whole parse (not a light one
+    # first)
+    index.load(full=not all(descs_kept(workspace, path) for debug_id in workspace.debug_ids()
+                            for path in workspace.build_graph_files(debug_id)))
     notes = [f"graph: cannot read {failure}" for failure in index.failures]
     labeller = workspace_labeller(workspace)
     ops: dict[str, OpFacts] = {}

@@ -124,16 +124,43 @@ def output_points(rows: Sequence[TensorRecord], labels: Any, threshold: float) -
     return points, skipped
 
 
-def op_facts(op: Any) -> OpFacts:
+def graph_facts(index: Any, debug_id: int | None, wanted: set[str]) -> tuple[dict[str, OpFacts], Path | None, Any]:
+    """name → OpFacts of the `wanted` ops over the Build graphs of npu/debug_N (the first op of a name wins, in
+    file order), the first such file, and its parsed model: None when its descriptions were kept (op_descs.py)
+    and it was not parsed. Empty when there is none or it cannot be read (the page then names ops only)."""
     from precision_tool.analysis.graphs.graph_summary import fusion_pass_text
-    from precision_tool.shapes import shape_text
+    from precision_tool.analysis.graphs.op_descs import keep_descs, kept_descs
 
-    def desc(d: Any) -> tuple[str, str, str]:
-        return (str(d.dtype or "").replace("DT_", ""), str(d.layout or ""), shape_text(tuple(d.shape or ())))
-
-    data_inputs = len(op.data_inputs)
-    return OpFacts(op.name, op.type, op.id, fusion_pass_text(op), tuple(op.original_op_names or ()),
-                   tuple(desc(d) for d in op.input_descs[:data_inputs]), tuple(desc(d) for d in op.output_descs))
+    if debug_id is None:
+        return {}, None, None
+    facts: dict[str, OpFacts] = {}
+    first: Path | None = None
+    first_model = None
+    for path, is_build in index.graph_files(debug_id):
+        if not is_build:
+            continue
+        model = None
+        descs = None if index.has_model(path) else kept_descs(index.workspace, path)
+        summary = index.summary(path) if descs is not None else None
+        if summary is not None and all(entry.name in descs for entry in summary.ops):  # (else: damaged, parse)
+            for entry in summary.ops:  # (the summary's ops in file order, as the model's)
+                name = entry.name
+                if name in wanted and name not in facts:
+                    facts[name] = OpFacts(name, entry.type, entry.id, entry.fusion_pass,
+                                          tuple(entry.original_names or ()), *descs[name])
+        else:
+            try:
+                model = index.model(path)
+            except (PrecisionToolError, OSError):
+                continue
+            descs = keep_descs(index.workspace, path, model)
+            for _, op in model.iter_ops():
+                if op.name in wanted and op.name not in facts:
+                    facts[op.name] = OpFacts(op.name, op.type, op.id, fusion_pass_text(op),
+                                             tuple(op.original_op_names or ()), *descs[op.name])
+        if first is None:
+            first, first_model = path, model
+    return facts, first, first_model
 
 
 def build_graph_ops(index: Any, debug_id: int | None) -> tuple[dict[str, Any], Path | None, Any]:
@@ -167,9 +194,11 @@ def chosen_outputs(points: Sequence[OutputPoint], limit: int) -> set[str]:
     return set(chosen)
 
 
-def read_output_stats(spec: Any, model: Any, wanted: set[str]) -> tuple[dict[str, PairStats], str | None]:
-    """Statistics of the `wanted` outputs of one run, read as its comparison read them; a run whose files
-    are gone or changed since gives what could still be read, and says so."""
+def read_output_stats(spec: Any, model: Any, wanted: set[str],
+                      cache_dir: Path | None = None) -> tuple[dict[str, PairStats], str | None]:
+    """Statistics of the `wanted` outputs of one run, read as its comparison read them (planned through
+    `model`, the run's parsed graph, else through the plan kept in `cache_dir`); a run whose files are gone or
+    changed since gives what could still be read, and says so."""
     from precision_tool.analysis.compare.compare_runs import plan_run
     from precision_tool.analysis.report.report_tensors import output_stats
 
@@ -177,7 +206,8 @@ def read_output_stats(spec: Any, model: Any, wanted: set[str]) -> tuple[dict[str
         return {}, None
     names = {t.rsplit(":", 2)[0] for t in wanted}
     try:
-        plan, golden = plan_run(spec, model if spec.graph_path is not None else None, only=names)
+        model = model if spec.graph_path is not None else None
+        plan, golden = plan_run(spec, model, only=names, cache_dir=cache_dir if model is None else None)
     except (PrecisionToolError, OSError) as exc:
         return {}, f"no tensor statistics: the run's files cannot be read again ({exc})"
     groups = [g for g in plan.groups if any(op.name in names for op in g.ops)]

@@ -67,12 +67,17 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
     first = True
     for graph_file in graph_files:
         names = graph_plans(graph_file, workspace.cache_dir).graph_names
-        if kept_graph(graph_file) is not None:
-            # parsed just now (no plan kept yet): the graph index's summary is written from the same parse
-            # before the plan drops it (a second parse of a 20,000-op graph: about a second)
+        model = kept_graph(graph_file)
+        if model is not None:
+            # parsed just now (no plan kept yet): the graph index's summary and the ops' descriptions the report
+            # shows are written from the same parse before the plan drops it (a second parse of a 20,000-op
+            # graph: about two seconds)
             from precision_tool.analysis.graphs.graph_summary import index_from_kept
+            from precision_tool.analysis.graphs.op_descs import descs_kept, keep_descs
 
             index_from_kept(workspace, graph_file, debug_id)
+            if not descs_kept(workspace, graph_file):
+                keep_descs(workspace, graph_file, model)
         for graph_name in names:
             folder = npu_dir if graph_name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph_name)
             if folder is None:

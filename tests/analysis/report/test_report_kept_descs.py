@@ -88,3 +88,15 @@ def test_a_damaged_kept_file_means_one_parse_again(workspace, damage: bytes) -> 
     again = _collect(workspace)
     assert again.ops == first.ops  # type: ignore[attr-defined]
     assert kept_descs(workspace, graph) is not None  # written again from that parse
+
+
+def test_the_first_vc_keeps_them_so_even_the_first_report_parses_nothing(workspace, monkeypatch) -> None:
+    from tests.conftest import run_cli
+
+    shutil.rmtree(workspace.cache_dir)  # (no plan kept: vc parses the Build graph whole, once)
+    done = run_cli("vc", data=workspace.root)
+    assert done.status == 0, done.out[-2000:] + done.err[-2000:]
+    assert descs_kept(workspace, _build_graph(workspace))
+    _no_parse(monkeypatch)
+    data = _collect(workspace)
+    assert data.ops and all(facts.outputs for facts in data.ops.values())  # type: ignore[attr-defined]

@@ -18,8 +18,8 @@ from precision_tool.analysis.results.results import NAN_DATA_TEXTS, TensorRecord
 from precision_tool.errors import PrecisionToolError
 
 
-@dataclass(frozen=True)
-class OutputPoint:
+@dataclass(unsafe_hash=True)  # hashable and never changed, but not frozen: made per compared output (20,000 and
+class OutputPoint:  # more), and a frozen one costs four times as much to make
     """One compared output of one run: a point of the chart."""
 
     position: int

@@ -73,6 +73,20 @@ def metric_cell(text: str) -> int | list[int] | str:
     return text
 
 
+_SIX_DECIMAL_LINES = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}\n)*-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}")
+
+
+def metric_column(texts: list[str]) -> list[int | list[int] | str]:
+    """metric_cell of each cell of a column; a column of six-decimal numbers only (the usual one: every
+    metric but StandardDeviation) is checked in one pass of the regex over the whole column, not one per cell
+    (20,000 ops: 200,000 cells)."""
+    joined = "\n".join(texts)
+    if (texts and joined.count("\n") == len(texts) - 1 and "-0.000000" not in joined
+            and _SIX_DECIMAL_LINES.fullmatch(joined)):
+        return list(map(int, joined.replace(".", "").split("\n")))
+    return [metric_cell(text) for text in texts]
+
+
 def indexes_where(flags: Iterable[bool]) -> list[int]:
     """The positions of the true flags: abnormal outputs are few among many."""
     return [i for i, flag in enumerate(flags) if flag]

@@ -14,7 +14,7 @@ from precision_tool.analysis.results.metrics import METRIC_NAMES
 from precision_tool.analysis.report.report_data import ReportData
 from precision_tool.analysis.report.report_runs import OutputPoint, RunReport
 from precision_tool.analysis.report.report_tensors import HIST_BINS, HIST_LOW, HIST_STEP, PairStats, SideStats
-from precision_tool.render.report.page_columns import (front_coded, indexes_where, metric_cell,
+from precision_tool.render.report.page_columns import (front_coded, indexes_where, metric_column,
                                                        table_and_indexes)
 
 
@@ -105,7 +105,7 @@ def run_json(run: RunReport, run_number: int, op_numbers: dict[str, int]) -> dic
         "nan_data": indexes_where(p.nan_data for p in points),
         "shapes": shapes, "shape": shape,
         # one column per metric: a column's cells are alike, and most are six-decimal numbers
-        "metrics": [[metric_cell(p.metrics.get(name, "")) for p in points] for name in METRIC_NAMES],
+        "metrics": [metric_column([p.metrics.get(name, "") for p in points]) for name in METRIC_NAMES],
         "stats": {str(i): _stats_json(run.stats[p.csv_tensor]) for i, p in enumerate(points)
                   if p.csv_tensor in run.stats},
         "stats_note": run.stats_note,

@@ -145,9 +145,9 @@ def has_golden_files(folder: Path) -> bool:
 def plan_run(spec: RunSpec, model: Any = None, only: set[str] | None = None,
              cache_dir: Path | None = None) -> tuple[MatchPlan, dict[str, str]]:
     """Build the plan of one run (reads graph and folder listings, no tensor data); `model`: the run's graph
-    when the caller has parsed it already; `only`: just the groups of the graph ops of these names (the report
-    reads a few outputs again); `cache_dir`: where the graph's side of the plan is kept between runs
-    (plan_cache.py)."""
+    when the caller has parsed it already; `only`: plan just the graph ops of these names (the report reads
+    a few outputs again; from the kept plan when there is `cache_dir` and no `model`); `cache_dir`: where the
+    graph's side of the plan is kept between runs (plan_cache.py)."""
     npu_dir = Path(spec.npu_dir)
     if not npu_dir.is_dir():
         raise WorkspaceError(f"NPU dump folder {npu_dir} does not exist; pass one with -lt DIR")
@@ -176,10 +176,11 @@ def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | Non
                              "run `tf_dump` first")
     if spec.graph_path is None:
         return plan_name_compare(dumps, golden), golden
-    if model is None and (only is None or cache_dir is not None):  # (`only`: the groups of those ops, no parse)
+    if model is None and (only is None or cache_dir is not None):  # (`only` from the kept plan: no parse)
         plan = plan_from_side(graph_plans(spec.graph_path, cache_dir).side(spec.graph_name), dumps)
         return (plan if only is None else dataclasses.replace(plan, groups=tuple(
-            g for g in plan.groups if any(op.name in only for op in g.ops)))), golden
+            dataclasses.replace(g, ops=tuple(op for op in g.ops if op.name in only))
+            for g in plan.groups if any(op.name in only for op in g.ops)))), golden
     model = model if model is not None else shared_graph(spec.graph_path)
     all_ops = [op for _, op in model.iter_ops()]
     graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]

@@ -141,7 +141,8 @@ def _index_to_json(index: DumpIndex) -> dict[str, Any]:
 
 @without_gc
 def _index_from_json(tree: dict[str, Any]) -> DumpIndex:
-    parents = [os.path.join(str(folder), "") for folder in tree["folders"]]
+    # (the text str(Path(folder) / name) gives: "." adds nothing)
+    parents = ["" if str(folder) == "." else os.path.join(str(folder), "") for folder in tree["folders"]]
     paths: dict[str, str] = {}
     names: dict[str, DumpName] = {}
     for op, number, file_name, op_type, op_name, task_id, stream_id, timestamp_us, extra in tree["ops"]:
@@ -157,8 +158,10 @@ class _KeptIndex(DumpIndex):
     plan takes the text (plan_paths), and 20,000 Paths cost as much as the rest of reading the index."""
 
     def __init__(self, paths: dict[str, str], names: dict[str, DumpName], ignored: list[str],
-                 stats_files: int) -> None:  # (by_op is left out: __getattr__ makes it on first use)
-        self.names, self.ignored, self.stats_files, self._paths = names, ignored, stats_files, paths
+                 stats_files: int) -> None:
+        super().__init__(names=names, ignored=ignored, stats_files=stats_files)
+        del self.by_op  # (made by __getattr__ on first use)
+        self._paths = paths
 
     def __getattr__(self, name: str) -> Any:  # (only for attributes the instance does not have)
         if name != "by_op" or "_paths" not in self.__dict__:

@@ -23,7 +23,7 @@ from precision_tool.analysis.compare.compare_runs import (
 from precision_tool.analysis.compare.matching import dump_iterations, find_graph_dump_dir
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.ranks import ranks_text
-from precision_tool.errors import WorkspaceError
+from precision_tool.errors import PrecisionToolError, WorkspaceError
 from precision_tool.formats.ge.ge_graph import kept_graph
 from precision_tool.workspace import (
     RankDir, golden_dir_for_rank, golden_dir_for_step, has_rank_goldens, new_result_dir, rank_dirs,
@@ -77,7 +77,10 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
 
             index_from_kept(workspace, graph_file, debug_id)
             if not descs_kept(workspace, graph_file):
-                keep_descs(workspace, graph_file, model)
+                try:
+                    keep_descs(workspace, graph_file, model)
+                except (PrecisionToolError, ValueError, TypeError, AttributeError):
+                    pass  # (only the report's shortcut: it parses the graph itself, and says what is wrong)
         for graph_name in names:
             folder = npu_dir if graph_name in npu_dir.parts else find_graph_dump_dir(npu_dir, graph_name)
             if folder is None:

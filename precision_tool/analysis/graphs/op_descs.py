@@ -52,6 +52,11 @@ def descs_kept(workspace: Workspace, path: Path) -> bool:
     return cache is not None and cache.is_file()
 
 
+_READ: dict[str, dict[str, OpDescs]] = {}
+"""The descriptions this process read or kept last, by their file's path (which names the graph's size and
+mtime): a report of several runs over one graph reads them once."""
+
+
 @without_gc_keeping  # (a tuple or three per op, kept by the caller)
 def kept_descs(workspace: Workspace, path: Path) -> dict[str, OpDescs] | None:
     """name → descriptions of every op of the graph file `path` (the first op of a name wins, in file order),
@@ -59,13 +64,24 @@ def kept_descs(workspace: Workspace, path: Path) -> dict[str, OpDescs] | None:
     cache = _cache_path(workspace, path)
     if cache is None:
         return None
+    found = _READ.get(str(cache))
+    if found is not None:
+        return found
     try:
         tree = json.loads(cache.read_text(encoding="utf-8"))
-        return {str(name): (tuple((str(a), str(b), str(c)) for a, b, c in inputs),
-                            tuple((str(a), str(b), str(c)) for a, b, c in outputs))
-                for name, inputs, outputs in tree["ops"]}
+        found = {str(name): (tuple((str(a), str(b), str(c)) for a, b, c in inputs),
+                             tuple((str(a), str(b), str(c)) for a, b, c in outputs))
+                 for name, inputs, outputs in tree["ops"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None  # none kept, or a damaged file: the caller parses the graph
+    _remember(str(cache), found)
+    return found
+
+
+def _remember(cache: str, found: dict[str, OpDescs]) -> None:
+    if len(_READ) >= 4:
+        _READ.clear()
+    _READ[cache] = found
 
 
 def keep_descs(workspace: Workspace, path: Path, model: Model) -> dict[str, OpDescs]:
@@ -85,5 +101,6 @@ def keep_descs(workspace: Workspace, path: Path, model: Model) -> dict[str, OpDe
                                                       in found.items()]}, separators=(",", ":"))
         write_atomic(cache, [text.encode("utf-8", errors="surrogateescape")])
     except OSError:
-        pass  # a read-only workspace: the next report parses again
+        return found  # a read-only workspace: the next report parses again
+    _remember(str(cache), found)
     return found

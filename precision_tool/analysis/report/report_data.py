@@ -140,8 +140,7 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
     other core while this one reads the ops' kept descriptions (or parses the graph) and summarises."""
     from precision_tool.analysis.compare.compare_runs import result_spec
     from precision_tool.analysis.checks.graph_checks import other_run_of
-    from precision_tool.analysis.results.digest_cache import summarize_result_csv
-    from precision_tool.analysis.results.results import read_result_csv
+    from precision_tool.analysis.results.results import read_result_csv, summarize
     from precision_tool.analysis.compare.stats_compare import is_stats_result, read_stats_result, summarize_stats
 
     spec = result_spec(path)
@@ -168,9 +167,7 @@ def _run_report(path: Path, workspace: Any, index: Any, settings: Any, labeller:
         if graph_file is not None and model is not None:
             _PARSED[str(graph_file.resolve())] = model  # the forked process inherits it: no second parse
         pending = background.submit(_read_stats, _relocated(spec, workspace), wanted, workspace.cache_dir)
-    # (from the digest kept of this CSV while it is unchanged: the summary `table` gives, with no pass over rows)
-    summary = summarize_result_csv(path, threshold, name_only=spec is not None and spec.name_only, labels=labels,
-                                   cache_dir=workspace.cache_dir)
+    summary = summarize(table, threshold, name_only=spec is not None and spec.name_only, labels=labels)
     for point in points:
         found = facts.get(point.op)
         if found is not None and point.op not in ops:

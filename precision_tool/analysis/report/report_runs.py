@@ -18,8 +18,8 @@ from precision_tool.analysis.results.results import NAN_DATA_TEXTS, TensorRecord
 from precision_tool.errors import PrecisionToolError
 
 
-@dataclass(unsafe_hash=True)  # hashable and never changed, but not frozen: made per compared output (20,000 and
-class OutputPoint:  # more), and a frozen one costs four times as much to make
+@dataclass  # not frozen: made per compared output (20,000 and more), and a frozen one costs four times as much
+class OutputPoint:  # to make
     """One compared output of one run: a point of the chart."""
 
     position: int
@@ -153,7 +153,9 @@ def graph_facts(index: Any, debug_id: int | None, wanted: set[str]) -> tuple[dic
                 model = index.model(path)
             except (PrecisionToolError, OSError):
                 continue
-            descs = keep_descs(index.workspace, path, model)
+            descs = kept_descs(index.workspace, path)  # (kept already when the index parsed the graph before)
+            if descs is None or any(op.name not in descs for _, op in model.iter_ops()):
+                descs = keep_descs(index.workspace, path, model)
             for _, op in model.iter_ops():
                 if op.name in wanted and op.name not in facts:
                     facts[op.name] = OpFacts(op.name, op.type, op.id, fusion_pass_text(op),

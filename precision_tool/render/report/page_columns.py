@@ -73,6 +73,8 @@ def metric_cell(text: str) -> int | list[int] | str:
     return text
 
 
+_NUMBER_CHARACTERS = frozenset("0123456789.-\n")
+"""(a column holding any other character, 'NaN' say, is packed cell by cell without the regex pass)"""
 _SIX_DECIMAL_LINES = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}\n)*-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}")
 
 
@@ -82,7 +84,7 @@ def metric_column(texts: list[str]) -> list[int | list[int] | str]:
     (20,000 ops: 200,000 cells)."""
     joined = "\n".join(texts)
     if (texts and joined.count("\n") == len(texts) - 1 and "-0.000000" not in joined
-            and _SIX_DECIMAL_LINES.fullmatch(joined)):
+            and not set(joined) - _NUMBER_CHARACTERS and _SIX_DECIMAL_LINES.fullmatch(joined)):
         return list(map(int, joined.replace(".", "").split("\n")))
     return [metric_cell(text) for text in texts]
 

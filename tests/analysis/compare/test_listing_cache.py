@@ -228,3 +228,18 @@ def test_only_the_newest_listings_are_kept(tmp_path: Path, monkeypatch) -> None:
     listing_cache.cached_dump_index(dump, cache, with_graph=False, step=None)
     (kept,) = (cache / "listings").glob("*.json")
     assert kept != first
+
+
+def test_a_kept_index_gives_the_paths_a_listing_gives() -> None:
+    """Read back, an index keeps its paths as text for a plan (plan_paths) and makes by_op's Paths on first
+    use: both spell each file as Path(folder) / name does, whatever the folder ('.', '/', a trailing slash)."""
+    from precision_tool.analysis.compare.listing_cache import _index_from_json
+
+    folders = [".", "/", "/data/dump/", "/data/dump/0", "rel/dir"]
+    ops = [[f"op{i}", i, f"Add.op{i}.{i}.0.17", "Add", f"op{i}", i, 0, 17, []] for i in range(len(folders))]
+    index = _index_from_json({"folders": folders, "ops": ops, "ignored": [], "stats_files": 0})
+    expected = {f"op{i}": Path(folder) / f"Add.op{i}.{i}.0.17" for i, folder in enumerate(folders)}
+    assert {op: str(path) for op, path in index.plan_paths().items()} == {op: str(p) for op, p in expected.items()}
+    assert index.by_op == expected
+    assert index.plan_paths() == expected  # (by_op once made: a plan takes it)
+    assert index.names["op3"].task_id == 3 and index.stats_files == 0

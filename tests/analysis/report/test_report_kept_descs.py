@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from precision_tool.analysis.graphs import graph_index
+from precision_tool.analysis.graphs import graph_index, op_descs
 from precision_tool.analysis.graphs.op_descs import descs_kept, kept_descs
 from precision_tool.analysis.report.report_data import collect_report
 from precision_tool.config import Settings
@@ -28,8 +28,14 @@ def workspace(demo_workspace: Path, tmp_path: Path) -> Workspace:
     return Workspace(root)
 
 
+def _fresh() -> None:
+    """As a new process finds things: no graph parsed, no descriptions read yet."""
+    graph_index._INDEXES.clear()
+    op_descs._READ.clear()
+
+
 def _collect(workspace: Workspace) -> object:
-    graph_index._INDEXES.clear()  # (a fresh process's index: nothing parsed yet)
+    _fresh()
     newest = sorted((workspace.root / "temp" / "vector_compare").iterdir())[-1]
     return collect_report(workspace, Settings(), sorted(newest.glob("result_*.csv")))
 
@@ -84,10 +90,12 @@ def test_a_damaged_kept_file_means_one_parse_again(workspace, damage: bytes) -> 
     first = _collect(workspace)
     (kept_file,) = (workspace.cache_dir / "graphs").glob("*.descs*.json")
     kept_file.write_bytes(damage)
+    _fresh()
     assert not kept_descs(workspace, graph)  # (None, or {}: no op of the graph described)
     again = _collect(workspace)
     assert again.ops == first.ops  # type: ignore[attr-defined]
-    assert kept_descs(workspace, graph) is not None  # written again from that parse
+    _fresh()
+    assert kept_descs(workspace, graph)  # written again from that parse
 
 
 def test_the_first_vc_keeps_them_so_even_the_first_report_parses_nothing(workspace, monkeypatch) -> None:
@@ -100,3 +108,17 @@ def test_the_first_vc_keeps_them_so_even_the_first_report_parses_nothing(workspa
     _no_parse(monkeypatch)
     data = _collect(workspace)
     assert data.ops and all(facts.outputs for facts in data.ops.values())  # type: ignore[attr-defined]
+
+
+def test_several_runs_over_one_graph_read_its_descriptions_once(workspace, monkeypatch) -> None:
+    """kept_descs remembers what it read (by the file's name, which carries the graph's size and mtime)."""
+    graph = _build_graph(workspace)
+    _collect(workspace)
+    _fresh()
+    first = kept_descs(workspace, graph)
+    reads = []
+    original = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: reads.append(self) or original(self, *a, **k))
+    assert kept_descs(workspace, graph) is first and not reads
+    graph.write_bytes(graph.read_bytes() + b"\n")  # another size: another file, never the remembered one
+    assert kept_descs(workspace, graph) is None

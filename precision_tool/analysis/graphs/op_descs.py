@@ -3,7 +3,7 @@ output), kept in temp/cache/graphs/ beside the file's summary (graph_summary.py)
 
 Why: the report shows them for every charted op, and they are the one thing the summary lacks (it is made by
 a light parse, without descriptors, so that `ls` and `ni` stay quick). Reading them from a whole parse took
-2 s of a 5 s report at 20,000 ops; kept, they are read back in a tenth of that. The file's name carries the
+about 2 s of a 6 s report at 20,000 ops; kept, they are read back in 0.1 s. The file's name carries the
 graph's size and mtime, so a stale one is never read; JSON, never pickle.
 """
 

@@ -128,7 +128,6 @@ def graph_facts(index: Any, debug_id: int | None, wanted: set[str]) -> tuple[dic
     """name → OpFacts of the `wanted` ops over the Build graphs of npu/debug_N (the first op of a name wins, in
     file order), the first such file, and its parsed model: None when its descriptions were kept (op_descs.py)
     and it was not parsed. Empty when there is none or it cannot be read (the page then names ops only)."""
-    from precision_tool.analysis.graphs.graph_summary import fusion_pass_text
     from precision_tool.analysis.graphs.op_descs import keep_descs, kept_descs
 
     if debug_id is None:
@@ -137,31 +136,26 @@ def graph_facts(index: Any, debug_id: int | None, wanted: set[str]) -> tuple[dic
     first: Path | None = None
     first_model = None
     for path, is_build in index.graph_files(debug_id):
-        if not is_build:
+        summary = index.summary(path) if is_build else None
+        if summary is None:
             continue
         model = None
-        descs = None if index.has_model(path) else kept_descs(index.workspace, path)
-        summary = index.summary(path) if descs is not None else None
-        if summary is not None and all(entry.name in descs for entry in summary.ops):  # (else: damaged, parse)
-            for entry in summary.ops:  # (the summary's ops in file order, as the model's)
-                name = entry.name
-                if name in wanted and name not in facts:
-                    facts[name] = OpFacts(name, entry.type, entry.id, entry.fusion_pass,
-                                          tuple(entry.original_names or ()), *descs[name])
-        else:
+        # the summary has each op's names, type, id and passes (made from the same parse); the descriptions
+        # are kept beside it, else one whole parse gives (and keeps) them
+        descs = kept_descs(index.workspace, path)
+        if descs is None or any(entry.name not in descs for entry in summary.ops):  # (none kept, or damaged)
             try:
                 model = index.model(path)
             except (PrecisionToolError, OSError):
                 continue
-            descs = kept_descs(index.workspace, path)  # (kept already when the index parsed the graph before)
-            if descs is None or any(op.name not in descs for _, op in model.iter_ops()):
-                descs = keep_descs(index.workspace, path, model)
-            for _, op in model.iter_ops():
-                if op.name in wanted and op.name not in facts:
-                    facts[op.name] = OpFacts(op.name, op.type, op.id, fusion_pass_text(op),
-                                             tuple(op.original_op_names or ()), *descs[op.name])
+            descs = keep_descs(index.workspace, path, model)
+        for entry in summary.ops:  # (in file order, as the model's)
+            name = entry.name
+            if name in wanted and name not in facts:
+                facts[name] = OpFacts(name, entry.type, entry.id, entry.fusion_pass,
+                                      tuple(entry.original_names or ()), *descs[name])
         if first is None:
-            first, first_model = path, model
+            first, first_model = path, index.model(path) if index.has_model(path) else model
     return facts, first, first_model
 
 

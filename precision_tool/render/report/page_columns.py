@@ -13,7 +13,8 @@ T = TypeVar("T", bound=Hashable)
 
 # no leading zero and at most 9 digits before the point (the millionths stay exact in a JavaScript number):
 # exactly the cells decimals_text gives back, but '-0.000000' (an integer has no negative zero)
-_SIX_DECIMALS = re.compile(r"-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}\Z")
+_SIX_DECIMAL = r"-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}"
+_SIX_DECIMALS = re.compile(_SIX_DECIMAL + r"\Z")
 _MEAN_STD_PAIRS = re.compile(r"\((-?[0-9]{1,12}\.[0-9]{3});(-?[0-9]{1,12}\.[0-9]{3})\),"
                              r"\((-?[0-9]{1,12}\.[0-9]{3});(-?[0-9]{1,12}\.[0-9]{3})\)\Z")
 
@@ -75,7 +76,7 @@ def metric_cell(text: str) -> int | list[int] | str:
 
 _NUMBER_CHARACTERS = frozenset("0123456789.-\n")
 """(a column holding any other character, 'NaN' say, is packed cell by cell without the regex pass)"""
-_SIX_DECIMAL_LINES = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}\n)*-?(?:0|[1-9][0-9]{0,8})\.[0-9]{6}")
+_SIX_DECIMAL_LINES = re.compile(rf"(?:{_SIX_DECIMAL}\n)*{_SIX_DECIMAL}")  # (a column, one cell a line)
 
 
 def metric_column(texts: list[str]) -> list[int | list[int] | str]:

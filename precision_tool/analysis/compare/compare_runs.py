@@ -17,7 +17,7 @@ from precision_tool.analysis.compare.engine.compare_engine import (
 )
 from precision_tool.analysis.compare.stats_compare import stats_only
 from precision_tool.analysis.results.result_columns import Columns
-from precision_tool.analysis.compare.graph_plan import plan_from_side, plan_graph_compare
+from precision_tool.analysis.compare.graph_plan import plan_graph_compare
 from precision_tool.analysis.compare.listing_cache import cached_dump_index, cached_golden_paths
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.results.digest_cache import summarize_result_csv
@@ -177,7 +177,7 @@ def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | Non
     if spec.graph_path is None:
         return plan_name_compare(dumps, golden), golden
     if model is None and (only is None or cache_dir is not None):  # (`only` from the kept plan: no parse)
-        plan = plan_from_side(graph_plans(spec.graph_path, cache_dir).side(spec.graph_name), dumps)
+        plan = graph_plans(spec.graph_path, cache_dir).plan(spec.graph_name, dumps, only)
         return (plan if only is None else dataclasses.replace(plan, groups=tuple(
             dataclasses.replace(g, ops=tuple(op for op in g.ops if op.name in only))
             for g in plan.groups if any(op.name in only for op in g.ops)))), golden

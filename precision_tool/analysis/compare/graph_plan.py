@@ -251,29 +251,41 @@ def plan_from_side(side: GraphSide, dumps: DumpIndex) -> MatchPlan:
     used: set[str] = set()  # the dump index's keys (a key per file: hashing text, not 20,000 Paths)
     by_op = dumps.plan_paths()
     for number, group in enumerate(side.groups):
-        op_plans = []
+        members = []
         for member in group.members:
             key = dumps.key(member.name)
             dump = by_op.get(key)
             if dump is not None:
                 used.add(key)
-            op_plans.append(member.plan(dump))
-        if len(op_plans) == 1:
-            kept = op_plans
-        else:
-            kept = [p for p, m in zip(op_plans, group.members) if p.dump_path is not None and not m.inner]
-            if not kept:
-                # msaccucmp's one NaN row: each op's reason (inner node / no dump), quant-filtered ops unsaid
-                kept = [dataclasses.replace(op_plans[0], skip_reason=group.reason)]
-        plans.append(GroupPlan(number, tuple(kept), group.npu_text, group.ground_truth_text, group.sequences))
-    matched = len(used)
-    unmatched = len(by_op) - matched
-    warnings = list(side.warnings)
+            members.append((member.plan(dump), member.inner))
+        plans.append(group_plan(number, members, group.npu_text, group.ground_truth_text, group.sequences,
+                                group.reason))
     ops_with_dump = sum(1 for g in plans for p in g.ops if p.dump_path is not None)
-    if side.op_count and (matched == 0 or unmatched > matched):
-        warnings.append(
-            f"the graph and the dump folder do not seem to belong together: {ops_with_dump} of "
-            f"{side.op_count} graph ops have a dump, {unmatched} dump files match no graph op"
-        )
-    return MatchPlan(tuple(plans), npu_vs_npu=False, warnings=tuple(warnings),
-                     matched_dumps=matched, unmatched_dumps=unmatched)
+    return MatchPlan(tuple(plans), npu_vs_npu=False,
+                     warnings=plan_warnings(side.warnings, side.op_count, len(used), len(by_op), ops_with_dump),
+                     matched_dumps=len(used), unmatched_dumps=len(by_op) - len(used))
+
+
+def group_plan(number: int, members: Sequence[tuple[OpPlan, bool]], npu_text: str, ground_truth_text: str,
+               sequences: tuple[int, ...], reason: str) -> GroupPlan:
+    """Group `number` of a plan from (op plan, inner node?) of each member: a group of several ops keeps the
+    members that have a dump and are not inner nodes; none left, its first op with the group's NaN reason."""
+    if len(members) == 1:
+        kept = [members[0][0]]
+    else:
+        kept = [p for p, inner in members if p.dump_path is not None and not inner]
+        if not kept:
+            # msaccucmp's one NaN row: each op's reason (inner node / no dump), quant-filtered ops unsaid
+            kept = [dataclasses.replace(members[0][0], skip_reason=reason)]
+    return GroupPlan(number, tuple(kept), npu_text, ground_truth_text, sequences)
+
+
+def plan_warnings(side_warnings: Sequence[str], op_count: int, matched: int, dump_files: int,
+                  ops_with_dump: int) -> tuple[str, ...]:
+    """The graph's warnings, and one when graph and dump folder seem not to belong together (`matched` of
+    the folder's `dump_files` named by a graph op; `ops_with_dump`: planned ops that have a dump)."""
+    unmatched = dump_files - matched
+    if op_count and (matched == 0 or unmatched > matched):
+        return (*side_warnings, f"the graph and the dump folder do not seem to belong together: {ops_with_dump} of "
+                f"{op_count} graph ops have a dump, {unmatched} dump files match no graph op")
+    return tuple(side_warnings)

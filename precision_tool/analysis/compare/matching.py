@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from precision_tool.formats.npu.npu_dump import DumpName, dump_name_of, sanitize_op_name
 from precision_tool.formats.tf.golden import golden_key
@@ -105,7 +105,8 @@ class GroupPlan:
 class MatchPlan:
     """Everything one comparison run does, in graph order."""
 
-    groups: tuple[GroupPlan, ...]
+    groups: Sequence[GroupPlan]
+    """A tuple, or (a plan from a kept graph side) a sequence making each group when it is used."""
     npu_vs_npu: bool
     warnings: tuple[str, ...] = ()
     matched_dumps: int = 0

@@ -5,6 +5,12 @@ Why: parsing a 20,000-op Build graph and tracing every tensor to its golden take
 first run writes it to the workspace's temp/cache/plans/ keyed by the graph file's path, size and mtime
 (and this module's version); later runs read it in a fraction of the parse. A stale, damaged or unwritable
 cache only means parsing again. JSON, never pickle: a cache is data from disk like any other.
+
+A kept side becomes a plan without first becoming objects (GraphPlans.plan): each group is made when it is
+used, so the run's workers make their own groups while the parent only counts which ops have a dump (making
+20,000 groups' objects in the parent held the workers back by 0.2 s at 20,000 ops). Since a group may then
+be made in a worker, the file carries a CRC of the sides: a damaged file is worked out again before
+anything is planned from it.
 """
 
 from __future__ import annotations
@@ -13,16 +19,19 @@ import functools
 import hashlib
 import json
 import os
+import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator, Sequence, overload
 
-from precision_tool.analysis.compare.graph_plan import GraphSide, GroupSide, MemberSide, graph_side
-from precision_tool.analysis.compare.matching import GoldenRef, TensorMatch
+from precision_tool.analysis.compare.graph_plan import (
+    GraphSide, GroupSide, MemberSide, graph_side, group_plan, plan_from_side, plan_warnings,
+)
+from precision_tool.analysis.compare.matching import DumpIndex, GoldenRef, GroupPlan, MatchPlan, OpPlan, TensorMatch
 from precision_tool.atomic import write_atomic
 from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3  # 3: a header line (with the CRC of the sides) before the sides
 _ALL_GRAPHS = "*"  # the side of every graph of the file at once (vc -g FILE without a graph name)
 
 
@@ -59,15 +68,28 @@ class GraphPlans:
                 pass  # a damaged cache: the side says (worked out again)
         return [(m.sequence, m.name) for group in self.side(graph_name).groups for m in group.members]
 
+    def plan(self, graph_name: str | None, dumps: DumpIndex, only: set[str] | None = None) -> MatchPlan:
+        """The plan of `graph_name`'s ops with the dump files of `dumps` (`only`: just the groups holding an op
+        of these names); from the kept side, its groups are made as they are used (_KeptGroups)."""
+        key = _ALL_GRAPHS if graph_name is None else graph_name
+        kept = self._kept.get(key) if key not in self._sides else None
+        if kept is None:
+            return plan_from_side(self.side(graph_name), dumps)
+        groups = _KeptGroups(kept, dumps, only)
+        return MatchPlan(groups, npu_vs_npu=False, warnings=plan_warnings(
+            [str(w) for w in kept["warnings"]], int(kept["op_count"]), groups.matched, len(dumps.plan_paths()),
+            groups.ops_with_dump), matched_dumps=groups.matched, unmatched_dumps=len(dumps.plan_paths()) - groups.matched)
+
     @without_gc_keeping
     def side(self, graph_name: str | None) -> GraphSide:
         key = _ALL_GRAPHS if graph_name is None else graph_name
         found = self._sides.get(key)
         if found is None and key in self._kept:
             try:
-                found = self._sides[key] = _side_from_json(self._kept.pop(key))
+                found = self._sides[key] = _side_from_json(self._kept[key])
             except (KeyError, TypeError, IndexError, AttributeError, ValueError):
                 found = None  # a damaged cache: worked out again below
+                del self._kept[key]
         if found is None:
             model = self._model()
             all_ops = [op for _, op in model.iter_ops()]
@@ -88,12 +110,15 @@ class GraphPlans:
         if self.cache_file is None:
             return
         try:
-            tree = json.loads(self.cache_file.read_bytes())
-            if (tree.get("version"), tree.get("path"), tree.get("size"), tree.get("mtime_ns")) != (
-                    CACHE_VERSION, str(self.path), *self._stamp):
+            head, _, body = self.cache_file.read_bytes().partition(b"\n")
+            tree = json.loads(head)
+            if (tree.get("version"), tree.get("path"), tree.get("size"), tree.get("mtime_ns"), tree.get("crc32")) != (
+                    CACHE_VERSION, str(self.path), *self._stamp, zlib.crc32(body)):
                 return
             names = [str(name) for name in tree["graphs"]]
-            kept = {str(key): value for key, value in tree["sides"].items()}
+            kept = {str(key): value for key, value in json.loads(body).items()}
+            if not all(isinstance(v, dict) and isinstance(v.get("groups"), list) for v in kept.values()):
+                return
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return  # no cache, or a stale or damaged one: work it out again
         self._names, self._kept = names, kept
@@ -101,13 +126,15 @@ class GraphPlans:
     def _write_cache(self) -> None:
         if self.cache_file is None:
             return
-        sides = {**self._kept, **{k: _side_to_json(v) for k, v in self._sides.items()}}
-        tree = {"version": CACHE_VERSION, "path": str(self.path), "size": self._stamp[0], "mtime_ns": self._stamp[1],
-                "graphs": self._names or [], "sides": sides}
+        sides = {**self._kept, **{k: _side_to_json(v) for k, v in self._sides.items() if k not in self._kept}}
         try:
+            body = json.dumps(sides, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogateescape")
+            head = {"version": CACHE_VERSION, "path": str(self.path), "size": self._stamp[0],
+                    "mtime_ns": self._stamp[1], "graphs": self._names or [], "crc32": zlib.crc32(body)}
             self.cache_file.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps(tree, separators=(",", ":"), ensure_ascii=False)
-            write_atomic(self.cache_file, [text.encode("utf-8", errors="surrogateescape")])
+            # (JSON text holds no raw newline: the first one ends the header)
+            write_atomic(self.cache_file, [json.dumps(head, ensure_ascii=False).encode("utf-8", "surrogateescape"),
+                                           b"\n", body])
         except OSError:
             pass  # a read-only workspace still compares, just without the cache
 
@@ -171,3 +198,71 @@ def _side_from_json(tree: dict[str, Any]) -> GraphSide:
             for name, op_type, sequence, skip_in, skip_out, truth, inner, inputs, outputs in members)
         groups.append(GroupSide(sides, str(npu_text), str(truth_text), tuple(int(s) for s in sequences), str(reason)))
     return GraphSide(tuple(groups), int(tree["op_count"]), tuple(str(w) for w in tree["warnings"]))
+
+
+class _KeptGroups(Sequence[GroupPlan]):
+    """The groups of a plan made from a kept side, each made when used (a slice: those groups, as a list).
+
+    Why: making every group's objects before the workers fork cost the parent 0.2 s at 20,000 ops, while
+    the workers, given the spans they compare, make their own in parallel. The parent only counts, name by
+    name, which ops have a dump (for the plan's warnings)."""
+
+    def __init__(self, side: dict[str, Any], dumps: DumpIndex, only: set[str] | None) -> None:
+        raw = side["groups"]
+        self._raw_matches = side["matches"]
+        self._matches: list[TensorMatch | None] = [None] * len(self._raw_matches)
+        self._paths = dumps.plan_paths()
+        self._key = dumps.key
+        self._numbers: Sequence[int] = range(len(raw)) if only is None else [
+            number for number, group in enumerate(raw) if any(member[0] in only for member in group[4])]
+        self._raw = raw
+        used: set[str] = set()
+        ops_with_dump = 0
+        paths, key = self._paths, self._key
+        for number in self._numbers:
+            members = raw[number][4]
+            found = first = 0
+            for member in members:
+                name = key(member[0])
+                if name in paths:
+                    used.add(name)
+                    found += not member[6]
+                    first = first or member is members[0]
+            # as group_plan keeps them: every member with a dump that is no inner node, else its first op
+            ops_with_dump += found if len(members) > 1 and found else first
+        self.matched = len(used)
+        self.ops_with_dump = ops_with_dump
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    @overload
+    def __getitem__(self, item: int) -> GroupPlan: ...
+
+    @overload
+    def __getitem__(self, item: slice) -> list[GroupPlan]: ...
+
+    def __getitem__(self, item: int | slice) -> GroupPlan | list[GroupPlan]:
+        if isinstance(item, slice):
+            return [self._group(number) for number in self._numbers[item]]
+        return self._group(self._numbers[item])
+
+    def __iter__(self) -> Iterator[GroupPlan]:
+        return map(self._group, self._numbers)
+
+    def _match(self, number: int) -> TensorMatch:
+        if number < 0:
+            raise IndexError(number)
+        found = self._matches[number]
+        if found is None:
+            found = self._matches[number] = _match_from_json(self._raw_matches[number])
+        return found
+
+    def _group(self, number: int) -> GroupPlan:
+        npu_text, truth_text, sequences, reason, members = self._raw[number]
+        match, paths, key = self._match, self._paths, self._key
+        plans = [(OpPlan(str(name), str(op_type), paths.get(key(name)), tuple(map(match, inputs)),
+                         tuple(map(match, outputs)), None, bool(skip_in), bool(skip_out), int(sequence)), bool(inner))
+                 for name, op_type, sequence, skip_in, skip_out, _, inner, inputs, outputs in members]
+        return group_plan(number, plans, str(npu_text), str(truth_text), tuple(int(s) for s in sequences),
+                          str(reason))

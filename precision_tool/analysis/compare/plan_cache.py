@@ -76,9 +76,11 @@ class GraphPlans:
         if kept is None:
             return plan_from_side(self.side(graph_name), dumps)
         groups = _KeptGroups(kept, dumps, only)
-        return MatchPlan(groups, npu_vs_npu=False, warnings=plan_warnings(
-            [str(w) for w in kept["warnings"]], int(kept["op_count"]), groups.matched, len(dumps.plan_paths()),
-            groups.ops_with_dump), matched_dumps=groups.matched, unmatched_dumps=len(dumps.plan_paths()) - groups.matched)
+        files = len(dumps.plan_paths())
+        warnings = plan_warnings([str(w) for w in kept["warnings"]], int(kept["op_count"]), groups.matched, files,
+                                 groups.ops_with_dump)
+        return MatchPlan(groups, npu_vs_npu=False, warnings=warnings, matched_dumps=groups.matched,
+                         unmatched_dumps=files - groups.matched)
 
     @without_gc_keeping
     def side(self, graph_name: str | None) -> GraphSide:

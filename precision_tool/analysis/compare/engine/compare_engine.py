@@ -87,8 +87,8 @@ def start_plan(plan: MatchPlan, golden_files: dict[str, str], csv_path: Path, *,
     resume = resume and partial.exists()
     if resume:
         done = prepare_resume(partial)
-    todo = [g for g in plan.groups if g.index not in done] if done else plan.groups  # (a plan's groups may be
-    # made as they are used: plan_cache._KeptGroups)
+    # (all groups: the plan's own sequence, whose groups may be made as they are used, plan_cache._KeptGroups)
+    todo = [g for g in plan.groups if g.index not in done] if done else plan.groups
     setup = WorkerSetup(golden_files, plan.npu_vs_npu, columns, token=uuid.uuid4().hex)
     owned = executor is None  # an executor passed in serves later runs too: closed here only on failure
     runner = executor if executor is not None else local_executor(workers, len(todo))

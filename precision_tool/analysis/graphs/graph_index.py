@@ -228,9 +228,13 @@ class GraphIndex:
             self._warming = threading.Thread(target=run, name="graph-index", daemon=True)
             self._warming.start()
 
-    def consumers(self, entry: OpEntry) -> list[tuple[str, int, int]]:
-        """(consumer name, output index of `entry`, consumer input index) within the same graph."""
+    def consumers(self, entry: OpEntry, *, many: bool = False) -> list[tuple[str, int, int]]:
+        """(consumer name, output index of `entry`, consumer input index) within the same graph. `many`: the
+        caller asks for many ops (every op's consumers are indexed once); else, until an index exists, only
+        the inputs naming `entry` are read (`ni` of one op: 0.1 s less at 20,000 ops)."""
         with self._lock:
+            if self._consumers is None and not many:
+                return self._consumers_of(entry)
             if self._consumers is None:
                 index: dict[tuple[Path, str, str], list[tuple[str, int, int]]] = {}
                 for summary in self._files.values():
@@ -240,6 +244,19 @@ class GraphIndex:
                                 (op.name, out_idx, position))
                 self._consumers = index
             return list(self._consumers.get((entry.file, entry.graph, entry.name), ()))
+
+    def _consumers_of(self, entry: OpEntry) -> list[tuple[str, int, int]]:
+        """consumers() of one op without the index: the same answer, in the same order."""
+        name, found = entry.name, []
+        for summary in self._files.values():
+            if summary.path != entry.file:
+                continue
+            for op in summary.ops:
+                if op.graph != entry.graph or name not in "\0".join(op.inputs):
+                    continue  # (a test in C first: most ops name other producers)
+                found.extend((op.name, out_idx, position) for producer, out_idx, position in data_edges(op.inputs)
+                             if producer == name)
+        return found
 
     def subgraph_owner(self, file: Path, graph: str) -> OpEntry | None:
         """The op of the same file whose subgraph_name lists `graph` (e.g. its PartitionedCall)."""

@@ -310,7 +310,7 @@ def neighbourhood(index: GraphIndex, entry: OpEntry, depth: int) -> list[OpEntry
         following = []
         for current in frontier:
             names = [split_input(t)[0] for t in current.inputs if t and not t.endswith(":-1")]
-            names += [c[0] for c in index.consumers(current)]
+            names += [c[0] for c in index.consumers(current, many=True)]
             for name in names:
                 if name in seen:
                     continue

@@ -337,3 +337,19 @@ def test_a_cold_plan_parses_its_graph_once_for_the_index_too(tmp_path: Path, mon
     files = GraphIndex(workspace).load()
     assert parses == [False] and len(files) == 1 and len(files[0].ops) == 170 and files[0].from_cache
     ge_graph.forget_graphs()
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_one_ops_consumers_are_the_indexed_ones(name: str, tmp_path: Path) -> None:
+    # `ni` of one op reads only the inputs naming it; `ni -s` indexes every op's consumers once: the same
+    # answer, in the same order, for every op of every real graph (subgraphs, names that begin another's)
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
+    from precision_tool.workspace import Workspace
+
+    index = GraphIndex(Workspace(_workspace(tmp_path, GE / name)))
+    (summary,) = index.load()
+    one_by_one = [index.consumers(entry) for entry in summary.ops]
+    assert index._consumers is None
+    indexed = [index.consumers(entry, many=True) for entry in summary.ops]
+    assert one_by_one == indexed
+    assert sum(map(len, indexed)) > 0

@@ -21,12 +21,12 @@ import json
 import os
 import zlib
 from pathlib import Path
-from typing import Any, Iterator, Sequence, overload
+from typing import Any, Callable, Iterator, Sequence, overload
 
 from precision_tool.analysis.compare.graph_plan import (
     GraphSide, GroupSide, MemberSide, graph_side, group_plan, plan_from_side, plan_warnings,
 )
-from precision_tool.analysis.compare.matching import DumpIndex, GoldenRef, GroupPlan, MatchPlan, OpPlan, TensorMatch
+from precision_tool.analysis.compare.matching import DumpIndex, GoldenRef, GroupPlan, MatchPlan, TensorMatch
 from precision_tool.atomic import write_atomic
 from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph
 from precision_tool.gc_pause import without_gc, without_gc_keeping
@@ -189,15 +189,19 @@ def _match_from_json(item: list[Any]) -> TensorMatch:
                                  bool(guess)), str(problem))
 
 
+def _member_from_json(item: list[Any], match: Callable[[int], TensorMatch]) -> MemberSide:
+    """One op of a kept group (`match`: a match by its number in the side's table)."""
+    name, op_type, sequence, skip_in, skip_out, truth, inner, inputs, outputs = item
+    return MemberSide(str(name), str(op_type), tuple(map(match, inputs)), tuple(map(match, outputs)),
+                      bool(skip_in), bool(skip_out), int(sequence), str(truth), bool(inner))
+
+
 def _side_from_json(tree: dict[str, Any]) -> GraphSide:
     # by number (a dict: a damaged negative or float number is a KeyError, not another match)
     match = dict(enumerate(_match_from_json(item) for item in tree["matches"])).__getitem__
     groups = []
     for npu_text, truth_text, sequences, reason, members in tree["groups"]:
-        sides = tuple(
-            MemberSide(str(name), str(op_type), tuple(map(match, inputs)), tuple(map(match, outputs)),
-                       bool(skip_in), bool(skip_out), int(sequence), str(truth), bool(inner))
-            for name, op_type, sequence, skip_in, skip_out, truth, inner, inputs, outputs in members)
+        sides = tuple(_member_from_json(item, match) for item in members)
         groups.append(GroupSide(sides, str(npu_text), str(truth_text), tuple(int(s) for s in sequences), str(reason)))
     return GraphSide(tuple(groups), int(tree["op_count"]), tuple(str(w) for w in tree["warnings"]))
 
@@ -262,9 +266,8 @@ class _KeptGroups(Sequence[GroupPlan]):
 
     def _group(self, number: int) -> GroupPlan:
         npu_text, truth_text, sequences, reason, members = self._raw[number]
-        match, paths, key = self._match, self._paths, self._key
-        plans = [(OpPlan(str(name), str(op_type), paths.get(key(name)), tuple(map(match, inputs)),
-                         tuple(map(match, outputs)), None, bool(skip_in), bool(skip_out), int(sequence)), bool(inner))
-                 for name, op_type, sequence, skip_in, skip_out, _, inner, inputs, outputs in members]
+        paths, key = self._paths, self._key
+        plans = [(member.plan(paths.get(key(member.name))), member.inner)
+                 for member in (_member_from_json(item, self._match) for item in members)]
         return group_plan(number, plans, str(npu_text), str(truth_text), tuple(int(s) for s in sequences),
                           str(reason))

@@ -18,8 +18,9 @@ from precision_tool.analysis.results.results import NAN_DATA_TEXTS, TensorRecord
 from precision_tool.errors import PrecisionToolError
 
 
-@dataclass  # not frozen: made per compared output (20,000 and more), and a frozen one costs four times as much
-class OutputPoint:  # to make
+# not frozen: made per compared output (20,000 and more), and a frozen one costs four times as much to make
+@dataclass
+class OutputPoint:
     """One compared output of one run: a point of the chart."""
 
     position: int

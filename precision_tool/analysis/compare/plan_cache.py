@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, Sequence, overload
 from precision_tool.analysis.compare.graph_plan import (
     GraphSide, GroupSide, MemberSide, graph_side, group_plan, plan_from_side, plan_warnings,
 )
-from precision_tool.analysis.compare.matching import DumpIndex, GoldenRef, GroupPlan, MatchPlan, TensorMatch
+from precision_tool.analysis.compare.matching import DumpIndex, GoldenRef, GroupPlan, MatchPlan, OpPlan, TensorMatch
 from precision_tool.atomic import write_atomic
 from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph
 from precision_tool.gc_pause import without_gc, without_gc_keeping
@@ -206,6 +206,21 @@ def _side_from_json(tree: dict[str, Any]) -> GraphSide:
     return GraphSide(tuple(groups), int(tree["op_count"]), tuple(str(w) for w in tree["warnings"]))
 
 
+class _KeptMatches(dict[int, TensorMatch]):
+    """A kept side's matches by number, each decoded on first use (a worker meets only its spans' ones; a
+    hit is a plain dict lookup, in C under map())."""
+
+    def __init__(self, raw: list[Any]) -> None:
+        super().__init__()
+        self._raw = raw
+
+    def __missing__(self, number: int) -> TensorMatch:
+        if number.__class__ is not int or number < 0:  # (a damaged bool, float or negative: not another match)
+            raise IndexError(number)
+        found = self[number] = _match_from_json(self._raw[number])
+        return found
+
+
 class _KeptGroups(Sequence[GroupPlan]):
     """The groups of a plan made from a kept side, each made when used (a slice: those groups, as a list).
 
@@ -215,8 +230,7 @@ class _KeptGroups(Sequence[GroupPlan]):
 
     def __init__(self, side: dict[str, Any], dumps: DumpIndex, only: set[str] | None) -> None:
         raw = side["groups"]
-        self._raw_matches = side["matches"]
-        self._matches: list[TensorMatch | None] = [None] * len(self._raw_matches)
+        self._match = _KeptMatches(side["matches"]).__getitem__
         self._paths = dumps.plan_paths()
         self._key = dumps.key
         self._numbers: Sequence[int] = range(len(raw)) if only is None else [
@@ -256,18 +270,15 @@ class _KeptGroups(Sequence[GroupPlan]):
     def __iter__(self) -> Iterator[GroupPlan]:
         return map(self._group, self._numbers)
 
-    def _match(self, number: int) -> TensorMatch:
-        if number < 0:
-            raise IndexError(number)
-        found = self._matches[number]
-        if found is None:
-            found = self._matches[number] = _match_from_json(self._raw_matches[number])
-        return found
-
     def _group(self, number: int) -> GroupPlan:
         npu_text, truth_text, sequences, reason, members = self._raw[number]
-        paths, key = self._paths, self._key
+        paths, key, match = self._paths, self._key, self._match
+        if len(members) == 1:  # (most groups: the OpPlan straight from the JSON, no MemberSide between)
+            name, op_type, sequence, skip_in, skip_out, _, _, inputs, outputs = members[0]
+            name = str(name)
+            op = OpPlan(name, str(op_type), paths.get(key(name)), tuple(map(match, inputs)),
+                        tuple(map(match, outputs)), None, bool(skip_in), bool(skip_out), int(sequence))
+            return GroupPlan(number, (op,), str(npu_text), str(truth_text), tuple(map(int, sequences)))
         plans = [(member.plan(paths.get(key(member.name))), member.inner)
-                 for member in (_member_from_json(item, self._match) for item in members)]
-        return group_plan(number, plans, str(npu_text), str(truth_text), tuple(int(s) for s in sequences),
-                          str(reason))
+                 for member in (_member_from_json(item, match) for item in members)]
+        return group_plan(number, plans, str(npu_text), str(truth_text), tuple(map(int, sequences)), str(reason))

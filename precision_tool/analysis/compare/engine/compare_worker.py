@@ -184,8 +184,6 @@ class GroupWorker:
         return out
 
     def _with_overflow(self, row: CompareRow, dump: Any, header: Any) -> CompareRow:
-        if not self.columns.overflow:
-            return row
         import dataclasses
 
         from precision_tool.formats.npu.dump_types import numpy_dtype_of
@@ -227,11 +225,12 @@ class GroupWorker:
             except PrecisionToolError as exc:
                 self.note_unreadable(exc, op.right_dump_path)
                 return [self._nan_row(group, op, f"[{op.name}] {exc}")]
-        rows = []
-        for header in () if op.skip_inputs else dump.inputs:
-            rows.append(self._with_overflow(self._tensor_row(group, op, dump, header, right), dump, header))
-        for header in () if op.skip_outputs else dump.outputs:
-            rows.append(self._with_overflow(self._tensor_row(group, op, dump, header, right), dump, header))
+        headers = (*(() if op.skip_inputs else dump.inputs), *(() if op.skip_outputs else dump.outputs))
+        if self.columns.overflow:
+            rows = [self._with_overflow(self._tensor_row(group, op, dump, header, right), dump, header)
+                    for header in headers]
+        else:
+            rows = [self._tensor_row(group, op, dump, header, right) for header in headers]
         if not rows and (op.skip_inputs or op.skip_outputs):
             return [self._nan_row(group, op, "")]  # msaccucmp's row for a quant op with nothing compared
         if not rows:

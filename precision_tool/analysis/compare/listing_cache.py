@@ -20,10 +20,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from precision_tool.analysis.compare.matching import DumpIndex, index_dumps
+from precision_tool.analysis.compare.matching import DumpIndex, dump_iterations, index_dumps
 from precision_tool.atomic import keep_newest, write_atomic
 from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName
 from precision_tool.gc_pause import without_gc
+from precision_tool.workspace import step_golden_folders
 
 CACHE_VERSION = 1
 KEEP_BYTES = 200 << 20
@@ -70,6 +71,45 @@ def cached_golden_paths(folder: Path, cache_dir: Path | None) -> dict[str, str]:
     paths = golden_file_paths(folder)
     _write(cache_dir, key, [str(folder)], started, lambda: paths)
     return paths
+
+
+def cached_dump_iterations(folder: Path, cache_dir: Path | None) -> dict[int, list[Path]]:
+    """dump_iterations(folder), from the cache while every folder under it is unchanged (choosing the step
+    walks the whole dump tree: 20 ms at 20,000 files, before anything else can start)."""
+    if cache_dir is None:
+        return dump_iterations(folder)
+    key = ["iterations", str(folder)]
+    kept = _read(cache_dir, key)
+    if isinstance(kept, list):
+        try:
+            return {int(step): [Path(str(path)) for path in paths] for step, paths in kept}
+        except (TypeError, ValueError):
+            pass  # damaged: walk again
+    started = time.time_ns()
+    folders: list[str | None] = []
+    found = dump_iterations(folder, folders)
+    if None not in folders:
+        _write(cache_dir, key, [f for f in folders if f is not None], started,
+               lambda: [[step, [str(path) for path in paths]] for step, paths in found.items()])
+    return found
+
+
+def cached_step_folders(golden_root: Path, cache_dir: Path | None) -> list[tuple[int, Path]]:
+    """step_golden_folders(golden_root), from the cache while that folder is unchanged (a golden folder of
+    20,000 tensors is listed whole to find its few step_<N>/ folders)."""
+    if cache_dir is None or not os.path.isdir(golden_root):
+        return step_golden_folders(golden_root)
+    key = ["steps", str(golden_root)]
+    kept = _read(cache_dir, key)
+    if isinstance(kept, list):
+        try:
+            return [(int(step), Path(str(path))) for step, path in kept]
+        except (TypeError, ValueError):
+            pass  # damaged: list again
+    started = time.time_ns()
+    found = step_golden_folders(golden_root)
+    _write(cache_dir, key, [str(golden_root)], started, lambda: [[step, str(path)] for step, path in found])
+    return found
 
 
 # --- the cache file ---------------------------------------------------------------------------------

@@ -167,10 +167,14 @@ def dump_op_key(op_field: str, *, with_graph: bool) -> str | None:
     return None if "_lxslice" in op_field else op_field
 
 
-def dump_iterations(folder: Path) -> dict[int, list[Path]]:
-    """The iteration folders of a dump tree (`.../<model_id>/<iteration>/files`, formats.md §2.1) by number."""
+def dump_iterations(folder: Path, folders: list[str | None] | None = None) -> dict[int, list[Path]]:
+    """The iteration folders of a dump tree (`.../<model_id>/<iteration>/files`, formats.md §2.1) by number;
+    `folders` gets each folder walked (None: one not listable), for listing_cache.py."""
     found: dict[int, list[Path]] = {}
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True):
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=True,
+                                                onerror=None if folders is None else lambda _: folders.append(None)):
+        if folders is not None:
+            folders.append(dirpath)
         dirnames.sort()
         here = Path(dirpath)
         if filenames and here != Path(folder) and here.name.isascii() and here.name.isdigit() and here.parent.name.isdigit():

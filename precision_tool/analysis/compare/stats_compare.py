@@ -25,7 +25,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from precision_tool.analysis.compare.graph_plan import plan_graph_compare
 from precision_tool.analysis.compare.matching import (
@@ -41,7 +41,6 @@ from precision_tool.analysis.results.stats_results import (  # re-exported: the 
     StatsSummary, cell_text, encode_rows, filter_stats_rows, is_stats_result, read_stats_result, rows_from_text,
     summarize_stats,
 )
-from precision_tool.workspace import walk_file_names
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,25 +56,45 @@ _PLAIN_LAYOUTS = {"", "-", "ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC
 # --- the dump folder ------------------------------------------------------------------------------
 def stats_only(folder: str | os.PathLike[str]) -> bool:
     """True when `folder` (searched recursively) holds statistics CSVs and no tensor dump files."""
-    stats, tensors = dump_kinds(folder, stop_at_tensor=True)
-    return stats > 0 and tensors == 0
+    stats = False
+    for kind in _file_kinds(folder):
+        if kind == "tensor":
+            return False  # (the first tensor dump decides: a folder of 20,000 is not listed whole)
+        stats = True
+    return stats
 
 
-def dump_kinds(folder: str | os.PathLike[str], *, stop_at_tensor: bool = False) -> tuple[int, int]:
-    """(statistics CSVs, tensor dump files) under `folder`; with `stop_at_tensor`, counting ends at the
-    first tensor dump (enough to tell a statistics-only folder)."""
-    stats = tensors = 0
-    for dirpath, base in walk_file_names(folder):
-        if base.startswith(".") or base == MAPPING_FILE:
+def _file_kinds(folder: str | os.PathLike[str]) -> Iterator[str]:
+    """"stats" or "tensor" for each statistics CSV and tensor dump under `folder`, as the folders are read
+    (following symlinks, each folder once; one that cannot be listed is skipped, as walk_file_names does)."""
+    pending, seen = [os.fspath(folder)], set()
+    while pending:
+        where = pending.pop()
+        real = os.path.realpath(where)
+        if real in seen:  # a symlink loop
             continue
-        if base.lower().endswith(".csv"):
-            stats += stats_name_of(os.path.join(dirpath, base))[0] is not None
-        elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
-                and dump_name_of(os.path.join(dirpath, base)) is not None:
-            tensors += 1
-            if stop_at_tensor:
-                break
-    return stats, tensors
+        seen.add(real)
+        try:
+            entries = os.scandir(where)
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                base = entry.name
+                try:
+                    if entry.is_dir():
+                        pending.append(entry.path)
+                        continue
+                except OSError:
+                    continue
+                if base.startswith(".") or base == MAPPING_FILE:
+                    continue
+                if base.lower().endswith(".csv"):
+                    if stats_name_of(entry.path)[0] is not None:
+                        yield "stats"
+                elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
+                        and dump_name_of(entry.path) is not None:
+                    yield "tensor"
 
 
 def index_stats(folder: Path, *, with_graph: bool = False, step: int | None = None) -> DumpIndex:

@@ -20,6 +20,7 @@ from precision_tool.analysis.compare.compare_runs import (
     run_specs,
     workspace_labeller,
 )
+from precision_tool.analysis.compare.listing_cache import cached_dump_iterations, cached_step_folders
 from precision_tool.analysis.compare.matching import dump_iterations, find_graph_dump_dir
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.ranks import ranks_text
@@ -27,21 +28,22 @@ from precision_tool.errors import PrecisionToolError, WorkspaceError
 from precision_tool.formats.ge.ge_graph import kept_graph
 from precision_tool.workspace import (
     RankDir, golden_dir_for_rank, golden_dir_for_step, has_rank_goldens, new_result_dir, rank_dirs,
-    step_golden_folders,
 )
 
 if TYPE_CHECKING:
     from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor
 
 
-def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], what: str) -> int | None:
+def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], what: str,
+                cache_dir: Path | None = None) -> int | None:
     """The one dump iteration to compare in `folders`: `step`, else the lowest; a note when others exist.
+    `cache_dir`: where the folders' iterations are kept between runs (listing_cache.py).
 
     Returns None when the folders hold a single iteration (or none: flat folders), so nothing is filtered.
     """
     found: set[int] = set()
     for folder in folders:
-        found.update(dump_iterations(folder))
+        found.update(cached_dump_iterations(folder, cache_dir))
     if step is not None:
         if found and step not in found:
             raise WorkspaceError(f"{what} has no dump iteration {step}; it holds iterations "
@@ -90,7 +92,7 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
                     notes.append(f"graph {graph_name} ({graph_file.name}) has no dump folder in {npu_dir}; skipped")
                     continue
             try:
-                chosen = choose_step([folder], step, notes, f"the dump of graph {graph_name}")
+                chosen = choose_step([folder], step, notes, f"the dump of graph {graph_name}", workspace.cache_dir)
             except WorkspaceError as exc:
                 notes.append(f"{exc}; graph {graph_name} skipped")
                 continue
@@ -125,11 +127,11 @@ def workspace_specs(workspace: Any, stamp: str, notes: list[str] | None = None,
     if ranks:
         return rank_specs(workspace, npu_dir, ranks, stamp, notes, step)
     specs: list[RunSpec] = []
-    golden_dir = golden_for_iteration(workspace.golden_dir, [npu_dir], step)
+    golden_dir = golden_for_iteration(workspace.golden_dir, [npu_dir], step, workspace.cache_dir)
     if has_golden_files(golden_dir):
         specs.extend(graph_specs(workspace, 0, npu_dir, golden_dir, stamp, notes, step))
         if not specs:
-            chosen = choose_step([npu_dir], step, notes, f"the dump {npu_dir}")
+            chosen = choose_step([npu_dir], step, notes, f"the dump {npu_dir}", workspace.cache_dir)
             specs.append(RunSpec("NPU vs golden (by name)", str(npu_dir), f"result_{stamp}.csv",
                                  golden_dir=str(golden_dir), step=chosen))
     else:
@@ -165,7 +167,7 @@ def rank_specs(workspace: Any, npu_dir: Path, ranks: Sequence[RankDir], stamp: s
             continue
         found = graph_specs(workspace, 0, rank.path, golden, f"{stamp}_rank{rank.rank}", notes, step)
         if not found:
-            chosen = choose_step([rank.path], step, notes, f"the dump of rank {rank.rank}")
+            chosen = choose_step([rank.path], step, notes, f"the dump of rank {rank.rank}", workspace.cache_dir)
             found = [RunSpec("NPU vs golden (by name)", str(rank.path), f"result_{stamp}_rank{rank.rank}.csv",
                              golden_dir=str(golden), step=chosen)]
         specs.extend(dataclasses.replace(s, label=f"rank {rank.rank}: {s.label}", rank=rank.rank) for s in found)
@@ -222,16 +224,17 @@ def common_step(left: Path, right: Path, step: int | None, notes: list[str]) -> 
     return chosen
 
 
-def golden_for_iteration(golden_root: Path, npu_dirs: Sequence[Path], step: int | None) -> Path:
+def golden_for_iteration(golden_root: Path, npu_dirs: Sequence[Path], step: int | None,
+                         cache_dir: Path | None = None) -> Path:
     """Plain `vc` / `vc --step N` on a workspace whose golden folder holds step_<N>/ folders: the golden
     folder of the iteration compared (`step`, else the lowest one); the flat folder when
-    there is no such step folder (docs/steps.md)."""
-    if not step_golden_folders(golden_root):
+    there is no such step folder (docs/steps.md). `cache_dir`: as choose_step's."""
+    if not cached_step_folders(golden_root, cache_dir):
         return golden_root
     if step is None:
         found: set[int] = set()
         for folder in npu_dirs:
-            found.update(dump_iterations(folder))
+            found.update(cached_dump_iterations(folder, cache_dir))
         step = min(found) if found else None
     return golden_dir_for_step(golden_root, step)
 

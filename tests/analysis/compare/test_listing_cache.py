@@ -243,3 +243,37 @@ def test_a_kept_index_gives_the_paths_a_listing_gives() -> None:
     assert index.by_op == expected
     assert index.plan_paths() == expected  # (by_op once made: a plan takes it)
     assert index.names["op3"].task_id == 3 and index.stats_files == 0
+
+
+def test_kept_iterations_read_as_walked_and_a_new_iteration_is_seen(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The dump iterations choosing the step needs (a walk of the whole tree) are kept like the index."""
+    from precision_tool.analysis.compare.matching import dump_iterations
+
+    dump, _ = _dump_tree(tmp_path)
+    cache = tmp_path / "cache"
+    walked = dump_iterations(dump)
+    assert sorted(walked) == [0, 1]
+    assert listing_cache.cached_dump_iterations(dump, cache) == walked
+    monkeypatch.setattr(listing_cache, "dump_iterations", lambda *a: pytest.fail("walked again"))
+    assert listing_cache.cached_dump_iterations(dump, cache) == walked  # (read back: Paths, in step order)
+    monkeypatch.undo()
+    (dump / "20240101" / "0" / "graph_1" / "1" / "2" / "Add.net_add.1.2.1700000000000201").write_bytes(b"")
+    again = listing_cache.cached_dump_iterations(dump, cache)  # the empty folder 2 got a file: it is watched
+    assert again == dump_iterations(dump) and sorted(again) == [0, 1, 2]
+
+
+def test_kept_step_folders_follow_the_golden_folder(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from precision_tool.workspace import step_golden_folders
+
+    golden = tmp_path / "golden"
+    (golden / "step_3").mkdir(parents=True)
+    (golden / "net_add.0.1700000000000000.npy").write_bytes(b"")
+    _age(golden)
+    cache = tmp_path / "cache"
+    assert listing_cache.cached_step_folders(golden, cache) == step_golden_folders(golden) == [(3, golden / "step_3")]
+    monkeypatch.setattr(listing_cache, "step_golden_folders", lambda *a: pytest.fail("listed again"))
+    assert listing_cache.cached_step_folders(golden, cache) == [(3, golden / "step_3")]
+    monkeypatch.undo()
+    (golden / "step_1").mkdir()
+    assert listing_cache.cached_step_folders(golden, cache) == [(1, golden / "step_1"), (3, golden / "step_3")]
+    assert listing_cache.cached_step_folders(tmp_path / "none", cache) == []

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import time
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -26,7 +27,7 @@ from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName
 from precision_tool.gc_pause import without_gc
 from precision_tool.workspace import step_golden_folders
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: a dump index's file names apart, on a second line read when asked for
 KEEP_BYTES = 200 << 20
 """The newest listings are kept up to this size in all: one per dump folder and golden folder compared (3.4 MB
 for 20,000 ops; a 64-rank dump is 128 small ones)."""
@@ -46,7 +47,7 @@ def cached_dump_index(folder: Path, cache_dir: Path | None, *, with_graph: bool,
     kept = _read(cache_dir, key)
     if kept is not None:
         try:
-            return _index_from_json(kept)
+            return _index_from_json(*kept)
         except (KeyError, TypeError, ValueError, IndexError):
             pass  # damaged: list again
     started = time.time_ns()
@@ -65,11 +66,11 @@ def cached_golden_paths(folder: Path, cache_dir: Path | None) -> dict[str, str]:
         return golden_file_paths(folder)
     key = ["golden", str(folder)]
     kept = _read(cache_dir, key)
-    if isinstance(kept, dict) and all(isinstance(v, str) for v in kept.values()):
-        return kept
+    if kept is not None and isinstance(kept[0], dict) and all(isinstance(v, str) for v in kept[0].values()):
+        return kept[0]
     started = time.time_ns()
     paths = golden_file_paths(folder)
-    _write(cache_dir, key, [str(folder)], started, lambda: paths)
+    _write(cache_dir, key, [str(folder)], started, lambda: (paths, b""))
     return paths
 
 
@@ -80,9 +81,9 @@ def cached_dump_iterations(folder: Path, cache_dir: Path | None) -> dict[int, li
         return dump_iterations(folder)
     key = ["iterations", str(folder)]
     kept = _read(cache_dir, key)
-    if isinstance(kept, list):
+    if kept is not None:
         try:
-            return {int(step): [Path(str(path)) for path in paths] for step, paths in kept}
+            return {int(step): [Path(str(path)) for path in paths] for step, paths in kept[0]}
         except (TypeError, ValueError):
             pass  # damaged: walk again
     started = time.time_ns()
@@ -90,7 +91,7 @@ def cached_dump_iterations(folder: Path, cache_dir: Path | None) -> dict[int, li
     found = dump_iterations(folder, folders)
     if None not in folders:
         _write(cache_dir, key, [f for f in folders if f is not None], started,
-               lambda: [[step, [str(path) for path in paths]] for step, paths in found.items()])
+               lambda: ([[step, [str(path) for path in paths]] for step, paths in found.items()], b""))
     return found
 
 
@@ -101,14 +102,14 @@ def cached_step_folders(golden_root: Path, cache_dir: Path | None) -> list[tuple
         return step_golden_folders(golden_root)
     key = ["steps", str(golden_root)]
     kept = _read(cache_dir, key)
-    if isinstance(kept, list):
+    if kept is not None:
         try:
-            return [(int(step), Path(str(path))) for step, path in kept]
+            return [(int(step), Path(str(path))) for step, path in kept[0]]
         except (TypeError, ValueError):
             pass  # damaged: list again
     started = time.time_ns()
     found = step_golden_folders(golden_root)
-    _write(cache_dir, key, [str(golden_root)], started, lambda: [[step, str(path)] for step, path in found])
+    _write(cache_dir, key, [str(golden_root)], started, lambda: ([[step, str(path)] for step, path in found], b""))
     return found
 
 
@@ -136,78 +137,102 @@ def _stamps(folders: list[str]) -> Stamps | None:
 
 
 @without_gc
-def _read(cache_dir: Path, key: list[Any]) -> Any:
-    """What was kept under `key`, if every folder it watched is as it was; else None."""
+def _read(cache_dir: Path, key: list[Any]) -> tuple[Any, bytes] | None:
+    """What was kept under `key` and the bytes of its second line, if every folder it watched is as it was
+    and the second line is whole; else None."""
     try:
-        tree = json.loads(_cache_file(cache_dir, key).read_bytes())
-        if tree.get("version") != CACHE_VERSION or tree.get("key") != key:
+        head, _, rest = _cache_file(cache_dir, key).read_bytes().partition(b"\n")
+        tree = json.loads(head)
+        if tree.get("version") != CACHE_VERSION or tree.get("key") != key or tree["rest_crc32"] != zlib.crc32(rest):
             return None
         stamps = tree["stamps"]
         if _stamps([str(stamp[0]) for stamp in stamps]) != stamps:
             return None
-        return tree["listing"]
+        return tree["listing"], rest
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
         return None  # none kept, or damaged
 
 
-def _write(cache_dir: Path, key: list[Any], folders: list[str], started_ns: int, listing: Callable[[], Any]) -> None:
+def _write(cache_dir: Path, key: list[Any], folders: list[str], started_ns: int,
+           listing: Callable[[], tuple[Any, bytes]]) -> None:
+    """Keep what `listing()` gives (a JSON tree, and bytes for a second line read only when asked for:
+    b"" for none) while `folders` stay as they are now."""
     stamps = _stamps(folders)
     recent = started_ns - RACY_NS
     if stamps is None or any(stamp[1][0] >= recent or (stamp[2] and stamp[2][0] >= recent) for stamp in stamps):
         return  # a folder was changing (or went) while it was listed: keep nothing that could be stale
-    tree = {"version": CACHE_VERSION, "key": key, "stamps": stamps, "listing": listing()}
+    tree, rest = listing()
+    head = {"version": CACHE_VERSION, "key": key, "stamps": stamps, "listing": tree, "rest_crc32": zlib.crc32(rest)}
     path = _cache_file(cache_dir, key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(tree, separators=(",", ":"), ensure_ascii=False)
-        write_atomic(path, [text.encode("utf-8", errors="surrogateescape")])
+        # (JSON text holds no raw newline: the first one ends the tree)
+        text = json.dumps(head, separators=(",", ":"), ensure_ascii=False)
+        write_atomic(path, [text.encode("utf-8", errors="surrogateescape"), b"\n", rest])
     except OSError:
         return  # a read-only workspace still compares, just without the cache
     keep_newest(path.parent, KEEP_BYTES)
 
 
 # --- a DumpIndex as JSON ----------------------------------------------------------------------------
-def _index_to_json(index: DumpIndex) -> dict[str, Any]:
+def _index_to_json(index: DumpIndex) -> tuple[dict[str, Any], bytes]:
+    """The index's paths (op, folder number, file name) as a tree, and its parsed file names as the second
+    line: a graph run needs only the paths."""
     folders: dict[str, int] = {}
-    ops = []
+    ops, numbers, files, names = [], [], [], []
     for op, path in index.by_op.items():
         name = index.names[op]
-        parent = str(path.parent)
-        number = folders.setdefault(parent, len(folders))
-        ops.append([op, number, path.name, name.op_type, name.op_name, name.task_id, name.stream_id,
-                    name.timestamp_us, list(name.extra)])
-    return {"folders": list(folders), "ops": ops, "ignored": index.ignored, "stats_files": index.stats_files}
+        ops.append(op)
+        numbers.append(folders.setdefault(str(path.parent), len(folders)))
+        files.append(path.name)
+        names.append([name.op_type, name.op_name, name.task_id, name.stream_id, name.timestamp_us, list(name.extra)])
+    tree = {"folders": list(folders), "ops": ops, "numbers": numbers, "files": files, "ignored": index.ignored,
+            "stats_files": index.stats_files}
+    text = json.dumps(names, separators=(",", ":"), ensure_ascii=False)
+    return tree, text.encode("utf-8", errors="surrogateescape")
 
 
 @without_gc
-def _index_from_json(tree: dict[str, Any]) -> DumpIndex:
+def _index_from_json(tree: dict[str, Any], names: bytes) -> DumpIndex:
     # (the text str(Path(folder) / name) gives: "." adds nothing)
     parents = ["" if str(folder) == "." else os.path.join(str(folder), "") for folder in tree["folders"]]
-    paths: dict[str, str] = {}
-    names: dict[str, DumpName] = {}
-    for op, number, file_name, op_type, op_name, task_id, stream_id, timestamp_us, extra in tree["ops"]:
-        op = str(op)
-        paths[op] = parents[number] + str(file_name)
-        names[op] = DumpName(str(op_type), str(op_name), int(task_id), None if stream_id is None else int(stream_id),
-                             int(timestamp_us), tuple(map(int, extra)) if extra else ())
-    return _KeptIndex(paths, names, [str(item) for item in tree["ignored"]], int(tree["stats_files"]))
+    ops, numbers, files = tree["ops"], tree["numbers"], tree["files"]
+    if not (len(ops) == len(numbers) == len(files)) or not all(isinstance(op, str) for op in ops):
+        raise ValueError("damaged")
+    paths = {op: parents[number] + str(file_name) for op, number, file_name in zip(ops, numbers, files)}
+    return _KeptIndex(paths, ops, names, [str(item) for item in tree["ignored"]], int(tree["stats_files"]))
 
 
 class _KeptIndex(DumpIndex):
-    """A DumpIndex read back from the cache, whose paths stay text until by_op is asked for: a graph run's
-    plan takes the text (plan_paths), and 20,000 Paths cost as much as the rest of reading the index."""
+    """A DumpIndex read back from the cache, whose paths stay text until by_op is asked for (a graph run's
+    plan takes the text: plan_paths), and whose file names are parsed only when asked for (a graph run never
+    does): 20,000 Paths or DumpNames cost as much as the rest of reading the index."""
 
-    def __init__(self, paths: dict[str, str], names: dict[str, DumpName], ignored: list[str],
+    def __init__(self, paths: dict[str, str], ops: list[str], names: bytes, ignored: list[str],
                  stats_files: int) -> None:
-        super().__init__(names=names, ignored=ignored, stats_files=stats_files)
-        del self.by_op  # (made by __getattr__ on first use)
+        super().__init__(ignored=ignored, stats_files=stats_files)
+        del self.by_op, self.names  # (made by __getattr__ on first use)
         self._paths = paths
+        self._ops, self._names_text = ops, names
 
     def __getattr__(self, name: str) -> Any:  # (only for attributes the instance does not have)
-        if name != "by_op" or "_paths" not in self.__dict__:
+        if "_paths" not in self.__dict__:
             raise AttributeError(name)
-        self.by_op = {op: Path(path) for op, path in self._paths.items()}
-        return self.by_op
+        if name == "by_op":
+            self.by_op = {op: Path(path) for op, path in self._paths.items()}
+            return self.by_op
+        if name == "names":
+            self.names = _names_from_json(self._ops, self._names_text)
+            return self.names
+        raise AttributeError(name)
 
     def plan_paths(self) -> dict[str, Path | str]:  # type: ignore[override]
         return self.__dict__.get("by_op") or self._paths
+
+
+@without_gc
+def _names_from_json(ops: list[str], text: bytes) -> dict[str, DumpName]:
+    """The kept file names (the line's CRC was checked when the index was read: it is as written)."""
+    return {op: DumpName(str(op_type), str(op_name), int(task_id), None if stream_id is None else int(stream_id),
+                         int(timestamp_us), tuple(map(int, extra)) if extra else ())
+            for op, (op_type, op_name, task_id, stream_id, timestamp_us, extra) in zip(ops, json.loads(text))}

@@ -113,21 +113,31 @@ def test_a_folder_still_changing_is_not_kept(tmp_path: Path) -> None:
     assert not list(cache.rglob("*.json"))  # a second change in the same clock tick would go unseen
 
 
-@pytest.mark.parametrize("damage", ["not json", "wrong ops", "wrong version"])
+@pytest.mark.parametrize("damage", ["not json", "wrong ops", "ops and files apart", "wrong version", "names changed",
+                                    "names cut"])
 def test_a_damaged_cache_lists_again(tmp_path: Path, damage: str) -> None:
+    """Damage anywhere, the file names' line included (read later, only when asked for: its CRC is checked
+    when the index is read), means listing again."""
     dump, _ = _dump_tree(tmp_path)
     cache = tmp_path / "cache"
     listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None)
     (kept,) = (cache / "listings").glob("*.json")
-    tree = json.loads(kept.read_text())
+    head, names = kept.read_bytes().split(b"\n")
+    tree = json.loads(head)
     if damage == "not json":
-        kept.write_text(kept.read_text()[:100])
-    elif damage == "wrong ops":
-        tree["listing"]["ops"][0] = ["too", "short"]
-        kept.write_text(json.dumps(tree))
+        kept.write_bytes(head[:100])
+    elif damage in ("wrong ops", "ops and files apart", "wrong version"):
+        if damage == "wrong ops":
+            tree["listing"]["ops"][0] = ["too", "short"]
+        elif damage == "ops and files apart":
+            tree["listing"]["files"].pop()
+        else:
+            tree["version"] = 0
+        kept.write_bytes(json.dumps(tree).encode() + b"\n" + names)
+    elif damage == "names changed":
+        kept.write_bytes(head + b"\n" + names.replace(b"Add", b"Sub", 1))
     else:
-        tree["version"] = 0
-        kept.write_text(json.dumps(tree))
+        kept.write_bytes(head + b"\n" + names[:-5])
     _same(listing_cache.cached_dump_index(dump, cache, with_graph=True, step=None),
           index_dumps(dump, with_graph=True, step=None))
 
@@ -236,8 +246,11 @@ def test_a_kept_index_gives_the_paths_a_listing_gives() -> None:
     from precision_tool.analysis.compare.listing_cache import _index_from_json
 
     folders = [".", "/", "/data/dump/", "/data/dump/0", "rel/dir"]
-    ops = [[f"op{i}", i, f"Add.op{i}.{i}.0.17", "Add", f"op{i}", i, 0, 17, []] for i in range(len(folders))]
-    index = _index_from_json({"folders": folders, "ops": ops, "ignored": [], "stats_files": 0})
+    count = range(len(folders))
+    names = json.dumps([["Add", f"op{i}", i, 0, 17, []] for i in count]).encode()
+    index = _index_from_json({"folders": folders, "ops": [f"op{i}" for i in count], "numbers": list(count),
+                              "files": [f"Add.op{i}.{i}.0.17" for i in count], "ignored": [], "stats_files": 0},
+                             names)
     expected = {f"op{i}": Path(folder) / f"Add.op{i}.{i}.0.17" for i, folder in enumerate(folders)}
     assert {op: str(path) for op, path in index.plan_paths().items()} == {op: str(p) for op, p in expected.items()}
     assert index.by_op == expected

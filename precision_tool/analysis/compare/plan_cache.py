@@ -241,6 +241,12 @@ class _KeptGroups(Sequence[GroupPlan]):
         paths, key = self._paths, self._key
         for number in self._numbers:
             members = raw[number][4]
+            if len(members) == 1:  # (most groups)
+                name = key(members[0][0])
+                if name in paths:
+                    used.add(name)
+                    ops_with_dump += 1
+                continue
             found = first = 0
             for member in members:
                 name = key(member[0])
@@ -249,7 +255,7 @@ class _KeptGroups(Sequence[GroupPlan]):
                     found += not member[6]
                     first = first or member is members[0]
             # as group_plan keeps them: every member with a dump that is no inner node, else its first op
-            ops_with_dump += found if len(members) > 1 and found else first
+            ops_with_dump += found or first
         self.matched = len(used)
         self.ops_with_dump = ops_with_dump
 

@@ -9,7 +9,6 @@ Without a graph, NPU dumps are matched to golden tensors by op name (a fallback 
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -39,7 +38,7 @@ class GoldenRef:  # but not frozen: a plan makes one per golden tensor, and a fr
     guess_layout: bool = False
     """No graph: the golden layout is unknown, so a device layout is turned into its usual host layout."""
 
-    @functools.cached_property  # (asked for per tensor compared; the ref is shared by the op and its consumers)
+    @property  # (not functools.cached_property: on Python 3.11 its lock on first use costs more than it saves)
     def key(self) -> str:
         return golden_key(self.op_name, self.index)
 

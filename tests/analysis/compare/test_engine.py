@@ -322,19 +322,3 @@ def test_the_pool_replaces_a_worker_that_exits_and_does_not_wait_on_the_result_p
     finally:
         executor.close()
 
-
-@pytest.mark.parametrize("groups", [1, 3, 4, 10, 64, 296, 300, 2000, 20001])
-def test_pool_tasks_cover_every_group_once_and_shrink_towards_the_end(groups: int) -> None:
-    """The pool's tasks: every group once, in order, none past BATCH_GROUPS, each no bigger than the one
-    before (the workers finish together), and a big plan's last tasks not one group each."""
-    from precision_tool.analysis.compare.engine.compare_executors import BATCH_GROUPS, pool_spans
-
-    spans = pool_spans(groups, 2)
-    assert [g for start, stop in spans for g in range(start, stop)] == list(range(groups))
-    sizes = [stop - start for start, stop in spans]
-    assert max(sizes) <= BATCH_GROUPS
-    assert all(later <= earlier for earlier, later in zip(sizes, sizes[1:-1]))  # (the very last: what is left)
-    if groups >= 300:
-        assert min(sizes[:-1]) >= min(BATCH_GROUPS, groups // 64)
-    if groups == 300:
-        assert sizes[0] > 4 * sizes[-2]  # big tasks first, small ones at the end

@@ -101,9 +101,9 @@ class PoolExecutor:
         import multiprocessing
 
         global _POOL_GROUPS
-        # small batches while there are few groups, so every worker gets some; at most BATCH_GROUPS (tasks that
-        # shrink towards the end let the workers finish together, but cut more outputs from the next op's
-        # input, measured twice: no faster on 300 big tensors)
+        # small batches while there are few groups, so every worker gets some; at most BATCH_GROUPS. (Tasks that
+        # shrink towards the end let the workers finish together, but each extra boundary has an output measured
+        # again, in the other worker, as the next op's input: no faster on 300 big tensors.)
         size = max(1, min(BATCH_GROUPS, len(groups) // (self.workers * 4)))
         spans = [(start, min(start + size, len(groups))) for start in range(0, len(groups), size)]
         if self.keeps_workers(len(groups)):

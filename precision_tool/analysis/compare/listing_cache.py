@@ -19,7 +19,7 @@ import os
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from precision_tool.analysis.compare.matching import DumpIndex, dump_iterations, index_dumps
 from precision_tool.atomic import keep_newest, write_atomic
@@ -43,19 +43,9 @@ def cached_dump_index(folder: Path, cache_dir: Path | None, *, with_graph: bool,
     """index_dumps(folder, with_graph=..., step=...), from the cache while every folder under it is unchanged."""
     if cache_dir is None:
         return index_dumps(folder, with_graph=with_graph, step=step)
-    key = ["dumps", str(folder), with_graph, step]
-    kept = _read(cache_dir, key)
-    if kept is not None:
-        try:
-            return _index_from_json(*kept)
-        except (KeyError, TypeError, ValueError, IndexError):
-            pass  # damaged: list again
-    started = time.time_ns()
-    folders: list[str | None] = []
-    index = index_dumps(folder, with_graph=with_graph, step=step, folders=folders)
-    if None not in folders:  # (a folder that could not be listed may be readable next time, unchanged)
-        _write(cache_dir, key, [f for f in folders if f is not None], started, lambda: _index_to_json(index))
-    return index
+    return _kept_or_listed(cache_dir, ["dumps", str(folder), with_graph, step],
+                           lambda folders: index_dumps(folder, with_graph=with_graph, step=step, folders=folders),
+                           _index_to_json, _index_from_json)
 
 
 def cached_golden_paths(folder: Path, cache_dir: Path | None) -> dict[str, str]:
@@ -64,14 +54,17 @@ def cached_golden_paths(folder: Path, cache_dir: Path | None) -> dict[str, str]:
 
     if cache_dir is None:
         return golden_file_paths(folder)
-    key = ["golden", str(folder)]
-    kept = _read(cache_dir, key)
-    if kept is not None and isinstance(kept[0], dict) and all(isinstance(v, str) for v in kept[0].values()):
-        return kept[0]
-    started = time.time_ns()
-    paths = golden_file_paths(folder)
-    _write(cache_dir, key, [str(folder)], started, lambda: (paths, b""))
-    return paths
+
+    def listed(folders: list[str | None]) -> dict[str, str]:
+        folders.append(str(folder))
+        return golden_file_paths(folder)
+
+    def read(tree: Any, _: bytes) -> dict[str, str]:
+        if not (isinstance(tree, dict) and all(isinstance(v, str) for v in tree.values())):
+            raise ValueError("damaged")
+        return tree
+
+    return _kept_or_listed(cache_dir, ["golden", str(folder)], listed, lambda paths: (paths, b""), read)
 
 
 def cached_dump_iterations(folder: Path, cache_dir: Path | None) -> dict[int, list[Path]]:
@@ -79,20 +72,10 @@ def cached_dump_iterations(folder: Path, cache_dir: Path | None) -> dict[int, li
     walks the whole dump tree: 20 ms at 20,000 files, before anything else can start)."""
     if cache_dir is None:
         return dump_iterations(folder)
-    key = ["iterations", str(folder)]
-    kept = _read(cache_dir, key)
-    if kept is not None:
-        try:
-            return {int(step): [Path(str(path)) for path in paths] for step, paths in kept[0]}
-        except (TypeError, ValueError):
-            pass  # damaged: walk again
-    started = time.time_ns()
-    folders: list[str | None] = []
-    found = dump_iterations(folder, folders)
-    if None not in folders:
-        _write(cache_dir, key, [f for f in folders if f is not None], started,
-               lambda: ([[step, [str(path) for path in paths]] for step, paths in found.items()], b""))
-    return found
+    return _kept_or_listed(
+        cache_dir, ["iterations", str(folder)], lambda folders: dump_iterations(folder, folders),
+        lambda found: ([[step, [str(path) for path in paths]] for step, paths in found.items()], b""),
+        lambda tree, _: {int(step): [Path(str(path)) for path in paths] for step, paths in tree})
 
 
 def cached_step_folders(golden_root: Path, cache_dir: Path | None) -> list[tuple[int, Path]]:
@@ -100,16 +83,35 @@ def cached_step_folders(golden_root: Path, cache_dir: Path | None) -> list[tuple
     20,000 tensors is listed whole to find its few step_<N>/ folders)."""
     if cache_dir is None or not os.path.isdir(golden_root):
         return step_golden_folders(golden_root)
-    key = ["steps", str(golden_root)]
+
+    def listed(folders: list[str | None]) -> list[tuple[int, Path]]:
+        folders.append(str(golden_root))
+        return step_golden_folders(golden_root)
+
+    return _kept_or_listed(cache_dir, ["steps", str(golden_root)], listed,
+                           lambda found: ([[step, str(path)] for step, path in found], b""),
+                           lambda tree, _: [(int(step), Path(str(path))) for step, path in tree])
+
+
+T = TypeVar("T")
+
+
+def _kept_or_listed(cache_dir: Path, key: list[Any], listed: Callable[[list[str | None]], T],
+                    to_json: Callable[[T], tuple[Any, bytes]], from_json: Callable[[Any, bytes], T]) -> T:
+    """What is kept under `key` (from_json of the tree and second line), else `listed(folders)`, kept while
+    the folders it appended stay as they are (not kept when one could not be listed: None among them, as it
+    may be readable next time, unchanged). A kept one that does not decode means listing again."""
     kept = _read(cache_dir, key)
     if kept is not None:
         try:
-            return [(int(step), Path(str(path))) for step, path in kept[0]]
-        except (TypeError, ValueError):
+            return from_json(*kept)
+        except (KeyError, TypeError, ValueError, IndexError):
             pass  # damaged: list again
     started = time.time_ns()
-    found = step_golden_folders(golden_root)
-    _write(cache_dir, key, [str(golden_root)], started, lambda: ([[step, str(path)] for step, path in found], b""))
+    folders: list[str | None] = []
+    found = listed(folders)
+    if None not in folders:
+        _write(cache_dir, key, [f for f in folders if f is not None], started, lambda: to_json(found))
     return found
 
 

@@ -55,18 +55,24 @@ _PLAIN_LAYOUTS = {"", "-", "ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC
 
 # --- the dump folder ------------------------------------------------------------------------------
 def stats_only(folder: str | os.PathLike[str]) -> bool:
-    """True when `folder` (searched recursively) holds statistics CSVs and no tensor dump files."""
+    """True when `folder` (searched recursively) holds statistics CSVs and no tensor dump files; the first
+    tensor dump met decides (the folders are read lazily: a dump of 20,000 files is not listed whole)."""
     stats = False
-    for kind in _file_kinds(folder):
-        if kind == "tensor":
-            return False  # (the first tensor dump decides: a folder of 20,000 is not listed whole)
-        stats = True
+    for dirpath, base in _scan_file_names(folder):
+        if base.startswith(".") or base == MAPPING_FILE:
+            continue
+        if base.lower().endswith(".csv"):
+            stats = stats or stats_name_of(os.path.join(dirpath, base))[0] is not None
+        elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
+                and dump_name_of(os.path.join(dirpath, base)) is not None:
+            return False
     return stats
 
 
-def _file_kinds(folder: str | os.PathLike[str]) -> Iterator[str]:
-    """"stats" or "tensor" for each statistics CSV and tensor dump under `folder`, as the folders are read
-    (following symlinks, each folder once; one that cannot be listed is skipped, as walk_file_names does)."""
+def _scan_file_names(folder: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
+    """workspace.walk_file_names in the order the folders are read, unsorted and lazily: stats_only stops at
+    the first tensor dump, and os.walk reads a folder of 20,000 files whole before yielding any. (Here, not
+    beside walk_file_names: workspace.py is at its size limit.)"""
     pending, seen = [os.fspath(folder)], set()
     while pending:
         where = pending.pop()
@@ -77,24 +83,16 @@ def _file_kinds(folder: str | os.PathLike[str]) -> Iterator[str]:
         try:
             entries = os.scandir(where)
         except OSError:
-            continue
+            continue  # as walk_file_names: a folder that cannot be listed is skipped
         with entries:
             for entry in entries:
-                base = entry.name
                 try:
-                    if entry.is_dir():
+                    if entry.is_dir():  # (symlinks followed, as walk_file_names does)
                         pending.append(entry.path)
                         continue
                 except OSError:
                     continue
-                if base.startswith(".") or base == MAPPING_FILE:
-                    continue
-                if base.lower().endswith(".csv"):
-                    if stats_name_of(entry.path)[0] is not None:
-                        yield "stats"
-                elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
-                        and dump_name_of(entry.path) is not None:
-                    yield "tensor"
+                yield where, entry.name
 
 
 def index_stats(folder: Path, *, with_graph: bool = False, step: int | None = None) -> DumpIndex:

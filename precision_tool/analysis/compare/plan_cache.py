@@ -278,13 +278,16 @@ class _KeptGroups(Sequence[GroupPlan]):
 
     def _group(self, number: int) -> GroupPlan:
         npu_text, truth_text, sequences, reason, members = self._raw[number]
-        paths, key, match = self._paths, self._key, self._match
-        if len(members) == 1:  # (most groups: the OpPlan straight from the JSON, no MemberSide between)
-            name, op_type, sequence, skip_in, skip_out, _, _, inputs, outputs = members[0]
-            name = str(name)
-            op = OpPlan(name, str(op_type), paths.get(key(name)), tuple(map(match, inputs)),
-                        tuple(map(match, outputs)), None, bool(skip_in), bool(skip_out), int(sequence))
-            return GroupPlan(number, (op,), str(npu_text), str(truth_text), tuple(map(int, sequences)))
-        plans = [(member.plan(paths.get(key(member.name))), member.inner)
-                 for member in (_member_from_json(item, match) for item in members)]
+        if len(members) == 1:  # (most groups: what group_plan keeps of one op, without its lists)
+            return GroupPlan(number, (self._op_plan(members[0]),), str(npu_text), str(truth_text),
+                             tuple(map(int, sequences)))
+        plans = [(self._op_plan(item), bool(item[6])) for item in members]
         return group_plan(number, plans, str(npu_text), str(truth_text), tuple(map(int, sequences)), str(reason))
+
+    def _op_plan(self, item: list[Any]) -> OpPlan:
+        """A kept member's OpPlan straight from its JSON (the fields _member_from_json reads; no MemberSide
+        between: it cost about a quarter of making 20,000 groups)."""
+        name, op_type, sequence, skip_in, skip_out, _, _, inputs, outputs = item
+        name, match = str(name), self._match
+        return OpPlan(name, str(op_type), self._paths.get(self._key(name)), tuple(map(match, inputs)),
+                      tuple(map(match, outputs)), None, bool(skip_in), bool(skip_out), int(sequence))

@@ -321,4 +321,3 @@ def test_the_pool_replaces_a_worker_that_exits_and_does_not_wait_on_the_result_p
         assert [result[0] for result in executor.results(setup, plan.groups)] == expected
     finally:
         executor.close()
-

@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from precision_tool.analysis.compare.engine.compare_engine import (
     CompareInterrupted, Progress, StartedPlan, finish_plan, start_plan,
 )
-from precision_tool.analysis.compare.stats_compare import stats_only
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_graph_compare
-from precision_tool.analysis.compare.listing_cache import cached_dump_index, cached_golden_paths
+from precision_tool.analysis.compare.listing_cache import cached_dump_index, cached_golden_paths, stats_only
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.results.digest_cache import summarize_result_csv
 from precision_tool.analysis.compare.matching import DumpIndex, MatchPlan, plan_name_compare, plan_npu_compare
@@ -27,7 +26,6 @@ from precision_tool.analysis.results.results import (
 )
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
-from precision_tool.formats.ge.ge_graph import shared_graph
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 from precision_tool.workspace import result_dirs
 
@@ -181,7 +179,10 @@ def _plan_with(spec: RunSpec, dumps: DumpIndex, model: Any, only: set[str] | Non
         return (plan if only is None else dataclasses.replace(plan, groups=tuple(
             dataclasses.replace(g, ops=tuple(op for op in g.ops if op.name in only))
             for g in plan.groups if any(op.name in only for op in g.ops)))), golden
-    model = model if model is not None else shared_graph(spec.graph_path)
+    if model is None:
+        from precision_tool.formats.ge.ge_graph import shared_graph
+
+        model = shared_graph(spec.graph_path)
     all_ops = [op for _, op in model.iter_ops()]
     graphs = [g for g in model.graphs if spec.graph_name in (None, g.name)]
     ops = [op for g in graphs for op in g.ops if only is None or op.name in only]
@@ -388,12 +389,11 @@ def _stats_run(spec: RunSpec, csv_path: Path, started: float,
 
 def _selected(spec: RunSpec, plan: MatchPlan) -> tuple[MatchPlan, Columns, list[str]]:
     """The plan cut to the op range/selection of `spec`, and the optional columns its CSV gets."""
-    from precision_tool.analysis.compare.op_selection import OpSelection, select_groups
-    from precision_tool.analysis.checks.overflow import opdebug_overflow_ops
-
     notes: list[str] = []
     selection = None
     if spec.op_range is not None or spec.op_select is not None:
+        from precision_tool.analysis.compare.op_selection import OpSelection, select_groups
+
         if spec.graph_path is None:
             raise WorkspaceError("-r/-s pick graph ops by their id: give the compiled graph with -g (or compare "
                                  "a workspace dump, whose Build graph is found)")
@@ -408,6 +408,8 @@ def _selected(spec: RunSpec, plan: MatchPlan) -> tuple[MatchPlan, Columns, list[
                                  "an id (`ni` shows an op's id)")
     flagged: frozenset[str] = frozenset()
     if spec.overflow_detection and spec.overflow_dir:
+        from precision_tool.analysis.checks.overflow import opdebug_overflow_ops
+
         flagged, notes = opdebug_overflow_ops(Path(spec.overflow_dir))
     columns = Columns(overflow=spec.overflow_detection, sequence=selection is not None, overflow_ops=flagged)
     return plan, columns, notes

@@ -9,6 +9,9 @@ run that finds them all unchanged reads the index instead of listing. A listing 
 still changing (its mtime within RACY_NS of the listing: a second change in the same clock tick would
 leave the mtime as it was) is not kept; a stale, damaged or unwritable cache only means listing again.
 JSON, never pickle: a cache is data from disk like any other.
+
+Also here, as every run asks it before anything else: whether a dump folder holds statistics only (stats_only),
+answered from the first tensor dump met, without the statistics modules.
 """
 
 from __future__ import annotations
@@ -19,11 +22,11 @@ import os
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from precision_tool.analysis.compare.matching import DumpIndex, dump_iterations, index_dumps
 from precision_tool.atomic import keep_newest, write_atomic
-from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName
+from precision_tool.formats.npu.npu_dump import MAPPING_FILE, DumpName, dump_name_of
 from precision_tool.gc_pause import without_gc
 from precision_tool.workspace import step_golden_folders
 
@@ -238,3 +241,47 @@ def _names_from_json(ops: list[str], text: bytes) -> dict[str, DumpName]:
     return {op: DumpName(str(op_type), str(op_name), int(task_id), None if stream_id is None else int(stream_id),
                          int(timestamp_us), tuple(map(int, extra)) if extra else ())
             for op, (op_type, op_name, task_id, stream_id, timestamp_us, extra) in zip(ops, json.loads(text))}
+
+
+# --- what a dump folder holds ------------------------------------------------------------------------
+def stats_only(folder: str | os.PathLike[str]) -> bool:
+    """True when `folder` (searched recursively) holds statistics CSVs and no tensor dump files; the first
+    tensor dump met decides (the folders are read lazily: a dump of 20,000 files is not listed whole)."""
+    stats = False
+    for dirpath, base in _scan_file_names(folder):
+        if base.startswith(".") or base == MAPPING_FILE:
+            continue
+        if base.lower().endswith(".csv"):
+            from precision_tool.formats.npu.stats_dump import stats_name_of  # (only for a folder of CSVs)
+
+            stats = stats or stats_name_of(os.path.join(dirpath, base))[0] is not None
+        elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
+                and dump_name_of(os.path.join(dirpath, base)) is not None:
+            return False
+    return stats
+
+
+def _scan_file_names(folder: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
+    """workspace.walk_file_names in the order the folders are read, unsorted and lazily: stats_only stops at
+    the first tensor dump, and os.walk reads a folder of 20,000 files whole before yielding any. (Here, not
+    beside walk_file_names: workspace.py is at its size limit.)"""
+    pending, seen = [os.fspath(folder)], set()
+    while pending:
+        where = pending.pop()
+        real = os.path.realpath(where)
+        if real in seen:  # a symlink loop
+            continue
+        seen.add(real)
+        try:
+            entries = os.scandir(where)
+        except OSError:
+            continue  # as walk_file_names: a folder that cannot be listed is skipped
+        with entries:
+            for entry in entries:
+                try:
+                    if entry.is_dir():  # (symlinks followed, as walk_file_names does)
+                        pending.append(entry.path)
+                        continue
+                except OSError:
+                    continue
+                yield where, entry.name

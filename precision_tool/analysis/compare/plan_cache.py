@@ -28,7 +28,6 @@ from precision_tool.analysis.compare.graph_plan import (
 )
 from precision_tool.analysis.compare.matching import DumpIndex, GoldenRef, GroupPlan, MatchPlan, OpPlan, TensorMatch
 from precision_tool.atomic import write_atomic
-from precision_tool.formats.ge.ge_graph import forget_graphs, shared_graph
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 
 CACHE_VERSION = 3  # 3: a header line (with the CRC of the sides) before the sides
@@ -100,10 +99,15 @@ class GraphPlans:
             self._names = [graph.name for graph in model.graphs]
             self._write_cache()
             del model, all_ops, ops
+            from precision_tool.formats.ge.ge_graph import forget_graphs
+
             forget_graphs()  # the side is all a comparison needs: the workers fork a lighter process
         return found
 
     def _model(self) -> Any:
+        # (imported here: a kept plan needs no graph parser, and the parser's modules cost every vc 15 ms)
+        from precision_tool.formats.ge.ge_graph import shared_graph
+
         return shared_graph(self.path)
 
     # --- the cache file ------------------------------------------------------------------------------

@@ -25,16 +25,16 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from precision_tool.analysis.compare.graph_plan import plan_graph_compare
+from precision_tool.analysis.compare.listing_cache import stats_only  # re-exported
 from precision_tool.analysis.compare.matching import (
     DumpIndex, MatchPlan, TensorMatch, index_dumps, plan_name_compare,
 )
 from precision_tool.errors import FormatError, WorkspaceError
-from precision_tool.formats.npu.npu_dump import MAPPING_FILE, dump_name_of
 from precision_tool.formats.npu.stats_dump import (
-    ArrayStats, StatsRow, array_stats, read_stats_csv, stats_name_of,
+    ArrayStats, StatsRow, array_stats, read_stats_csv,
 )
 from precision_tool.analysis.results.stats_results import (  # re-exported: the one module the commands import
     ERROR, NAN_TEXT, NO_GOLDEN, NOT_COMPUTED, PASS, STATS_RESULT_HEADER, UNREADABLE, WARNING, StatsResultRow,
@@ -54,47 +54,6 @@ _PLAIN_LAYOUTS = {"", "-", "ND", "NCHW", "NHWC", "HWCN", "CHWN", "NCDHW", "NDHWC
                   "NCL", "MD", "RESERVED", "UNKNOW"}
 
 # --- the dump folder ------------------------------------------------------------------------------
-def stats_only(folder: str | os.PathLike[str]) -> bool:
-    """True when `folder` (searched recursively) holds statistics CSVs and no tensor dump files; the first
-    tensor dump met decides (the folders are read lazily: a dump of 20,000 files is not listed whole)."""
-    stats = False
-    for dirpath, base in _scan_file_names(folder):
-        if base.startswith(".") or base == MAPPING_FILE:
-            continue
-        if base.lower().endswith(".csv"):
-            stats = stats or stats_name_of(os.path.join(dirpath, base))[0] is not None
-        elif not base.endswith((".npy", ".txt", ".json", ".partial", ".log")) \
-                and dump_name_of(os.path.join(dirpath, base)) is not None:
-            return False
-    return stats
-
-
-def _scan_file_names(folder: str | os.PathLike[str]) -> Iterator[tuple[str, str]]:
-    """workspace.walk_file_names in the order the folders are read, unsorted and lazily: stats_only stops at
-    the first tensor dump, and os.walk reads a folder of 20,000 files whole before yielding any. (Here, not
-    beside walk_file_names: workspace.py is at its size limit.)"""
-    pending, seen = [os.fspath(folder)], set()
-    while pending:
-        where = pending.pop()
-        real = os.path.realpath(where)
-        if real in seen:  # a symlink loop
-            continue
-        seen.add(real)
-        try:
-            entries = os.scandir(where)
-        except OSError:
-            continue  # as walk_file_names: a folder that cannot be listed is skipped
-        with entries:
-            for entry in entries:
-                try:
-                    if entry.is_dir():  # (symlinks followed, as walk_file_names does)
-                        pending.append(entry.path)
-                        continue
-                except OSError:
-                    continue
-                yield where, entry.name
-
-
 def index_stats(folder: Path, *, with_graph: bool = False, step: int | None = None) -> DumpIndex:
     """The statistics CSVs of a dump tree by op, indexed as tensor dumps are (the latest timestamp wins)."""
     return index_dumps(Path(folder), with_graph=with_graph, step=step, stats=True)

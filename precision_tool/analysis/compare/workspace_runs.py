@@ -6,6 +6,7 @@ each. The runs themselves are compare_runs.run_specs'."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -25,13 +26,19 @@ from precision_tool.analysis.compare.matching import dump_iterations, find_graph
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.ranks import ranks_text
 from precision_tool.errors import PrecisionToolError, WorkspaceError
-from precision_tool.formats.ge.ge_graph import kept_graph
 from precision_tool.workspace import (
     RankDir, golden_dir_for_rank, golden_dir_for_step, has_rank_goldens, new_result_dir, rank_dirs,
 )
 
 if TYPE_CHECKING:
     from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor
+
+
+def _kept_parse(graph_file: Path) -> Any:
+    """ge_graph.kept_graph(graph_file), without importing the graph parser when it never ran in this process
+    (then nothing was parsed; its modules cost every `vc` with a kept plan 15 ms of start-up)."""
+    parser = sys.modules.get("precision_tool.formats.ge.ge_graph")
+    return None if parser is None else parser.kept_graph(graph_file)
 
 
 def choose_step(folders: Sequence[Path], step: int | None, notes: list[str], what: str,
@@ -69,7 +76,7 @@ def graph_specs(workspace: Any, debug_id: int, npu_dir: Path, golden_dir: Path, 
     first = True
     for graph_file in graph_files:
         names = graph_plans(graph_file, workspace.cache_dir).graph_names
-        model = kept_graph(graph_file)
+        model = _kept_parse(graph_file)
         if model is not None:
             # parsed just now (no plan kept yet): the graph index's summary and the ops' descriptions the report
             # shows are written from the same parse before the plan drops it (a second parse of a 20,000-op

@@ -149,7 +149,7 @@ class ResultWriter:
         self._write(encode_rows(rows, self.npu_vs_npu, **self.columns))
 
     def write_text(self, text: str) -> None:
-        """One group's rows already encoded (encode_rows, in a worker), in one write."""
+        """Whole groups' rows already encoded (encode_groups, in a worker: a batch of them), in one write."""
         self._write(text)
 
     def finish(self) -> Path:

@@ -305,10 +305,10 @@ def test_the_pool_replaces_a_worker_that_exits_and_does_not_wait_on_the_result_p
     net = make_net(tmp_path / "pd", chain=12, elements=256)
     plan, golden = plan_run(_spec(net))
     setup = WorkerSetup(golden, False, token="t")
-    expected = [result[0] for result in SerialExecutor().results(setup, plan.groups)]
+    expected = "".join(result[0] for result in SerialExecutor().results(setup, plan.groups))
     executor = PoolExecutor(2)
     try:
-        assert [result[0] for result in executor.results(setup, plan.groups)] == expected
+        assert "".join(result[0] for result in executor.results(setup, plan.groups)) == expected
         pool = executor._pool
         assert pool._outqueue._reader not in pool._get_sentinels()
         before = {p.pid for p in pool._pool}
@@ -318,6 +318,6 @@ def test_the_pool_replaces_a_worker_that_exits_and_does_not_wait_on_the_result_p
             time.sleep(0.05)
         assert len(pool._pool) == 2 and {p.pid for p in pool._pool} != before  # replaced
         assert executor.keeps_workers(len(plan.groups))  # the same pool takes the next (small) plan
-        assert [result[0] for result in executor.results(setup, plan.groups)] == expected
+        assert "".join(result[0] for result in executor.results(setup, plan.groups)) == expected
     finally:
         executor.close()

@@ -137,5 +137,5 @@ def test_an_output_read_again_as_the_next_input_gives_msaccucmps_rows(make_case,
             if not shortcut:
                 patch.setattr(GroupWorker, "_small_pair", lambda self, *args: None)
             # two batches: op3's input meets op2's output measured already, op1's meets op0's still queued
-            texts[shortcut] = [r[0] for part in (plan.groups[:3], plan.groups[3:]) for r in run_batch(worker, part)]
+            texts[shortcut] = [run_batch(worker, part)[0] for part in (plan.groups[:3], plan.groups[3:])]
     assert texts[True] == texts[False]

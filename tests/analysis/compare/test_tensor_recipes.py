@@ -87,7 +87,7 @@ def test_kinds_the_general_way_must_handle_get_no_recipe(tmp_path: Path) -> None
     assert recipes.get(short, match, "NC1HWC0", "NCHW", True, host_shape, tmp_path / "dump") is None
 
 
-def _worker_texts(net, monkeypatch, shortcut: bool) -> tuple[list[str], int]:  # type: ignore[no-untyped-def]
+def _worker_texts(net, monkeypatch, shortcut: bool) -> tuple[str, int]:  # type: ignore[no-untyped-def]
     """The CSV text of every group of `net`, as one worker writes it; and how many kinds took the shortcut."""
     from precision_tool.analysis.compare import network_compare as nc
     from precision_tool.analysis.compare.engine.compare_worker import GroupWorker
@@ -100,7 +100,7 @@ def _worker_texts(net, monkeypatch, shortcut: bool) -> tuple[list[str], int]:  #
     with monkeypatch.context() as patch:
         if not shortcut:
             patch.setattr(GroupWorker, "_small_pair", lambda self, *args: None)
-        texts = [result[0] for result in run_batch(worker, plan.groups)]
+        texts = run_batch(worker, plan.groups)[0]
     return texts, sum(kind is not None for kind in worker._kinds.values())
 
 
@@ -126,4 +126,4 @@ def test_a_golden_that_breaks_its_kind_takes_the_general_way(tmp_path: Path, mon
     fast, _ = _worker_texts(net, monkeypatch, shortcut=True)
     general, _ = _worker_texts(net, monkeypatch, shortcut=False)
     assert fast == general
-    assert any("Due to the different shapes" in text for text in fast)
+    assert "Due to the different shapes" in fast

@@ -1,8 +1,9 @@
 """The comparison engine: compare every group of a plan on an executor and stream the rows into a CSV.
 
 The executor (compare_executors.py: this process or a local pool; dask_executor.py: a Dask cluster) runs
-the groups on workers (compare_worker.py) and hands results back in graph order; rows reach the CSV as
-soon as every earlier group is done, so Ctrl-C keeps a valid `.partial` CSV that `vc --resume` finishes.
+the groups on workers (compare_worker.py) in batches of neighbours and hands each batch's rows back in graph
+order; they reach the CSV as soon as every earlier batch is done, whole groups in one write, so Ctrl-C keeps
+a valid `.partial` CSV that `vc --resume` finishes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor, local_executor
-from precision_tool.analysis.compare.engine.worker_tasks import GroupResult, WorkerSetup
+from precision_tool.analysis.compare.engine.worker_tasks import BatchResult, WorkerSetup
 from precision_tool.analysis.compare.matching import MatchPlan
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.results.result_writer import ResultWriter, prepare_resume
@@ -22,7 +23,7 @@ from precision_tool.errors import CommandFailed
 from precision_tool.gc_pause import without_gc_keeping
 
 Progress = Callable[[str, int, int], None]
-"""progress(label, groups_done, groups_total), called as groups finish."""
+"""progress(label, groups_done, groups_total), called as batches of groups finish."""
 
 
 class CompareInterrupted(CommandFailed):
@@ -73,7 +74,7 @@ class StartedPlan:
     columns: Columns
     total: int
     finished: int
-    results: Iterator[GroupResult]
+    results: Iterator[BatchResult]
     runner: GroupExecutor
     owned: bool
 
@@ -114,7 +115,7 @@ def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label
         progress(label, finished, total)
     try:
         try:
-            for text, nbytes, bad_files, rows in started.results:
+            for text, count, nbytes, bad_files, rows in started.results:
                 writer.write_text(text)
                 bytes_read += nbytes
                 if digest is not None and rows is not None:
@@ -122,7 +123,7 @@ def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label
                 if unreadable is not None:
                     for name, problem in bad_files.items():
                         unreadable.setdefault(name, problem)
-                finished += 1
+                finished += count
                 if progress:
                     progress(label, finished, total)
         except BaseException:

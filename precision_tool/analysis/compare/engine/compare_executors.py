@@ -1,9 +1,9 @@
 """Where the comparison engine's groups run: one interface, two local executors (Dask's is in
 dask_executor.py).
 
-An executor takes a WorkerSetup and the groups still to compare, and yields each group's result *in the
-order given*, as soon as it and every earlier group are done, so the engine writes rows in graph order
-while later groups are still being compared. `close()` stops whatever is still running (Ctrl-C, an error).
+An executor takes a WorkerSetup and the groups still to compare, cuts them into batches of neighbours, and
+yields each batch's result *in the order given*, as soon as it and every earlier batch are done, so the
+engine writes rows in graph order while later groups are still being compared. `close()` stops whatever is still running (Ctrl-C, an error).
 Groups go to workers in batches of neighbours so an op's output and the next op's input (the same golden
 file, usually the same NPU bytes) meet in one worker, and the small tensors of a batch are measured
 together.
@@ -17,14 +17,14 @@ import signal
 from typing import Iterator, Protocol, Sequence
 
 from precision_tool.analysis.compare.engine.compare_worker import GroupWorker
-from precision_tool.analysis.compare.engine.worker_tasks import GroupResult, WorkerSetup, run_batch, worker_for
+from precision_tool.analysis.compare.engine.worker_tasks import BatchResult, WorkerSetup, run_batch, worker_for
 from precision_tool.analysis.compare.matching import GroupPlan
 from precision_tool.gc_pause import without_gc
 
 
 class GroupExecutor(Protocol):
-    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
-        """Each group's result, in the order of `groups`."""
+    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[BatchResult]:
+        """The results of batches of `groups`, in their order (every group in exactly one batch)."""
         ...
 
     def close(self) -> None:
@@ -43,10 +43,10 @@ def batches(groups: Sequence[GroupPlan], size: int = BATCH_GROUPS) -> list[Seque
 class SerialExecutor:
     """In this process, one batch of groups after the other (one worker, or too few groups to share)."""
 
-    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
+    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[BatchResult]:
         worker = GroupWorker(setup.golden_files, setup.npu_vs_npu, setup.columns)
         for batch in batches(groups):
-            yield from run_batch(worker, batch)
+            yield run_batch(worker, batch)
 
     def close(self) -> None:
         pass
@@ -65,12 +65,12 @@ def _init_pool_worker(setup: WorkerSetup) -> None:
 
 
 @without_gc  # (around making the span's groups too: a kept plan's are made here, thousands of objects)
-def _pool_run(span: tuple[int, int]) -> list[GroupResult]:
+def _pool_run(span: tuple[int, int]) -> BatchResult:
     assert _POOL_WORKER is not None
     return run_batch(_POOL_WORKER, _POOL_GROUPS[span[0]:span[1]])
 
 
-def _pool_run_sent(task: tuple[WorkerSetup, list[GroupPlan]]) -> list[GroupResult]:
+def _pool_run_sent(task: tuple[WorkerSetup, list[GroupPlan]]) -> BatchResult:
     """A batch of a later, small plan sent to a pool forked for an earlier one (its setup with it)."""
     setup, groups = task
     return run_batch(worker_for(setup), groups)
@@ -96,7 +96,7 @@ class PoolExecutor:
         they still work on the previous run (else results() ends them and forks new ones)."""
         return self._pool is not None and groups <= SENT_GROUPS
 
-    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
+    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[BatchResult]:
         """Hands the groups to the workers now (queued behind any earlier run's); the results come in order."""
         import multiprocessing
 
@@ -108,7 +108,7 @@ class PoolExecutor:
         spans = [(start, min(start + size, len(groups))) for start in range(0, len(groups), size)]
         if self.keeps_workers(len(groups)):
             tasks = [(setup, list(groups[start:stop])) for start, stop in spans]
-            return _flattened(self._pool.imap(_pool_run_sent, tasks))
+            return self._pool.imap(_pool_run_sent, tasks)
         self.close()  # workers forked for an earlier plan cannot see this one
         context = multiprocessing.get_context("fork")
         _POOL_GROUPS = groups
@@ -122,7 +122,7 @@ class PoolExecutor:
         finally:
             gc.unfreeze()
             _POOL_GROUPS = ()  # the forked workers have their copy; the parent keeps no second reference
-        return _flattened(self._pool.imap(_pool_run, spans))
+        return self._pool.imap(_pool_run, spans)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -145,11 +145,6 @@ def _quiet_pool_class() -> type:
             return [self._change_notifier._reader]  # type: ignore[attr-defined]
 
     return QuietPool
-
-
-def _flattened(batches: Iterator[list[GroupResult]]) -> Iterator[GroupResult]:
-    for results in batches:
-        yield from results
 
 
 def local_executor(workers: int, groups: int) -> GroupExecutor:

@@ -24,7 +24,7 @@ import os
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
 
-from precision_tool.analysis.compare.engine.worker_tasks import GroupResult, WorkerSetup
+from precision_tool.analysis.compare.engine.worker_tasks import BatchResult, WorkerSetup
 from precision_tool.analysis.compare.matching import GroupPlan
 from precision_tool.errors import PrecisionToolError
 
@@ -185,7 +185,7 @@ class DaskExecutor:
                         f"the workers must share this machine's files, not hold copies of other runs ({DOCS})")
 
     # --- GroupExecutor -------------------------------------------------------------------------------
-    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[GroupResult]:
+    def results(self, setup: WorkerSetup, groups: Sequence[GroupPlan]) -> Iterator[BatchResult]:
         from precision_tool.analysis.compare.engine.worker_tasks import run_groups
 
         distributed = _distributed()
@@ -229,7 +229,7 @@ class DaskExecutor:
                 batch = done.pop(handed)
                 if isinstance(batch, DaskError):
                     raise batch
-                yield from batch
+                yield batch
                 handed += 1
         finally:
             arrived.clear()
@@ -248,7 +248,7 @@ class DaskExecutor:
             pass
         self._setup_future = None
 
-    def _result(self, future: Any, batch: Sequence[GroupPlan]) -> list[GroupResult]:
+    def _result(self, future: Any, batch: Sequence[GroupPlan]) -> BatchResult:
         try:
             return future.result()
         except (KeyboardInterrupt, SystemExit, GeneratorExit):

@@ -29,10 +29,12 @@ class WorkerSetup:
     """Names this setup across processes (a Dask worker keeps one GroupWorker per token)."""
 
 
-GroupResult = tuple[str, int, dict[str, str], Optional[RowDigest]]
-"""One group's rows as CSV text (encoded in the worker: text crosses processes faster than row objects),
-the bytes its worker read, the files it could not read (file → problem), and what the run's summary needs
-of the rows (so the parent never reads them back)."""
+BatchResult = tuple[str, int, int, dict[str, str], Optional[RowDigest]]
+"""A batch of neighbouring groups compared: their rows as one CSV text (encoded in the worker: text crosses
+processes faster than row objects; whole groups, in order), how many groups, the bytes read, the files that
+could not be read (file → problem), and what the run's summary needs of the rows (so the parent never reads
+them back). One per batch, not per group: at 20,000 groups the parent's handling of each cost more than the
+writing."""
 
 _CURRENT = _thread_local()
 """Per thread (a Dask worker runs several tasks at once in threads; a GroupWorker's caches are not shared)."""
@@ -48,19 +50,15 @@ def worker_for(setup: WorkerSetup) -> GroupWorker:
 
 
 @without_gc  # (around the encoding too: the rows are gone before the collector runs again)
-def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> list[GroupResult]:
-    """Neighbouring groups in one worker, in order: each group's CSV text, bytes read and unreadable files
-    (the bytes, files and row digest of the whole batch come with its first group)."""
+def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> BatchResult:
+    """Neighbouring groups in one worker, in order, as one BatchResult."""
     before = worker.bytes_read
     columns = worker.columns
     texts, digest = encode_groups(worker.run_groups(groups), worker.npu_vs_npu, columns.overflow, columns.sequence)
     unreadable, worker.unreadable = worker.unreadable, {}
-    results: list[GroupResult] = [(text, 0, {}, None) for text in texts]
-    if results:
-        results[0] = (texts[0], worker.bytes_read - before, unreadable, digest)
-    return results
+    return "".join(texts), len(groups), worker.bytes_read - before, unreadable, digest
 
 
-def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> list[GroupResult]:
+def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> BatchResult:
     """A batch of neighbouring groups in one worker process, in order (a Dask task)."""
     return run_batch(worker_for(setup), groups)

@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from precision_tool.render.console import PlainBlock
 from precision_tool.render.messages import error_line, note_line, warning_line
 from precision_tool.shapes import shape_text
 
@@ -128,7 +129,7 @@ def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]
     counts and its file name, whole and last on the line so it copies as it is. In a terminal `width` wide,
     a row whose counts and name do not fit puts the name at column 0 on a line of its own, so the terminal
     folds a name only when the name alone is longer than the line; in a pipe (`width` None) every row is
-    one line. Plain text rather than a rich Table so that 20,000 rows print quickly; then the total, how to
+    one line. Plain text (a PlainBlock) rather than a rich Table or Text so that 20,000 rows print quickly; then the total, how to
     read a name, and the unreadable files. When statistics CSVs (dump_data="stats") are among the files a
     `data` column says `stats` or `tensors` for each row."""
     if not rows:
@@ -163,9 +164,7 @@ def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]
         title = f"{run}:" if rank is None else f"{run} rank {rank}:"
         # The folder last on the heading: a path is never followed by punctuation, so it copies whole.
         out.append(Text.assemble((title, "bold"), f" {len(lines)} dump file(s){what} in ", (str(folder), "path")))
-        table = Text(header + "\n" + "\n".join(lines), no_wrap=True)
-        table.stylize("bold", 0, len(header))
-        out.append(table)
+        out.append(PlainBlock(header + "\n" + "\n".join(lines), bold_head=len(header)))
     run_count = len({run for run, _ in by_run})
     rank_count = len({(run, rank) for run, rank in by_run if rank is not None})
     if rank_count:

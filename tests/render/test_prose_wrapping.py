@@ -68,3 +68,24 @@ def test_terminal_wraps_and_pipe_keeps_one_line() -> None:
 
 def test_paged_prints_plainly_outside_the_interactive_shell() -> None:
     assert _render(Paged(["a", "b"]), terminal=False) == "a\nb\n"
+
+
+def test_a_plain_block_prints_what_a_no_wrap_text_printed() -> None:
+    """`ls dump`'s listing (render/console.PlainBlock): one write instead of rich's line-by-line layout, and the
+    same bytes a Text with no_wrap printed: its header bold, lines longer than the width whole (the terminal
+    folds them), the control codes a Text strips stripped, in a pipe, a terminal and through Paged."""
+    from precision_tool.render.console import PlainBlock
+
+    header = "in  out  dump file"
+    rows = [" 1    1  Add.a_b.1.0.17", " 2    1  " + "Long." * 20 + "x", " 1    0  bell\x07cr\rend"]
+    text = header + "\n" + "\n".join(rows)
+    for terminal in (False, True):
+        for width in (20, 200):
+            block = _render(PlainBlock(text, bold_head=len(header)), terminal=terminal, width=width)
+            before = Text(text, no_wrap=True)
+            before.stylize("bold", 0, len(header))
+            assert block == _render(before, terminal=terminal, width=width)
+            assert _render(Paged([PlainBlock(text, bold_head=len(header))]), terminal=terminal, width=width) == block
+    assert "\x07" not in block and "\r" not in block and ("Long." * 20) in block
+    assert block.startswith("\x1b[1m" + header)  # the last one rendered in a terminal
+    assert PlainBlock(text, bold_head=len(header)).plain == text.replace("\x07", "").replace("\r", "")

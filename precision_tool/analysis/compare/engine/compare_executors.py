@@ -3,10 +3,10 @@ dask_executor.py).
 
 An executor takes a WorkerSetup and the groups still to compare, cuts them into batches of neighbours, and
 yields each batch's result *in the order given*, as soon as it and every earlier batch are done, so the
-engine writes rows in graph order while later groups are still being compared. `close()` stops whatever is still running (Ctrl-C, an error).
-Groups go to workers in batches of neighbours so an op's output and the next op's input (the same golden
-file, usually the same NPU bytes) meet in one worker, and the small tensors of a batch are measured
-together.
+engine writes rows in graph order while later groups are still being compared. `close()` stops whatever is
+still running (Ctrl-C, an error). Batches of neighbours, so that an op's output and the next op's input (the
+same golden file, usually the same NPU bytes) meet in one worker, and the small tensors of a batch are
+measured together.
 """
 
 from __future__ import annotations

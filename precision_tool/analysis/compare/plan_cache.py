@@ -31,7 +31,9 @@ from precision_tool.atomic import write_atomic
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 
 CACHE_VERSION = 3  # 3: a header line (with the CRC of the sides) before the sides
-_ALL_GRAPHS = "*"  # the side of every graph of the file at once (vc -g FILE without a graph name)
+_ALL_GRAPHS = "*"
+"""The side of every graph of a file at once (vc -g FILE without a graph name) when it holds several; a file of
+one graph keeps that graph's side under its name either way (GraphPlans._key)."""
 
 
 class GraphPlans:
@@ -55,11 +57,19 @@ class GraphPlans:
             self._write_cache()
         return self._names
 
+    def _key(self, graph_name: str | None) -> str:
+        """Where the side of `graph_name` is kept. For every graph of a file of one graph, that graph's: the
+        same side under two names was kept twice, and each later run read both (twice the parse)."""
+        if graph_name is not None:
+            return graph_name
+        names = self.graph_names
+        return names[0] if len(names) == 1 else _ALL_GRAPHS
+
     @without_gc
     def ops(self, graph_name: str | None) -> list[tuple[int, str]]:
         """(graph id, name) of every op the side of `graph_name` plans, in graph order (the ids result
         summaries show)."""
-        key = _ALL_GRAPHS if graph_name is None else graph_name
+        key = self._key(graph_name)
         if key in self._kept and key not in self._sides:
             try:
                 return [(int(member[2]), str(member[0])) for group in self._kept[key]["groups"] for member in group[4]]
@@ -70,7 +80,7 @@ class GraphPlans:
     def plan(self, graph_name: str | None, dumps: DumpIndex, only: set[str] | None = None) -> MatchPlan:
         """The plan of `graph_name`'s ops with the dump files of `dumps` (`only`: just the groups holding an op
         of these names); from the kept side, its groups are made as they are used (_KeptGroups)."""
-        key = _ALL_GRAPHS if graph_name is None else graph_name
+        key = self._key(graph_name)
         kept = self._kept.get(key) if key not in self._sides else None
         if kept is None:
             return plan_from_side(self.side(graph_name), dumps)
@@ -83,7 +93,7 @@ class GraphPlans:
 
     @without_gc_keeping
     def side(self, graph_name: str | None) -> GraphSide:
-        key = _ALL_GRAPHS if graph_name is None else graph_name
+        key = self._key(graph_name)
         found = self._sides.get(key)
         if found is None and key in self._kept:
             try:
@@ -123,11 +133,16 @@ class GraphPlans:
                 return
             names = [str(name) for name in tree["graphs"]]
             kept = {str(key): value for key, value in json.loads(body).items()}
+            doubled = len(names) == 1 and _ALL_GRAPHS in kept  # (an earlier version's: the one graph's side)
+            if doubled:
+                kept.setdefault(names[0], kept.pop(_ALL_GRAPHS))
             if not all(isinstance(v, dict) and isinstance(v.get("groups"), list) for v in kept.values()):
                 return
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return  # no cache, or a stale or damaged one: work it out again
         self._names, self._kept = names, kept
+        if doubled:
+            self._write_cache()  # once: later runs read one side
 
     def _write_cache(self) -> None:
         if self.cache_file is None:

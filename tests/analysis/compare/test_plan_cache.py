@@ -104,6 +104,27 @@ def test_a_damaged_kept_side_is_worked_out_again_before_any_plan(tmp_path: Path)
     forget_graphs()
 
 
+def test_a_file_of_one_graph_keeps_one_side_for_its_name_and_for_every_graph(tmp_path: Path) -> None:
+    """`vc -g FILE` (no graph name) and a workspace run (the graph's name) plan the same side of a file of one
+    graph: it is kept once, under the name, and a file an earlier version kept twice is read as one and
+    written back once (each later run read both)."""
+    graph, cache, name, worked_out = _worked_out(tmp_path)
+    plans = _fresh(graph, cache)
+    assert repr(plans.side(None)) == repr(worked_out) and plans.ops(None) == plans.ops(name)
+    (cache_file,) = (cache / "plans").glob("*.json")
+    assert list(_read_kept(cache_file)[1]) == [name]
+
+    head, sides = _read_kept(cache_file)
+    sides["*"] = sides[name]
+    body = json.dumps(sides).encode()
+    head["crc32"] = plan_cache.zlib.crc32(body)
+    cache_file.write_bytes(json.dumps(head).encode() + b"\n" + body)  # as the earlier version kept it
+    doubled = _fresh(graph, cache)
+    assert list(doubled._kept) == [name] and list(_read_kept(cache_file)[1]) == [name]
+    assert repr(doubled.side(None)) == repr(worked_out)
+    forget_graphs()
+
+
 def _same_groups(got: Any, expected: Any) -> None:
     """Group by group (a failing assert on the repr of all of them takes pytest minutes to explain)."""
     got, expected = list(got), list(expected)

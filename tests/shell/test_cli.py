@@ -208,3 +208,35 @@ leave(3)
     quick = script.replace("threading.Thread(target=work).start()", "work()")
     proc = subprocess.run([sys.executable, "-c", quick], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout, proc.stderr) == (3, "buffered, no newline", "")
+
+
+_WITHOUT_NUMPY = """
+import sys
+class NoNumpy:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" or name.startswith("numpy."):
+            raise ImportError("numpy imported by a command that needs no tensor")
+sys.meta_path.insert(0, NoNumpy())
+sys.argv = ["cli.py", *sys.argv[1:]]
+sys.path.insert(0, {root!r})
+from precision_tool.shell.main import run
+run()
+"""
+
+
+def test_vcs_starts_without_numpy(cli, demo_workspace, tmp_path):
+    """`vcs` reads result CSVs and kept digests, never a tensor: it does not import numpy (50-60 ms of its
+    start, more on a busy machine), and says the same as with it. (`ac` imports it only for a section that
+    reads tensors.)"""
+    from pathlib import Path
+
+    script = tmp_path / "no_numpy.py"
+    script.write_text(_WITHOUT_NUMPY.format(root=str(Path(__file__).resolve().parents[2])))
+    env = {k: v for k, v in os.environ.items() if k not in ("PRECISION_TOOL_CONFIG", "PRECISION_DATA")}
+    env.update({"COLUMNS": "200", "NO_COLOR": "1"})
+    for command in (["vcs"], ["vcs", "-l", "2"], ["vcs", "-c", "0.5"]):
+        proc = subprocess.run([sys.executable, str(script), "--data", str(demo_workspace), *command],
+                              capture_output=True, text=True, env=env, timeout=300)
+        usual = cli(*command, data=demo_workspace)
+        assert (proc.returncode, proc.stdout) == (usual.status, usual.out), proc.stderr[-2000:]
+        assert "numpy imported" not in proc.stdout + proc.stderr

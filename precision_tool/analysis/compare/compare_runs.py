@@ -1,6 +1,5 @@
 """Comparison runs: what `vc` compares (RunSpec), planning each run, running it into a result folder
-(run.json records the runs so `vc --resume` can finish them), and the same runs through CANN's msaccucmp.
-"""
+(run.json records the runs so `vc --resume` can finish them), and the same runs through CANN's msaccucmp."""
 
 from __future__ import annotations
 
@@ -12,9 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from precision_tool.analysis.compare.engine.compare_engine import (
-    CompareInterrupted, Progress, StartedPlan, finish_plan, start_plan,
-)
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.compare.graph_plan import plan_graph_compare
 from precision_tool.analysis.compare.listing_cache import cached_dump_index, cached_golden_paths, stats_only
@@ -30,6 +26,7 @@ from precision_tool.gc_pause import without_gc, without_gc_keeping
 from precision_tool.workspace import result_dirs
 
 if TYPE_CHECKING:
+    from precision_tool.analysis.compare.engine.compare_engine import Progress, StartedPlan
     from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor
     from precision_tool.analysis.graphs.op_labels import OpLabels
 
@@ -260,6 +257,8 @@ def _run_specs(
     executor: "GroupExecutor | None" = None,
     cache_dir: Path | None = None,
 ) -> list[CompareRun]:
+    # (the engine here, not at the top: summarising a result, as `vcs` does, needs neither it nor numpy)
+    from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted, start_plan
     runs: list[CompareRun] = []
     flight: _Flight | None = None  # the run whose groups the workers compare while the next one is planned
 
@@ -327,6 +326,7 @@ class _Flight:
 
 
 def _land(flight: _Flight, threshold: float, progress: Progress | None, labels: Labeller | None) -> CompareRun:
+    from precision_tool.analysis.compare.engine.compare_engine import finish_plan
     spec = flight.spec
     nbytes = 0
     unreadable: dict[str, str] = {}
@@ -418,6 +418,7 @@ def _selected(spec: RunSpec, plan: MatchPlan) -> tuple[MatchPlan, Columns, list[
 def _what_was_kept(result_dir: Path, specs: Sequence[RunSpec], exc: BaseException) -> BaseException:
     """Ctrl-C: a CompareInterrupted naming every complete CSV, the .partial one and the runs not started;
     the KeyboardInterrupt itself when nothing at all was kept."""
+    from precision_tool.analysis.compare.engine.compare_engine import CompareInterrupted
     complete = tuple(result_dir / s.csv_name for s in specs if (result_dir / s.csv_name).is_file())
     partial = getattr(exc, "partial", None)
     done, total = getattr(exc, "done", 0), getattr(exc, "total", 0)

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from precision_tool.analysis.results.results import (
     NAN_DATA_TEXTS, OpResult, TensorCosine, group_ops, read_result_text, result_files, summarize,
 )
-from precision_tool.analysis.results.metrics import NAN_TEXT
+from precision_tool.analysis.results.metric_names import NAN_TEXT
 from precision_tool.errors import FormatError
 
 GOLDEN, NPU, ACROSS, STATS = "golden", "npu", "across", "stats"

@@ -19,21 +19,9 @@ from typing import Callable, Iterator, Protocol, Sequence
 import numpy as np
 
 from precision_tool.analysis.results import metrics_sweeps as sweeps
+from precision_tool.analysis.results.metric_names import METRIC_NAMES, NAN_TEXT  # (re-exported)
 
-METRIC_NAMES: tuple[str, ...] = (
-    "CosineSimilarity",
-    "MaxAbsoluteError",
-    "AccumulatedRelativeError",
-    "RelativeEuclideanDistance",
-    "KullbackLeiblerDivergence",
-    "StandardDeviation",
-    "MeanAbsoluteError",
-    "RootMeanSquareError",
-    "MaxRelativeError",
-    "MeanRelativeError",
-)
-NAN_TEXT = "NaN"
-"""What msaccucmp writes for a metric it did not compute."""
+
 EPS = sweeps.EPS
 """msaccucmp's FLOAT_EPSILON: the float64 machine epsilon, applied to float32 data."""
 KL_FLOOR = sweeps.KL_FLOOR

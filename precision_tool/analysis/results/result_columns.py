@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from precision_tool.analysis.results.metrics import NAN_TEXT, FileSource
+from precision_tool.analysis.results.metric_names import NAN_TEXT
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ def overflow_text(header: Any, read: Callable[[], Any]) -> str:
     the flat data (a FileSource or an array)."""
     import numpy as np
 
+    from precision_tool.analysis.results.metrics import FileSource
     from precision_tool.formats.npu.dump_types import DataType
 
     if header.data_type != DataType.FLOAT16:

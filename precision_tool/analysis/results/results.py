@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from precision_tool.analysis.results.metrics import METRIC_NAMES, NAN_TEXT
+from precision_tool.analysis.results.metric_names import METRIC_NAMES, NAN_TEXT
 from precision_tool.errors import FormatError
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 

@@ -86,7 +86,8 @@ def lossy_casts(index: GraphIndex) -> list[CastGroup]:
         if entry.type != "Cast" or (entry.debug_id, entry.name) in seen:
             continue
         seen.add((entry.debug_id, entry.name))
-        pair = _cast_pair(index.op(entry))
+        # (the dtypes the graph's summary keeps; a summary without them: the op's own block)
+        pair = (entry.cast or None) if entry.cast is not None else _cast_pair(index.op(entry))
         if pair is None or cast_loses_information(*pair) is None:
             continue
         names = groups.setdefault(pair, [])

@@ -239,7 +239,7 @@ def check_in_process(path: Path, limit: float = 60.0) -> tuple[str, str]:
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         light = load_graph(path, light=True)
-        summarize(light, path.read_bytes(), 0, True)
+        summarize(light, path.read_bytes(), 0, True, light=True)
         full = load_graph(path)
         for graph, op in full.iter_ops():  # what ni shows of each op
             _ = (op.fusion_pass, op.kernel_name, op.original_op_names, op.data_inputs,

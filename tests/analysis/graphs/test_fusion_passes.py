@@ -50,9 +50,11 @@ def test_ub_pass_alone_and_list_valued_passes(cli, make_workspace, tf_ge_model: 
     # a summary cached before UB passes were indexed (cache version 2) is not reused
     import json
 
+    from precision_tool.analysis.graphs.graph_summary import CACHE_VERSION
+
     (cache,) = (root / "temp" / "cache" / "graphs").glob("*.json")
     tree = json.loads(cache.read_text())
-    assert tree["version"] == 4
+    assert tree["version"] == CACHE_VERSION
     tree["version"] = 2
     for row in tree["ops"]:
         row[5] = None if row[1] == "conv1/Relu" else row[5]  # what version 2 held: no UB pass

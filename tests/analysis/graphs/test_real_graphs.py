@@ -109,6 +109,31 @@ def test_real_graph_ac_reads_the_build_graph(cli, tmp_path: Path) -> None:
     assert "cast" in text.lower()  # the cast check ran on the 109 real Cast ops
 
 
+
+def test_the_cast_check_reads_the_dtypes_the_index_keeps(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`ac`'s cast check takes each Cast op's dtypes from the graph index's summary (kept at its first parse,
+    light or whole) instead of parsing the op's block on every `ac`: the same lossy casts as the whole parse
+    says, for the 109 real Cast ops of a graph, and no block parsed."""
+    from precision_tool.analysis.checks import graph_checks
+    from precision_tool.analysis.graphs.graph_index import GraphIndex
+    from precision_tool.workspace import Workspace
+
+    source = GE / "hicannge_ge_proto_00026_afterUBMatch.txt"
+    workspace = Workspace(_workspace(tmp_path, source))
+    expected: dict[tuple[str, str], list[str]] = {}
+    for op in (o for g in load_graph(source).graphs for o in g.ops if o.type == "Cast"):
+        pair = (op.input_descs[0].dtype, op.output_descs[0].dtype)
+        if graph_checks.cast_loses_information(*pair):
+            expected.setdefault(pair, []).append(op.name)
+    assert sum(map(len, expected.values())) > 50
+    for fresh in (True, False):  # the summary just written from a light parse, then read back from the cache
+        index = GraphIndex(workspace)
+        index.load()
+        monkeypatch.setattr(index, "op", lambda entry: pytest.fail(f"parsed {entry.name}'s block"))
+        found = {(g.src, g.dst): list(g.op_names) for g in graph_checks.lossy_casts(index)}
+        assert found == expected, fresh
+
+
 # --- atc JSON of a real .om model ----------------------------------------------------------------------
 def test_atc_json_pass_name_list_through_ls_and_ni(cli, tmp_path: Path) -> None:
     data = _workspace(tmp_path, ATC, "ge_proto_00000001_graph_1_Build.json")
@@ -301,7 +326,7 @@ def test_the_index_from_a_kept_whole_parse_is_the_light_parses(name: str, tmp_pa
 
     path = GE / name
     text = path.read_bytes()
-    light = _to_json(summarize(load_graph(path, light=True), text, 0, True), 1, 1)
+    light = _to_json(summarize(load_graph(path, light=True), text, 0, True, light=True), 1, 1)
     forget_graphs()
     assert kept_graph(path) is None
     whole = shared_graph(path)

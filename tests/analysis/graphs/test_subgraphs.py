@@ -83,6 +83,6 @@ def test_two_process_and_light_parses_match_the_full_parse(tmp_path: Path) -> No
     # the light parse (what the op index uses) gives the same summary
     path.write_text(text, encoding="utf-8", errors="surrogateescape")
     data = path.read_bytes()
-    light = summarize(load_graph(path, light=True), data, 0, True)
+    light = summarize(load_graph(path, light=True), data, 0, True, light=True)
     assert light.ops == summarize(load_graph(path), data, 0, True).ops
     assert light.ops[1299].inputs[0] == "ghost:0"  # block 0 is the file header

@@ -137,6 +137,18 @@ def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[P
     return [e.path for _, entries in dumps_of_op(scanned, op_name) for e in entries]
 
 
+def find_op_files(workspace: Workspace, debug_id: int, op_name: str) -> tuple[list[Path], list[Path]]:
+    """(find_dump_files, find_stats_files) from one walk of the dump folder."""
+    from precision_tool.analysis.dumps.dump_files import dumps_of_op, op_needle, scan_folder, stats_in
+
+    folder = workspace.newest_dump_dir(debug_id)
+    if folder is None:
+        return [], []
+    dumps, stats = scan_folder(folder, op_needle(op_name))
+    return ([e.path for _, entries in dumps_of_op([(debug_id, dumps)], op_name) for e in entries],
+            [e.path for _, entries in stats_in([(debug_id, stats)], op_name) for e in entries])
+
+
 def find_stats_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
     """The statistics CSVs (dump_data="stats") of an op in the newest dump folder of npu/debug_N, oldest first."""
     from precision_tool.analysis.dumps.dump_files import stats_of_op
@@ -260,8 +272,8 @@ def op_report(index: GraphIndex, entry: OpEntry, with_tensors: bool = True) -> O
     golden: list[tuple[TensorFacts, int | None]] = []
     inputs: tuple[str | None, ...] = ()
     if with_tensors:
-        dumps = tuple((p, dump_facts(p, op)) for p in find_dump_files(index.workspace, entry.debug_id, entry.name))
-        dumps += tuple((p, stats_facts(p)) for p in find_stats_files(index.workspace, entry.debug_id, entry.name))
+        dump_files, stats_files = find_op_files(index.workspace, entry.debug_id, entry.name)
+        dumps = tuple((p, dump_facts(p, op)) for p in dump_files) + tuple((p, stats_facts(p)) for p in stats_files)
         inputs = input_golden_keys(index, entry, op)
         golden = ranked_golden_facts(index.workspace, op.original_op_names or [], [k for k in inputs if k])
     return OpReport(entry, op, tuple(index.consumers(entry)), dumps, tuple(f for f, _ in golden),

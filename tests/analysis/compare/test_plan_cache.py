@@ -23,14 +23,15 @@ FUSED = REAL / "hicannge_ge_proto_00015_OptimizeQuantGraph_FeGraphFusionAfter.tx
 
 
 def _read_kept(cache_file: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(header, sides) of a kept plan file: a header line, then the sides."""
-    head, _, body = cache_file.read_bytes().partition(b"\n")
-    return json.loads(head), json.loads(body)
+    """(header, sides) of a kept plan file: a header line, the ops line, then the sides."""
+    head, _, rest = cache_file.read_bytes().partition(b"\n")
+    return json.loads(head), json.loads(rest.partition(b"\n")[2])
 
 
 def _write_kept(cache_file: Path, head: dict[str, Any], sides: dict[str, Any]) -> None:
-    """Write the file back as damage would leave it: the header (and its CRC) as it was."""
-    cache_file.write_bytes(json.dumps(head).encode() + b"\n" + json.dumps(sides).encode())
+    """Write the sides back as damage would leave them: the header (and its CRCs) and ops line as they were."""
+    head_line, _, rest = cache_file.read_bytes().partition(b"\n")
+    cache_file.write_bytes(head_line + b"\n" + rest.partition(b"\n")[0] + b"\n" + json.dumps(sides).encode())
 
 
 def _fresh(graph: Path, cache: Path) -> plan_cache.GraphPlans:
@@ -106,22 +107,32 @@ def test_a_damaged_kept_side_is_worked_out_again_before_any_plan(tmp_path: Path)
 
 def test_a_file_of_one_graph_keeps_one_side_for_its_name_and_for_every_graph(tmp_path: Path) -> None:
     """`vc -g FILE` (no graph name) and a workspace run (the graph's name) plan the same side of a file of one
-    graph: it is kept once, under the name, and a file an earlier version kept twice is read as one and
-    written back once (each later run read both)."""
+    graph: it is kept once, under the name (kept twice, every later run read both)."""
     graph, cache, name, worked_out = _worked_out(tmp_path)
     plans = _fresh(graph, cache)
     assert repr(plans.side(None)) == repr(worked_out) and plans.ops(None) == plans.ops(name)
     (cache_file,) = (cache / "plans").glob("*.json")
     assert list(_read_kept(cache_file)[1]) == [name]
+    forget_graphs()
 
-    head, sides = _read_kept(cache_file)
-    sides["*"] = sides[name]
-    body = json.dumps(sides).encode()
-    head["crc32"] = plan_cache.zlib.crc32(body)
-    cache_file.write_bytes(json.dumps(head).encode() + b"\n" + body)  # as the earlier version kept it
-    doubled = _fresh(graph, cache)
-    assert list(doubled._kept) == [name] and list(_read_kept(cache_file)[1]) == [name]
-    assert repr(doubled.side(None)) == repr(worked_out)
+
+def test_a_summary_reads_the_ops_line_only_and_a_damaged_one_is_caught(tmp_path: Path) -> None:
+    """The ops' ids and names come from their own line: the sides are not parsed for them (5.4 MB against
+    0.8 at 20,000 ops). A damaged ops line fails its CRC: worked out again, never read as other ops."""
+    graph, cache, name, worked_out = _worked_out(tmp_path)
+    ops = [(m.sequence, m.name) for group in worked_out.groups for m in group.members]
+    again = _fresh(graph, cache)
+    assert again.ops(name) == ops and again._kept_sides is None  # the sides' JSON not parsed
+    assert repr(again.side(name)) == repr(worked_out)
+
+    (cache_file,) = (cache / "plans").glob("*.json")
+    head, _, rest = cache_file.read_bytes().partition(b"\n")
+    ops_line, _, body = rest.partition(b"\n")
+    cache_file.write_bytes(head + b"\n" + ops_line.replace(b'"' + ops[5][1].encode(), b'"x' + ops[5][1].encode()[1:], 1)
+                           + b"\n" + body)
+    damaged = _fresh(graph, cache)
+    assert damaged._kept_ops == {}
+    assert damaged.ops(name) == ops
     forget_graphs()
 
 

@@ -130,8 +130,8 @@ def dump_listing(rows: Sequence["DumpListing"], runs: Sequence[tuple[int, Path]]
     a row whose counts and name do not fit puts the name at column 0 on a line of its own, so the terminal
     folds a name only when the name alone is longer than the line; in a pipe (`width` None) every row is
     one line. Plain text (a PlainBlock) rather than a rich Table or Text so that 20,000 rows print quickly;
-    then the total, how to read a name, and the unreadable files. When statistics CSVs (dump_data="stats") are among the files a
-    `data` column says `stats` or `tensors` for each row."""
+    then the total, how to read a name, and the unreadable files. When statistics CSVs (dump_data="stats")
+    are among the files a `data` column says `stats` or `tensors` for each row."""
     if not rows:
         where = ", ".join(f"debug_{n} ({folder})" for n, folder in runs) or "the workspace"
         return [note_line(f"no NPU dump files match in {where}")]

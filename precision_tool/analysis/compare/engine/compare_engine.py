@@ -117,13 +117,13 @@ def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label
         try:
             for text, count, nbytes, bad_files, rows in started.results:
                 writer.write_text(text)
+                finished += count  # (with its rows: a Ctrl-C while the batch is digested still counts them)
                 bytes_read += nbytes
                 if digest is not None and rows is not None:
                     digest.extend(rows)
                 if unreadable is not None:
                     for name, problem in bad_files.items():
                         unreadable.setdefault(name, problem)
-                finished += count
                 if progress:
                     progress(label, finished, total)
         except BaseException:

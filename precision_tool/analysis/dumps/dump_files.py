@@ -185,14 +185,9 @@ def dumps_of_op(scanned: Iterable[tuple[int, list[DumpEntry]]], op_name: str) ->
     return found
 
 
-def stats_of_op(runs: Iterable[tuple[int, Path]], op_name: str) -> list[tuple[int, list[DumpEntry]]]:
-    """The statistics CSVs of op `op_name` in each run (N of debug_N, folder) that has any, oldest first."""
-    return stats_in(((debug_id, scan_stats_folder(folder, op_needle(op_name))) for debug_id, folder in runs),
-                    op_name)
-
-
 def stats_in(scanned: Iterable[tuple[int, list[DumpEntry]]], op_name: str) -> list[tuple[int, list[DumpEntry]]]:
-    """stats_of_op from statistics CSVs scanned already (scan_folder)."""
+    """The statistics CSVs of op `op_name` among those scanned (scan_folder) for each run that has any, oldest
+    first."""
     wanted = sanitize_op_name(op_name)
     found = []
     for debug_id, entries in scanned:

@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from precision_tool.analysis.graphs.graph_summary import GraphFile, OpEntry, index_file, read_cached
+from precision_tool.analysis.graphs.graph_summary import GraphFile, OpEntry, block_op, index_file, read_cached
 from precision_tool.errors import FormatError, WorkspaceError
 from precision_tool.formats.ge.ge_graph import Graph, Model, Op, data_edges, load_graph
 from precision_tool.workspace import Workspace
@@ -354,20 +354,10 @@ def _aliases(by_name: dict[str, list[OpEntry]]) -> tuple[dict[str, set[str]], di
 
 
 def _parse_block(entry: OpEntry) -> Op | None:
-    from precision_tool.formats.ge.ge_text import parse_text
-
     try:
         with open(entry.file, "rb") as handle:
             handle.seek(entry.offset)
             block = handle.read(entry.length)
     except OSError:
         return None
-    text = "graph {\n" + block.decode("utf-8", "surrogateescape") + "}\n"
-    try:
-        model = parse_text(text, entry.file)
-    except FormatError:
-        return None
-    ops = model.graphs[0].ops if model.graphs else []
-    if len(ops) != 1 or ops[0].name != entry.name:
-        return None  # the file changed; fall back to a full parse
-    return ops[0]
+    return block_op(entry.file, block, entry.name)  # (None: the file changed; the caller parses it whole)

@@ -130,7 +130,8 @@ def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool, l
             names = op.original_op_names
             cast = None
             if op.type == "Cast":
-                whole = _block_op(model.path, data, offset, length, op.name) if light else op
+                whole = op if not light else None if data is None or offset < 0 else \
+                    block_op(model.path, data[offset:offset + length], op.name)
                 cast = _cast_dtypes(whole) if whole is not None else None
             entries.append(OpEntry(debug_id, model.path, graph.name, op.name, op.type, op.id, op.stream_id,
                                    fusion_pass_text(op), op.kernel_name, op.kernel_lib,
@@ -140,13 +141,12 @@ def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool, l
                      tuple(model.warnings), False)
 
 
-def _block_op(path: Path, data: bytes | None, offset: int, length: int, name: str) -> Op | None:
-    """The op of one text block parsed whole (descriptors too), as the index's own block reader does; None
-    when there is no block or it is not that op."""
-    if data is None or offset < 0:
-        return None
+def block_op(path: Path, block: bytes, name: str) -> Op | None:
+    """The op of one text block (`  op { ... }`) parsed whole, descriptors too; None when the block does not
+    parse or is not that op (the file changed). The op index reads an op this way (GraphIndex.op), and the
+    summary a light parse's Cast ops."""
     try:
-        parsed = parse_text("graph {\n" + data[offset:offset + length].decode("utf-8", "surrogateescape") + "}\n", path)
+        parsed = parse_text("graph {\n" + block.decode("utf-8", "surrogateescape") + "}\n", path)
     except FormatError:
         return None
     ops = parsed.graphs[0].ops if parsed.graphs else []

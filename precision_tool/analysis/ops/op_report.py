@@ -128,35 +128,25 @@ def subgraph_relations(index: GraphIndex, entry: OpEntry, op: Op) -> SubgraphRel
 def find_dump_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
     """The NPU dump files of an op in the newest dump folder of npu/debug_N, oldest first: the files `pt`,
     `dc` and `ls dump` find (numbered files through mapping.csv)."""
-    from precision_tool.analysis.dumps.dump_files import dumps_of_op, op_needle, scan_runs
-
-    folder = workspace.newest_dump_dir(debug_id)
-    if folder is None:
-        return []
-    scanned = scan_runs([(debug_id, folder)], op_needle(op_name))
-    return [e.path for _, entries in dumps_of_op(scanned, op_name) for e in entries]
+    return find_op_files(workspace, debug_id, op_name, stats=False)[0]
 
 
-def find_op_files(workspace: Workspace, debug_id: int, op_name: str) -> tuple[list[Path], list[Path]]:
-    """(find_dump_files, find_stats_files) from one walk of the dump folder."""
+def find_stats_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
+    """The statistics CSVs (dump_data="stats") of an op in the newest dump folder of npu/debug_N, oldest first."""
+    return find_op_files(workspace, debug_id, op_name, dumps=False)[1]
+
+
+def find_op_files(workspace: Workspace, debug_id: int, op_name: str, *, dumps: bool = True,
+                  stats: bool = True) -> tuple[list[Path], list[Path]]:
+    """(find_dump_files, find_stats_files) from one walk of the dump folder (`ni` wants both)."""
     from precision_tool.analysis.dumps.dump_files import dumps_of_op, op_needle, scan_folder, stats_in
 
     folder = workspace.newest_dump_dir(debug_id)
     if folder is None:
         return [], []
-    dumps, stats = scan_folder(folder, op_needle(op_name))
-    return ([e.path for _, entries in dumps_of_op([(debug_id, dumps)], op_name) for e in entries],
-            [e.path for _, entries in stats_in([(debug_id, stats)], op_name) for e in entries])
-
-
-def find_stats_files(workspace: Workspace, debug_id: int, op_name: str) -> list[Path]:
-    """The statistics CSVs (dump_data="stats") of an op in the newest dump folder of npu/debug_N, oldest first."""
-    from precision_tool.analysis.dumps.dump_files import stats_of_op
-
-    folder = workspace.newest_dump_dir(debug_id)
-    if folder is None:
-        return []
-    return [e.path for _, entries in stats_of_op([(debug_id, folder)], op_name) for e in entries]
+    dump_entries, stats_entries = scan_folder(folder, op_needle(op_name), dumps=dumps, stats=stats)
+    return ([e.path for _, entries in dumps_of_op([(debug_id, dump_entries)], op_name) for e in entries],
+            [e.path for _, entries in stats_in([(debug_id, stats_entries)], op_name) for e in entries])
 
 
 def stats_facts(path: Path) -> tuple[TensorFacts, ...]:

@@ -371,11 +371,16 @@ class RowDigest:
         self.compared += other.compared
 
 
+def summary_columns(header: Sequence[str]) -> tuple[int, ...]:
+    """Where each of SummaryCells' cells is in a row under `header` (len(header): the header lacks it)."""
+    at = {name: i for i, name in reversed(list(enumerate(header)))}  # (a name's first column)
+    return tuple(next((at[n] for n in names if n in at), len(header)) for names in _SUMMARY_COLUMNS)
+
+
 def summary_cells_getter(header: Sequence[str]) -> Callable[[list[str]], SummaryCells]:
     """Picks a row's SummaryCells by `header`'s column names; the row must end with one extra "" (the cell
     of each column the header lacks)."""
-    at = {name: i for i, name in reversed(list(enumerate(header)))}  # (a name's first column)
-    return operator.itemgetter(*(next((at[n] for n in names if n in at), len(header)) for names in _SUMMARY_COLUMNS))
+    return operator.itemgetter(*summary_columns(header))
 
 
 def digest_rows(rows: Iterable[SummaryCells]) -> RowDigest:

@@ -54,9 +54,9 @@ def run_batch(worker: GroupWorker, groups: Sequence[GroupPlan]) -> BatchResult:
     """Neighbouring groups in one worker, in order, as one BatchResult."""
     before = worker.bytes_read
     columns = worker.columns
-    texts, digest = encode_groups(worker.run_groups(groups), worker.npu_vs_npu, columns.overflow, columns.sequence)
+    text, digest = encode_groups(worker.run_groups(groups), worker.npu_vs_npu, columns.overflow, columns.sequence)
     unreadable, worker.unreadable = worker.unreadable, {}
-    return "".join(texts), len(groups), worker.bytes_read - before, unreadable, digest
+    return text, len(groups), worker.bytes_read - before, unreadable, digest
 
 
 def run_groups(setup: WorkerSetup, groups: list[GroupPlan]) -> BatchResult:

@@ -40,7 +40,12 @@ class GoldenRef:  # but not frozen: a plan makes one per golden tensor, and a fr
 
     @property  # (not functools.cached_property: on Python 3.11 its lock on first use costs more than it saves)
     def key(self) -> str:
-        return golden_key(self.op_name, self.index)
+        """The golden file's lookup key (golden_key), worked out on first use: a worker asks for it once per
+        tensor, and a kept plan's refs are shared by an output and the inputs it feeds."""
+        key = self.__dict__.get("_key")
+        if key is None:
+            key = self.__dict__["_key"] = golden_key(self.op_name, self.index)
+        return key
 
 
 @dataclass(unsafe_hash=True)  # as GoldenRef: hashable, never changed, not frozen (made per tensor)

@@ -19,7 +19,7 @@ metrics.py to the last bit, because every step is the same IEEE operation on the
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -242,8 +242,10 @@ class PendingMetrics(TensorMetrics):
 
 class CopiedMetrics(PendingMetrics):
     """The metrics of a pair whose NPU bytes and golden file are those of a pair still queued: it takes that
-    pair's answer when the batch is measured (an output is read again as the next op's input)."""
+    pair's answer when the batch is measured (an output is read again as the next op's input). `pair()` makes
+    the pair's own arguments to measure, for when that answer names the other pair's file."""
 
-    def __init__(self, values: tuple[str, ...], *, source: PendingMetrics, source_file: str, pair: tuple) -> None:
+    def __init__(self, values: tuple[str, ...], *, source: PendingMetrics, source_file: str,
+                 pair: Callable[[], tuple]) -> None:  # type: ignore[type-arg]
         super().__init__(values)
         self.source, self.source_file, self.pair = source, source_file, pair

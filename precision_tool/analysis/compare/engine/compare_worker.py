@@ -157,7 +157,7 @@ class GroupWorker:
         for copy in self._copies:
             if any(copy.source_file in reason for reason in copy.source.reasons):
                 # the reasons name the first pair's NPU file: this pair's own must be named, so measure it
-                copy.fill(self.measure(*copy.pair))
+                copy.fill(self.measure(*copy.pair()))
             else:
                 copy.fill(copy.source)
         self._copies = []
@@ -345,8 +345,9 @@ class GroupWorker:
         if twin is not None and twin[0] is kind:
             earlier, earlier_file = twin[1], twin[2]
             if earlier.values is NOT_YET:  # still queued: filled from it when the batch is measured
-                metrics: TensorMetrics = CopiedMetrics(NOT_YET, source=earlier, source_file=earlier_file, pair=(
-                    ArraySource(recipe.values(whole, header.offset)), ArraySource(golden.reshape(-1)), recipe.shape,
+                offset = header.offset  # (the pair is made only if it must be measured on its own: rarely)
+                metrics: TensorMetrics = CopiedMetrics(NOT_YET, source=earlier, source_file=earlier_file, pair=lambda: (
+                    ArraySource(recipe.values(whole, offset)), ArraySource(golden.reshape(-1)), recipe.shape,
                     npu_file, golden_path))
                 self._copies.append(metrics)  # type: ignore[arg-type]
                 return npu_dtype, golden_dtype, shape_cells, metrics, NAN_TEXT
@@ -393,7 +394,7 @@ class GroupWorker:
             earlier, earlier_file = seen[1], seen[2]
             if isinstance(earlier, PendingMetrics) and earlier.values is NOT_YET:
                 copy = CopiedMetrics(NOT_YET, source=earlier, source_file=earlier_file,
-                                     pair=(x, y, shape, npu_file, golden_file))
+                                     pair=lambda: (x, y, shape, npu_file, golden_file))
                 self._copies.append(copy)
                 return copy
             if not any(earlier_file in reason for reason in earlier.reasons):

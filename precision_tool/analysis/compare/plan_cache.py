@@ -221,7 +221,7 @@ def _match_from_json(item: list[Any]) -> TensorMatch:
     if len(item) == 1:
         return TensorMatch(None, str(item[0]))
     problem, name, index, layout, shape, guess = item
-    origin_shape = tuple(int(d) for d in shape) if shape is not None else None
+    origin_shape = tuple(map(int, shape)) if shape is not None else None  # (map: half a generator's time)
     return TensorMatch(GoldenRef(str(name), int(index), layout if layout is None else str(layout), origin_shape,
                                  bool(guess)), str(problem))
 

@@ -115,7 +115,7 @@ def encode_groups(groups: Sequence[Sequence[CompareRow]], npu_vs_npu: bool, over
         return "", digest_rows(())
     header = header_for(npu_vs_npu, overflow, sequence)
     columns = list(zip(*cells))
-    if len(columns) != len(header) or any(len(row) != len(header) for row in cells):  # (never, for CompareRows)
+    if set(map(len, cells)) != {len(header)}:  # (never, for CompareRows: zip would cut the longer rows)
         pick = summary_cells_getter(header)
         return "".join([csv_line(row) for row in cells]), digest_rows([pick([*row, ""]) for row in cells])
     blank = ("",) * len(cells)  # the cell of each summary column the header lacks

@@ -81,6 +81,27 @@ def test_encode_groups_column_by_column_matches_the_writer_and_the_row_digest() 
             assert repr(digest) == repr(digest_rows([pick([*row, ""]) for row in cells])), (batch, columns)
 
 
+def test_encode_groups_of_rows_of_other_lengths_writes_each_row_whole() -> None:
+    """Rows whose cells do not match the header (no CompareRow gives them) are written row by row, never cut
+    to the shortest (which turning rows into columns would do)."""
+    from precision_tool.analysis.results.result_writer import header_for
+    from precision_tool.analysis.results.results import digest_rows, summary_cells_getter
+
+    class Row:
+        def __init__(self, cells: list[str]) -> None:
+            self._cells = cells
+
+        def cells(self, *columns: bool) -> list[str]:
+            return self._cells
+
+    width = len(header_for(False))
+    rows = [Row(["1", "Add", "a"] + ["x"] * (width - 3)), Row(["2", "Relu", "b,c"] + ["y"] * (width + 1))]
+    text, digest = encode_groups([rows], False)
+    assert text == "".join(_writer_line(row.cells()) for row in rows)
+    pick = summary_cells_getter(header_for(False))
+    assert repr(digest) == repr(digest_rows([pick([*row.cells(), ""]) for row in rows]))
+
+
 def test_encode_groups_of_no_rows() -> None:
     text, digest = encode_groups([[], []], False)
     assert text == "" and digest.rows == 0 and digest.ops == []

@@ -321,3 +321,36 @@ def test_the_pool_replaces_a_worker_that_exits_and_does_not_wait_on_the_result_p
         assert "".join(result[0] for result in executor.results(setup, plan.groups)) == expected
     finally:
         executor.close()
+
+
+def _where(_: int) -> tuple[int, tuple[int, ...]]:
+    import os
+    import time
+
+    time.sleep(0.02)  # (long enough that every worker takes some of the tasks)
+    return os.getpid(), tuple(sorted(os.sched_getaffinity(0)))
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity"), reason="no CPU affinity calls here")
+def test_the_pools_workers_each_keep_to_one_core_of_their_own(tmp_path: Path, make_net) -> None:  # type: ignore[no-untyped-def]
+    """On a machine (or container) that lets this process use several cores, each worker of the local pool
+    keeps to one of them, the next worker to the next core; the parent stays free."""
+    import os
+
+    from precision_tool.analysis.compare.compare_runs import plan_run
+    from precision_tool.analysis.compare.engine.compare_executors import PoolExecutor
+    from precision_tool.analysis.compare.engine.worker_tasks import WorkerSetup
+
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip("this process may use one core only")
+    net = make_net(tmp_path / "pd", chain=4, elements=64)
+    plan, golden = plan_run(_spec(net))
+    executor = PoolExecutor(2)
+    try:
+        list(executor.results(WorkerSetup(golden, False, token="t"), plan.groups))
+        seen = dict(executor._pool.map(_where, range(40), chunksize=1))
+    finally:
+        executor.close()
+    assert len(seen) == 2 and sorted(seen.values()) == [(cores[0],), (cores[1],)]
+    assert sorted(os.sched_getaffinity(0)) == cores

@@ -29,6 +29,7 @@ import struct  # noqa: E402
 import sys  # noqa: E402
 from multiprocessing import get_context  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any, Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -41,14 +42,14 @@ _FILES: list[str] = []
 """The dumps, then the goldens: inherited by the forked workers, as vc's plan is."""
 
 
-def _dump_lines(path: str, parse: object) -> list[str]:
+def _dump_lines(path: str, parse: Callable[[bytes], Any]) -> list[str]:
     fd = os.open(path, os.O_RDONLY)
     try:
         data = os.read(fd, os.fstat(fd).st_size)
     finally:
         os.close(fd)
     length = struct.unpack_from("<Q", data)[0]
-    header = parse(data[8:8 + length])  # type: ignore[operator]
+    header = parse(data[8:8 + length])
     offset = 8 + length
     lines = []
     for kind, tensors in (("input", header.input), ("output", header.output)):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from precision_tool.analysis.graphs.graph_index import GraphIndex
-from precision_tool.analysis.graphs.graph_summary import OpEntry
+from precision_tool.analysis.graphs.graph_summary import OpEntry, cast_dtypes
 from precision_tool.formats.ge.ge_graph import Graph, Op, TensorDesc, load_graph
 from precision_tool.workspace import Workspace
 
@@ -70,14 +70,6 @@ class CastGroup:
     op_names: tuple[str, ...]
 
 
-def _cast_pair(op: Op) -> tuple[str, str] | None:
-    src = op.input_descs[0].dtype if op.input_descs else None
-    dst = op.output_descs[0].dtype if op.output_descs else None
-    if not src or not dst:
-        return None
-    return src, dst
-
-
 def lossy_casts(index: GraphIndex) -> list[CastGroup]:
     """Cast ops of the Build graphs whose dtype pair can lose information, grouped by pair."""
     groups: dict[tuple[str, str], list[str]] = {}
@@ -87,7 +79,7 @@ def lossy_casts(index: GraphIndex) -> list[CastGroup]:
             continue
         seen.add((entry.debug_id, entry.name))
         # (the dtypes the graph's summary keeps; a summary without them: the op's own block)
-        pair = (entry.cast or None) if entry.cast is not None else _cast_pair(index.op(entry))
+        pair = (entry.cast or None) if entry.cast is not None else cast_dtypes(index.op(entry))
         if pair is None or cast_loses_information(*pair) is None:
             continue
         names = groups.setdefault(pair, [])

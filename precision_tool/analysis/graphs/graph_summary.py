@@ -132,7 +132,7 @@ def summarize(model: Model, data: bytes | None, debug_id: int, is_build: bool, l
             if op.type == "Cast":
                 whole = op if not light else None if data is None or offset < 0 else \
                     block_op(model.path, data[offset:offset + length], op.name)
-                cast = _cast_dtypes(whole) if whole is not None else None
+                cast = (cast_dtypes(whole) or ()) if whole is not None else None
             entries.append(OpEntry(debug_id, model.path, graph.name, op.name, op.type, op.id, op.stream_id,
                                    fusion_pass_text(op), op.kernel_name, op.kernel_lib,
                                    tuple(names) if names is not None else None, tuple(op.inputs),
@@ -153,10 +153,11 @@ def block_op(path: Path, block: bytes, name: str) -> Op | None:
     return ops[0] if len(ops) == 1 and ops[0].name == name else None
 
 
-def _cast_dtypes(op: Op) -> tuple[str, ...]:
+def cast_dtypes(op: Op) -> tuple[str, str] | None:
+    """A Cast op's (input 0 dtype, output 0 dtype); None when the graph lacks either."""
     src = op.input_descs[0].dtype if op.input_descs else None
     dst = op.output_descs[0].dtype if op.output_descs else None
-    return (src, dst) if src and dst else ()
+    return (src, dst) if src and dst else None
 
 
 def _to_json(summary: GraphFile, size: int, mtime_ns: int) -> dict[str, Any]:

@@ -114,10 +114,10 @@ def encode_groups(groups: Sequence[Sequence[CompareRow]], npu_vs_npu: bool, over
     if not cells:
         return "", digest_rows(())
     header = header_for(npu_vs_npu, overflow, sequence)
-    columns = list(zip(*cells))
     if set(map(len, cells)) != {len(header)}:  # (never, for CompareRows: zip would cut the longer rows)
         pick = summary_cells_getter(header)
         return "".join([csv_line(row) for row in cells]), digest_rows([pick([*row, ""]) for row in cells])
+    columns = list(zip(*cells))
     blank = ("",) * len(cells)  # the cell of each summary column the header lacks
     picked = zip(*[columns[at] if at < len(columns) else blank for at in summary_columns(header)])
     return _encode_columns(columns, cells), digest_rows(picked)

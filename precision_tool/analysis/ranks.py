@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from precision_tool.analysis.results.results import CompareSummary, OpResult, TensorCosine
+from precision_tool.analysis.results.results import CompareSummary
+from precision_tool.analysis.results.result_ops import OpResult, TensorCosine
 from precision_tool.workspace import GOLDEN_RANK_PREFIX
 
 HCCL_PREFIX = "Hcom"

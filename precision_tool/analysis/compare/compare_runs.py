@@ -17,9 +17,8 @@ from precision_tool.analysis.compare.listing_cache import cached_dump_index, cac
 from precision_tool.analysis.compare.plan_cache import graph_plans
 from precision_tool.analysis.results.digest_cache import summarize_result_csv
 from precision_tool.analysis.compare.matching import DumpIndex, MatchPlan, plan_name_compare, plan_npu_compare
-from precision_tool.analysis.results.results import (
-    PARTIAL_SUFFIX, CompareSummary, OpResult, RowDigest, op_results, summarize_digest,
-)
+from precision_tool.analysis.results.results import PARTIAL_SUFFIX, CompareSummary, RowDigest, summarize_digest
+from precision_tool.analysis.results.result_ops import OpResult, op_results
 from precision_tool.atomic import write_text_atomic
 from precision_tool.errors import FormatError, PrecisionToolError, WorkspaceError
 from precision_tool.gc_pause import without_gc, without_gc_keeping

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from precision_tool.analysis.results.results import CompareSummary, OpResult, short_tensor
+from precision_tool.analysis.results.results import CompareSummary, short_tensor
+from precision_tool.analysis.results.result_ops import OpResult
 
 FIRST_DIVERGENT = "first divergent op"
 FIRST_NAN = "first op with Inf/NaN"

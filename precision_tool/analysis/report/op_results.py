@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from precision_tool.analysis.results.results import (
-    NAN_DATA_TEXTS, OpResult, TensorCosine, group_ops, read_result_text, result_files, summarize,
-)
+from precision_tool.analysis.results.results import group_ops, read_result_text, result_files, summarize
+from precision_tool.analysis.results.result_ops import NAN_DATA_TEXTS, OpResult, TensorCosine
 from precision_tool.analysis.results.metric_names import NAN_TEXT
 from precision_tool.errors import FormatError
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from precision_tool.analysis.report.report_tensors import PairStats
-from precision_tool.analysis.results.results import NAN_DATA_TEXTS, TensorRecord
+from precision_tool.analysis.results.results import TensorRecord
+from precision_tool.analysis.results.result_ops import NAN_DATA_TEXTS
 from precision_tool.errors import PrecisionToolError
 
 

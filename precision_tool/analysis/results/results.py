@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from precision_tool.analysis.results.metric_names import METRIC_NAMES, NAN_TEXT
+from precision_tool.analysis.results.result_ops import NAN_DATA_TEXTS, OpFields, OpResult, TensorCosine, op_results
 from precision_tool.errors import FormatError
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 
@@ -249,50 +250,6 @@ def short_tensor(tensor_index: str, default: str | None = None) -> str:
     return tensor_index if default is None else default
 
 
-NAN_DATA_TEXTS = ("nan", "-nan", "inf", "-inf")
-"""How a metric computed over NaN/Inf data is printed (not computed at all is 'NaN')."""
-
-
-@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
-class TensorCosine:
-    tensor_index: str
-    cosine: float
-    """NaN when not computed, or when the data holds NaN/Inf (then `nan_data`)."""
-    nan_data: bool = False
-    """The cosine is nan because the tensors hold NaN/Inf: it fails the threshold, it is not 'unknown'."""
-    max_abs_error: float = math.nan
-    """MaxAbsoluteError (0 when the two sides hold the same numbers); NaN when not computed."""
-
-    def fails(self, threshold: float) -> bool:
-        return self.nan_data or (not math.isnan(self.cosine) and self.cosine <= threshold)
-
-
-@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
-class OpResult:
-    """One op (or fusion group) of a result, in graph order."""
-
-    index: str
-    npu_op: str
-    golden_op: str
-    op_type: str
-    inputs: tuple[TensorCosine, ...]
-    outputs: tuple[TensorCosine, ...]
-    reasons: tuple[str, ...] = ()
-    overflowed: tuple[str, ...] = ()
-    """TensorIndex of each row whose OverFlow is YES ('<op>' for the op's row without a tensor)."""
-
-    def failing_outputs(self, threshold: float) -> list[TensorCosine]:
-        """Outputs at or below the threshold, and outputs whose data holds NaN/Inf."""
-        return [t for t in self.outputs if t.fails(threshold)]
-
-    def failing_inputs(self, threshold: float) -> list[TensorCosine]:
-        return [t for t in self.inputs if t.fails(threshold)]
-
-    @property
-    def nan_data_outputs(self) -> list[TensorCosine]:
-        return [t for t in self.outputs if t.nan_data]
-
-
 @dataclass(frozen=True)
 class FirstFailure:
     """The first tensor (in graph order) whose cosine is at or below the threshold."""
@@ -349,10 +306,6 @@ SummaryCells = tuple[str, str, str, str, str, str, str, str, str]
 CosineSimilarity, MaxAbsoluteError ('' without the column), CompareFailReason, OverFlow ('' likewise)."""
 _SUMMARY_COLUMNS = (("Index",), ("OpType",), ("NPUDump", "LeftOp"), ("GroundTruth", "RightOp"), ("TensorIndex",),
                     ("CosineSimilarity",), ("MaxAbsoluteError",), ("CompareFailReason",), (OVERFLOW_COLUMN,))
-
-OpFields = tuple[str, str, str, str, tuple, tuple, tuple, tuple]  # type: ignore[type-arg]
-"""OpResult's fields, each tensor as TensorCosine's: plain tuples, which cross processes ten times faster."""
-
 
 @dataclass
 class RowDigest:
@@ -424,29 +377,6 @@ def group_ops(table: ResultTable, labels: "OpLabels | None" = None) -> list[OpRe
     """Rows → ops (digest_rows). With `labels`, ops of the Build graph are named by their graph id and
     graph name (see op_labels.py)."""
     return op_results(digest_rows(_table_cells(table)).ops, labels)
-
-
-def op_results(ops: Iterable[OpFields], labels: "OpLabels | None" = None) -> list[OpResult]:
-    """The OpResults of a digest's ops, under their graph id and name when `labels` has them."""
-    out: list[OpResult] = []
-    for index, npu_op, golden_op, op_type, inputs, outputs, reasons, overflowed in ops:
-        label = labels.get(npu_op) if labels is not None else None
-        if label is None:
-            if labels is not None:
-                # not a graph op (a group's NaN row naming several ops): its number is the CSV's, not a graph id
-                index = f"Index {index}"
-            out.append(OpResult(index, npu_op, golden_op, op_type, tuple([TensorCosine(*t) for t in inputs]),
-                                tuple([TensorCosine(*t) for t in outputs]), reasons, overflowed))
-            continue
-        # the tensors of the op itself are named after the label too
-        prefix, name = npu_op + ":", label.name
-        cut = len(npu_op)
-        out.append(OpResult(
-            label.index, name, name if golden_op == npu_op else golden_op, op_type,
-            tuple([TensorCosine(name + t[0][cut:] if t[0].startswith(prefix) else t[0], *t[1:]) for t in inputs]),
-            tuple([TensorCosine(name + t[0][cut:] if t[0].startswith(prefix) else t[0], *t[1:]) for t in outputs]),
-            reasons, overflowed))
-    return out
 
 
 @without_gc

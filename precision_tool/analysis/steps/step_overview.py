@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from precision_tool.analysis.results.results import CompareSummary, OpResult
+from precision_tool.analysis.results.results import CompareSummary
+from precision_tool.analysis.results.result_ops import OpResult
 
 
 @dataclass(frozen=True)

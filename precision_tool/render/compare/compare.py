@@ -10,7 +10,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from precision_tool.analysis.results.results import CompareSummary, OpResult, TensorCosine, short_tensor
+from precision_tool.analysis.results.results import CompareSummary, short_tensor
+from precision_tool.analysis.results.result_ops import OpResult, TensorCosine
 
 if TYPE_CHECKING:
     from precision_tool.formats.tf.op_sources import OpSources

@@ -9,7 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from precision_tool.analysis.ranks import RankFinding, RankOverview, RankReport, ranks_text
-from precision_tool.analysis.results.results import OpResult, short_tensor
+from precision_tool.analysis.results.results import short_tensor
+from precision_tool.analysis.results.result_ops import OpResult
 from precision_tool.render.compare.compare import op_ref
 
 

@@ -1,0 +1,81 @@
+"""A result's ops as summaries show them: each op's input and output cosines (results.py digests a result's rows
+into these ops' plain fields, OpFields, and summarises them)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from precision_tool.analysis.graphs.op_labels import OpLabels
+
+NAN_DATA_TEXTS = ("nan", "-nan", "inf", "-inf")
+"""How a metric computed over NaN/Inf data is printed (not computed at all is 'NaN')."""
+
+
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
+class TensorCosine:
+    tensor_index: str
+    cosine: float
+    """NaN when not computed, or when the data holds NaN/Inf (then `nan_data`)."""
+    nan_data: bool = False
+    """The cosine is nan because the tensors hold NaN/Inf: it fails the threshold, it is not 'unknown'."""
+    max_abs_error: float = math.nan
+    """MaxAbsoluteError (0 when the two sides hold the same numbers); NaN when not computed."""
+
+    def fails(self, threshold: float) -> bool:
+        return self.nan_data or (not math.isnan(self.cosine) and self.cosine <= threshold)
+
+
+@dataclass  # not frozen: made once per tensor, and a frozen one costs four times as much to make
+class OpResult:
+    """One op (or fusion group) of a result, in graph order."""
+
+    index: str
+    npu_op: str
+    golden_op: str
+    op_type: str
+    inputs: tuple[TensorCosine, ...]
+    outputs: tuple[TensorCosine, ...]
+    reasons: tuple[str, ...] = ()
+    overflowed: tuple[str, ...] = ()
+    """TensorIndex of each row whose OverFlow is YES ('<op>' for the op's row without a tensor)."""
+
+    def failing_outputs(self, threshold: float) -> list[TensorCosine]:
+        """Outputs at or below the threshold, and outputs whose data holds NaN/Inf."""
+        return [t for t in self.outputs if t.fails(threshold)]
+
+    def failing_inputs(self, threshold: float) -> list[TensorCosine]:
+        return [t for t in self.inputs if t.fails(threshold)]
+
+    @property
+    def nan_data_outputs(self) -> list[TensorCosine]:
+        return [t for t in self.outputs if t.nan_data]
+
+
+OpFields = tuple[str, str, str, str, tuple, tuple, tuple, tuple]  # type: ignore[type-arg]
+"""OpResult's fields, each tensor as TensorCosine's: plain tuples, which cross processes ten times faster."""
+
+
+def op_results(ops: Iterable[OpFields], labels: "OpLabels | None" = None) -> list[OpResult]:
+    """The OpResults of a digest's ops, under their graph id and name when `labels` has them."""
+    out: list[OpResult] = []
+    for index, npu_op, golden_op, op_type, inputs, outputs, reasons, overflowed in ops:
+        label = labels.get(npu_op) if labels is not None else None
+        if label is None:
+            if labels is not None:
+                # not a graph op (a group's NaN row naming several ops): its number is the CSV's, not a graph id
+                index = f"Index {index}"
+            out.append(OpResult(index, npu_op, golden_op, op_type, tuple([TensorCosine(*t) for t in inputs]),
+                                tuple([TensorCosine(*t) for t in outputs]), reasons, overflowed))
+            continue
+        # the tensors of the op itself are named after the label too
+        prefix, name = npu_op + ":", label.name
+        cut = len(npu_op)
+        out.append(OpResult(
+            label.index, name, name if golden_op == npu_op else golden_op, op_type,
+            tuple([TensorCosine(name + t[0][cut:] if t[0].startswith(prefix) else t[0], *t[1:]) for t in inputs]),
+            tuple([TensorCosine(name + t[0][cut:] if t[0].startswith(prefix) else t[0], *t[1:]) for t in outputs]),
+            reasons, overflowed))
+    return out

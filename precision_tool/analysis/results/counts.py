@@ -33,10 +33,14 @@ class Counts:
 
 
 def counts_of(summary: CompareSummary) -> Counts:
-    outputs = [t for op in summary.ops for t in op.outputs]
-    compared = sum(1 for t in outputs if t.nan_data or not math.isnan(t.cosine))
-    abnormal = sum(1 for t in outputs if t.fails(summary.threshold))
-    return Counts(ops=len(summary.ops), abnormal_ops=len(summary.abnormal_ops), outputs=len(outputs),
+    if summary.output_counts is not None:  # counted as the summary was made, without making every op
+        outputs, compared, abnormal = summary.output_counts
+    else:
+        tensors = [t for op in summary.ops for t in op.outputs]
+        outputs = len(tensors)
+        compared = sum(1 for t in tensors if t.nan_data or not math.isnan(t.cosine))
+        abnormal = sum(1 for t in tensors if t.fails(summary.threshold))
+    return Counts(ops=len(summary.ops), abnormal_ops=len(summary.abnormal_ops), outputs=outputs,
                   compared=compared, abnormal=abnormal, nan_data=summary.nan_data_outputs)
 
 

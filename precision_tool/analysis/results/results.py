@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from precision_tool.analysis.results.metric_names import METRIC_NAMES, NAN_TEXT
-from precision_tool.analysis.results.result_ops import NAN_DATA_TEXTS, OpFields, OpResult, TensorCosine, op_results
+from precision_tool.analysis.results.result_ops import (
+    NAN_DATA_TEXTS, OpFields, OpResult, OpSequence, TensorCosine, op_results,
+)
 from precision_tool.errors import FormatError
 from precision_tool.gc_pause import without_gc, without_gc_keeping
 
@@ -268,7 +270,8 @@ class CompareSummary:
     path: Path
     complete: bool
     threshold: float
-    ops: tuple[OpResult, ...]
+    ops: Sequence[OpResult]
+    """Every op, in graph order (an OpSequence: each made when first asked for)."""
     tensors_compared: int
     tensors_not_compared: int
     abnormal_ops: tuple[OpResult, ...] = field(default=())
@@ -290,11 +293,16 @@ class CompareSummary:
     """Ops are named by their Build-graph id and name (op_labels.py), not the CSV's Index and spelling."""
     overflow_column: bool = False
     """The CSV has an OverFlow column (vc -overflow_detection, msaccucmp -overflow_detection)."""
+    output_counts: tuple[int, int, int] | None = None
+    """(outputs, compared, failing) of every op's outputs, as counts.counts_of counts them."""
 
     @property
     def overflow_ops(self) -> tuple[OpResult, ...]:
         """Ops with a tensor marked OverFlow YES, in graph order."""
-        return tuple(op for op in self.ops if op.overflowed)
+        ops = self.ops
+        if isinstance(ops, OpSequence):  # (the others are not made)
+            return tuple([ops[at] for at, fields in enumerate(ops.fields) if fields[7]])
+        return tuple(op for op in ops if op.overflowed)
 
     @property
     def tensors_total(self) -> int:
@@ -393,31 +401,51 @@ def summarize(table: ResultTable, threshold: float = 0.98, *, name_only: bool = 
 @without_gc_keeping  # (the summary lives on, acyclic: not rescanned by the collector's next pass)
 def summarize_digest(digest: RowDigest, path: Path, threshold: float = 0.98, *, name_only: bool = False,
                      labels: "OpLabels | None" = None, npu_vs_npu: bool = False, overflow_column: bool = False,
-                     problems: tuple[str, ...] = (), ops: list[OpResult] | None = None) -> CompareSummary:
+                     problems: tuple[str, ...] = ()) -> CompareSummary:
     """summarize() of the rows `digest` was made of, written to `path` (npu_vs_npu: its header has two
-    Address columns; overflow_column: an OverFlow column). `ops`: op_results(digest.ops, labels), already made."""
-    ops = op_results(digest.ops, labels) if ops is None else ops
-    abnormal = tuple(op for op in ops if op.failing_outputs(threshold))
+    Address columns; overflow_column: an OverFlow column). Counted on the digest's plain fields: only the ops
+    it names (abnormal, first failure) are made OpResults here, the others when asked for (OpSequence)."""
+    ops = OpSequence(digest.ops, labels)
+    abnormal_at: list[int] = []
+    first_at = None
+    outputs = compared = failing = nan_data = numbers = 0
+    low = math.inf
+    for at, fields in enumerate(digest.ops):
+        bad = 0
+        for _, cosine, holds_nan, _ in fields[5]:  # (TensorCosine.fails, on the plain fields)
+            outputs += 1
+            if cosine == cosine:
+                compared += 1
+                numbers += 1
+                if cosine < low:
+                    low = cosine
+            elif holds_nan:
+                compared += 1
+            if holds_nan or cosine <= threshold:
+                bad += 1
+            nan_data += holds_nan
+        if bad:
+            abnormal_at.append(at)
+            failing += bad
+        if first_at is None and (bad or any(t[2] or t[1] <= threshold for t in fields[4])):
+            first_at = at
+    abnormal = tuple([ops[at] for at in abnormal_at])
     divergent = next((op for op in abnormal if not op.failing_inputs(threshold)), None)
     first_failure: FirstFailure | None = None
     if name_only:
         divergent = None
-    for op in () if name_only else ops:
+    elif first_at is not None:
+        op = ops[first_at]
         bad_inputs = op.failing_inputs(threshold)
         if bad_inputs:
             first_failure = FirstFailure(op, bad_inputs[0], is_graph_input=True)
-            break
-        bad_outputs = op.failing_outputs(threshold)
-        if bad_outputs:
-            first_failure = FirstFailure(op, bad_outputs[0], is_graph_input=False)
-            break
-    outputs = [t.cosine for op in ops for t in op.outputs if not math.isnan(t.cosine)]
+        else:
+            first_failure = FirstFailure(op, op.failing_outputs(threshold)[0], is_graph_input=False)
     return CompareSummary(
-        path=path, complete=not path.name.endswith(PARTIAL_SUFFIX), threshold=threshold, ops=tuple(ops),
+        path=path, complete=not path.name.endswith(PARTIAL_SUFFIX), threshold=threshold, ops=ops,
         tensors_compared=digest.compared, tensors_not_compared=digest.rows - digest.compared,
         abnormal_ops=abnormal, first_divergent_op=divergent, first_failure=first_failure,
-        nan_data_outputs=sum(len(op.nan_data_outputs) for op in ops),
-        min_output_cosine=min(outputs) if outputs else math.nan,
+        nan_data_outputs=nan_data, min_output_cosine=low if numbers else math.nan,
         npu_vs_npu=npu_vs_npu, name_only=name_only, problems=problems,
-        labelled=labels is not None, overflow_column=overflow_column,
+        labelled=labels is not None, overflow_column=overflow_column, output_counts=(outputs, compared, failing),
     )

@@ -130,6 +130,16 @@ class OpSequence(Sequence[OpResult]):
 
     __hash__ = None  # type: ignore[assignment]  (as a tuple of OpResults: they are mutable)
 
+    def __add__(self, other: object) -> tuple[OpResult, ...]:
+        if isinstance(other, (OpSequence, tuple)):
+            return tuple(self) + tuple(other)
+        return NotImplemented
+
+    def __radd__(self, other: object) -> tuple[OpResult, ...]:
+        if isinstance(other, tuple):
+            return other + tuple(self)
+        return NotImplemented
+
     def __repr__(self) -> str:
         return repr(tuple(self))
 

@@ -110,6 +110,7 @@ def test_the_ops_read_compare_and_pickle_as_a_tuple() -> None:
     assert len(ops) == 12 and list(ops) == list(every) and ops == every and ops == list(every)
     assert ops == OpSequence(digest.ops, labels) and ops != every[:-1]
     assert every[4] in ops and ops.index(every[4]) == 4 and repr(ops) == repr(every)
+    assert every[:2] + ops == every[:2] + every and ops + every[:1] == every + every[:1] and ops + ops == every * 2
     again = pickle.loads(pickle.dumps(ops))  # (as a tuple; compared by repr: a NaN read back is another NaN)
     assert isinstance(again, tuple) and repr(again) == repr(every)
     with pytest.raises(IndexError):

@@ -46,8 +46,8 @@ class GraphPlans:
         self._stamp = (size, mtime_ns)
         self._names: list[str] | None = None
         self._sides: dict[str, GraphSide] = {}
-        self._kept_ops: dict[str, Any] = {}
-        """Each kept side's [op id, op name] pairs, from the file's ops line."""
+        self._ops_line: bytes | None = None
+        self._ops: dict[str, Any] | None = None
         self._body: bytes | None = None
         self._kept_sides: dict[str, Any] | None = None
         self._read_cache()
@@ -66,6 +66,21 @@ class GraphPlans:
                 if all(isinstance(v, dict) and isinstance(v.get("groups"), list) for v in kept.values()):
                     self._kept_sides = kept
         return self._kept_sides
+
+    @property
+    def _kept_ops(self) -> dict[str, Any]:
+        """Each kept side's [op id, op name] pairs, from the file's ops line (parsed when first asked for: by the
+        run's labels, while the workers compare; a damaged line is no line)."""
+        if self._ops is None:
+            line, self._ops_line, self._ops = self._ops_line, None, {}
+            if line is not None:
+                try:
+                    kept = {str(key): value for key, value in json.loads(line).items()}
+                except (ValueError, AttributeError):
+                    kept = {}  # (its CRC matched: only a file written wrongly gets here) worked out again
+                if all(isinstance(v, list) for v in kept.values()):
+                    self._ops = kept
+        return self._ops
 
     @property
     def graph_names(self) -> list[str]:
@@ -151,12 +166,9 @@ class GraphPlans:
                                                zlib.crc32(ops_line)):
                 return
             names = [str(name) for name in tree["graphs"]]
-            kept_ops = {str(key): value for key, value in json.loads(ops_line).items()}
-            if not all(isinstance(v, list) for v in kept_ops.values()):
-                return
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             return  # no cache, or a stale or damaged one: work it out again
-        self._names, self._kept_ops, self._body = names, kept_ops, body
+        self._names, self._ops_line, self._body = names, ops_line, body
 
     def _write_cache(self) -> None:
         if self.cache_file is None:

@@ -357,7 +357,7 @@ class _LabelledDigest(RowDigest):
         return self._make_labels()
 
     def extend(self, other: RowDigest) -> None:
-        self.labels  # noqa: B018  (made now: see above)
+        _ = self.labels  # made with the first batch (see above)
         super().extend(other)
 
 

@@ -124,7 +124,7 @@ class OpSequence(Sequence[OpResult]):
         return made
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, (OpSequence, tuple, list)):
+        if isinstance(other, (OpSequence, tuple)):
             return tuple(self) == tuple(other)
         return NotImplemented
 

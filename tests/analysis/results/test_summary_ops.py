@@ -107,7 +107,7 @@ def test_the_ops_read_compare_and_pickle_as_a_tuple() -> None:
     ops = OpSequence(digest.ops, labels)
     assert ops[3] == every[3] and ops[3] is ops[3] and ops[-1] == every[-1]
     assert ops[2:5] == every[2:5] and isinstance(ops[2:5], tuple)
-    assert len(ops) == 12 and list(ops) == list(every) and ops == every and ops == list(every)
+    assert len(ops) == 12 and list(ops) == list(every) and ops == every and ops != list(every)  # (as a tuple is)
     assert ops == OpSequence(digest.ops, labels) and ops != every[:-1]
     assert every[4] in ops and ops.index(every[4]) == 4 and repr(ops) == repr(every)
     assert every[:2] + ops == every[:2] + every and ops + every[:1] == every + every[:1] and ops + ops == every * 2

@@ -57,14 +57,8 @@ class GraphPlans:
         """Sides as read from the cache file (parsed when first asked for: a summary wants only the ops line),
         made into objects when a plan asks for them (making 20,000 groups' objects cost more than reading)."""
         if self._kept_sides is None:
-            body, self._body, self._kept_sides = self._body, None, {}
-            if body is not None:
-                try:
-                    kept = {str(key): value for key, value in json.loads(body).items()}
-                except (ValueError, AttributeError):
-                    kept = {}  # (its CRC matched: only a file written wrongly gets here) worked out again
-                if all(isinstance(v, dict) and isinstance(v.get("groups"), list) for v in kept.values()):
-                    self._kept_sides = kept
+            body, self._body = self._body, None
+            self._kept_sides = _kept_json(body, lambda v: isinstance(v, dict) and isinstance(v.get("groups"), list))
         return self._kept_sides
 
     @property
@@ -72,14 +66,8 @@ class GraphPlans:
         """Each kept side's [op id, op name] pairs, from the file's ops line (parsed when first asked for: by the
         run's labels, while the workers compare; a damaged line is no line)."""
         if self._ops is None:
-            line, self._ops_line, self._ops = self._ops_line, None, {}
-            if line is not None:
-                try:
-                    kept = {str(key): value for key, value in json.loads(line).items()}
-                except (ValueError, AttributeError):
-                    kept = {}  # (its CRC matched: only a file written wrongly gets here) worked out again
-                if all(isinstance(v, list) for v in kept.values()):
-                    self._ops = kept
+            line, self._ops_line = self._ops_line, None
+            self._ops = _kept_json(line, lambda v: isinstance(v, list))
         return self._ops
 
     @property
@@ -208,6 +196,19 @@ def _cache_file(cache_dir: Path, graph_path: Path) -> Path:
 
 
 # --- JSON ------------------------------------------------------------------------------------------
+def _kept_json(data: bytes | None, valid: Callable[[Any], bool]) -> dict[str, Any]:
+    """A kept part of the cache file (the sides, or the ops line) parsed: name → value; {} when absent, or when it
+    does not parse or a value is not `valid` (its CRC matched: only a file written wrongly gets here; the
+    sides are then worked out again)."""
+    if data is None:
+        return {}
+    try:
+        kept = {str(key): value for key, value in json.loads(data).items()}
+    except (ValueError, AttributeError):
+        return {}
+    return kept if all(valid(value) for value in kept.values()) else {}
+
+
 def _match_to_json(match: TensorMatch) -> list[Any]:
     golden = match.golden
     if golden is None:

@@ -90,17 +90,18 @@ def shell_vc(root: Path, env: dict[str, str]) -> float:
     shell reads `vc` twice from its standard input; the time between the two runs' "comparison runs:" lines is
     the second one's (its imports were paid by the first, its plan read from the cache as a warm vc's)."""
     marks: list[float] = []
+    lines: list[str] = []
     proc = subprocess.Popen([*CLI, "--data", str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**env, "PYTHONUNBUFFERED": "1"})
+                            stderr=subprocess.STDOUT, text=True, env={**env, "PYTHONUNBUFFERED": "1"})
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write("vc\nvc\n")
     proc.stdin.close()
     for line in proc.stdout:
         if line.startswith("comparison runs:"):
             marks.append(time.perf_counter())
-    errors = proc.stderr.read() if proc.stderr else ""
+        lines = [*lines[-20:], line]
     if proc.wait() != 0 or len(marks) != 2:
-        raise SystemExit(f"vc in the shell failed ({proc.returncode}, {len(marks)} runs): {errors[-1500:]}")
+        raise SystemExit(f"vc in the shell failed ({proc.returncode}, {len(marks)} runs): {''.join(lines)}")
     return marks[1] - marks[0]
 
 

@@ -7,6 +7,7 @@ them back and summarises them.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import time
@@ -154,11 +155,17 @@ class ResultWriter:
         empty = os.fstat(fd).st_size == 0
         self._file = os.fdopen(fd, "w", encoding="utf-8", newline="", buffering=1 << 16)
         self._flushed = 0.0
+        self._size = 0
+        self._sha1 = None if resume else hashlib.sha1()  # (an appended file's earlier bytes are not here)
         if empty:
             self._write(_encode_rows([header_for(npu_vs_npu, overflow, sequence)]))
 
     def _write(self, text: str) -> None:
         self._file.write(text)
+        if self._sha1 is not None:
+            data = text.encode("utf-8")  # (the file's own encoding, no newline translation: its very bytes)
+            self._size += len(data)
+            self._sha1.update(data)
         now = time.monotonic()
         if now - self._flushed >= FLUSH_SECONDS:  # not per group: 20,000 groups would be 20,000 syscalls
             self._file.flush()
@@ -171,6 +178,11 @@ class ResultWriter:
     def write_text(self, text: str) -> None:
         """Whole groups' rows already encoded (encode_groups, in a worker: a batch of them), in one write."""
         self._write(text)
+
+    @property
+    def stamp(self) -> list[object] | None:
+        """[size, SHA-1] of everything written (digest_cache's stamp of a CSV); None for an appended file."""
+        return None if self._sha1 is None else [self._size, self._sha1.hexdigest()]
 
     def finish(self) -> Path:
         # closed, then renamed: no process ever sees a half-written result under the final name. No fsync,

@@ -11,6 +11,7 @@ import pytest
 
 from precision_tool.analysis.compare import network_compare as nc
 from precision_tool.analysis.results.metrics import FileSource, compare_arrays, compare_sources, leaf_ranges, tree_sum
+from precision_tool.analysis.results import digest_cache
 from precision_tool.analysis.results.digest_cache import summarize_result_csv
 from precision_tool.analysis.results.results import (
     ResultReader, read_result_csv, read_result_text, summarize,
@@ -167,6 +168,11 @@ def test_the_workers_digest_summarises_as_the_csv_read_back(variant: str, demo_w
                        labels=labeller)[0]
     again = summarize(read_result_csv(run.csv_path), 0.98, name_only=spec.name_only, labels=labeller(spec))
     assert repr(run.summary) == repr(again)
+    held = summarize_result_csv(run.csv_path, 0.98, name_only=spec.name_only, labels=labeller(spec),
+                                cache_dir=tmp_path / "cache")  # vc's own digest, held in this process
+    assert repr(held) == repr(again)
+    assert not (tmp_path / "cache" / "digests").exists()
+    digest_cache._WRITTEN.clear()  # (as in another process: vcs after a one-shot vc)
     cells_only = summarize_result_csv(run.csv_path, 0.98, name_only=spec.name_only, labels=labeller(spec))
     assert repr(cells_only) == repr(again)
     for _ in range(2):  # the digest read, then the one kept (vcs, ac)

@@ -16,6 +16,7 @@ from typing import Callable, Iterator
 from precision_tool.analysis.compare.engine.compare_executors import GroupExecutor, local_executor
 from precision_tool.analysis.compare.engine.worker_tasks import BatchResult, WorkerSetup
 from precision_tool.analysis.compare.matching import MatchPlan
+from precision_tool.analysis.results.digest_cache import CsvDigest, remember_written
 from precision_tool.analysis.results.result_columns import Columns
 from precision_tool.analysis.results.result_writer import ResultWriter, prepare_resume
 from precision_tool.analysis.results.results import PARTIAL_SUFFIX, RowDigest
@@ -141,4 +142,8 @@ def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label
         writer.close()
         raise
     writer.finish()
+    if digest is not None and writer.stamp is not None:
+        # held for the summaries after it in this process (`vcs` after `vc` in the shell): no CSV to parse
+        remember_written(csv_path, CsvDigest(RowDigest(digest.ops, digest.rows, digest.compared),
+                                             started.plan.npu_vs_npu, started.columns.overflow), writer.stamp)
     return bytes_read

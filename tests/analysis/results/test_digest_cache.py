@@ -246,7 +246,10 @@ def test_vcs_after_vc_in_one_shell_shows_what_parsing_the_csv_shows(demo_workspa
     csv.write_text("".join(csv.read_text().splitlines(keepends=True)[:3]))  # a user cut it to two rows
     cut = run("vcs -l 3")
     assert "2 ops (0 abnormal) · 0 outputs" in cut.split("debug_0 vs debug_1")[0]  # the cut CSV, parsed
+    assert os.path.abspath(csv) not in digest_cache._WRITTEN  # (its held digest let go)
+
     def other_run(text: str) -> str:  # (the second vc wrote a result folder of its own)
         return re.sub(r"\d{14}(_\d+)?", "TIME", text.split("debug_0 vs debug_1")[1])
 
-    assert other_run(cut) == other_run(held)  # the other run's CSV, unchanged: its digest held
+    assert other_run(cut) == other_run(held)  # the other run's CSV, unchanged, from its held digest
+    assert os.path.abspath(csv.with_name(csv.stem + "_npu_vs_npu.csv")) in digest_cache._WRITTEN

@@ -51,8 +51,7 @@ def summarize_result_csv(path: str | os.PathLike[str], threshold: float = 0.98, 
     """summarize(read_result_csv(path), ...), reading only what the summary needs of each row; with
     `cache_dir`, from the digest kept there while the CSV is unchanged (and kept after a read)."""
     path = Path(path)
-    held = _WRITTEN.get(os.path.abspath(path))
-    if cache_dir is None and held is None:
+    if cache_dir is None and os.path.abspath(path) not in _WRITTEN:  # (nothing to stamp the bytes for)
         kept = read_csv_digest(path)
     else:
         try:

@@ -143,7 +143,8 @@ def finish_plan(started: StartedPlan, *, progress: Progress | None = None, label
         raise
     writer.finish()
     if digest is not None and writer.stamp is not None:
-        # held for the summaries after it in this process (`vcs` after `vc` in the shell): no CSV to parse
+        # held for the summaries after it in this process (`vcs` after `vc` in the shell): no CSV to parse.
+        # (A plain RowDigest of the same ops: the run's own digest also holds its labels, not needed there.)
         remember_written(csv_path, CsvDigest(RowDigest(digest.ops, digest.rows, digest.compared),
                                              started.plan.npu_vs_npu, started.columns.overflow), writer.stamp)
     return bytes_read
